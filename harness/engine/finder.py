@@ -1,0 +1,314 @@
+"""The phase finder: a legal lay of a phase from a hand, fewest Wilds first, and the legal hits.
+
+The search never enumerates subsets of the hand. It works on counts of the 48 natural
+cards and tries, meld by meld, the few ways a meld can use them: a set is a number and how
+many of its cards; a run is a starting number and, per place, a natural or a Wild; a colour
+meld is a colour. The last meld of the search is filled greedily, and branches that
+already need more Wilds than the best lay so far are cut.
+
+>>> from harness.engine.cards import parse_cards
+>>> from harness.engine.phases import PHASES
+>>> [" ".join(map(str, m)) for m in find_lay(parse_cards("R3 B3 W G7 Y7 R7 B1 G9".split()), PHASES[1])]
+['G7 Y7 R7', 'R3 B3 W']
+>>> missing(parse_cards("R3 B3 G7 Y7 B1 G9".split()), PHASES[1])
+2
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Iterator, Sequence
+
+from .cards import CARD_TYPES, COLOR_LETTERS, WILD, Card
+from .melds import Meld
+from .phases import MeldReq, Phase
+
+_INF = 1 << 30
+# CARD_TYPES[i] for i < 48 is colour i // 12, number i % 12 + 1.
+_NUMBER_TYPES = [[c * 12 + n - 1 for c in range(4)] for n in range(13)]  # by number (index 0 unused)
+_COLOR_TYPES = [[c * 12 + n for n in range(12)] for c in range(4)]
+
+
+def _multisets(types: list[int], avail: list[int], k: int) -> Iterator[list[int]]:
+    """Distinct multisets of k cards drawn from `types` within `avail`."""
+    pool = [t for t in types for _ in range(avail[t])]
+    seen: set[tuple[int, ...]] = set()
+    for combo in combinations(pool, k):
+        if combo not in seen:
+            seen.add(combo)
+            yield list(combo)
+
+
+class _Search:
+    """One search for the cheapest way to lay a phase (cost = Wild places)."""
+
+    __slots__ = ("avail", "wilds", "order", "virtual", "colour_matters", "best_cost", "best", "chosen")
+
+    def __init__(self, hand: Sequence[Card], phase: Phase, virtual: bool) -> None:
+        avail = [0] * 48
+        wilds = 0
+        for c in hand:
+            if c.number:
+                avail[c.index] += 1
+            elif c.is_wild:
+                wilds += 1
+        self.avail = avail
+        self.wilds = wilds
+        self.virtual = virtual
+        reqs = list(enumerate(phase.melds))
+        rank = {"set": 0, "run": 1, "color": 2}
+        # Sets first (cheap to branch), then runs, colour melds last (filled greedily).
+        self.order = sorted(reqs, key=lambda ir: (rank[ir[1].kind], -ir[1].size))
+        self.colour_matters = any(r.kind == "color" for r in phase.melds)
+        self.best_cost = _INF
+        self.best: list[tuple[int, MeldReq, list[int | None]]] | None = None
+        self.chosen: list[tuple[int, MeldReq, list[int | None]]] = []
+
+    # Each candidate is (cards, wild places): cards lists natural type indexes, with None
+    # for a Wild place in a run (so the run's order is kept).
+    def _sets(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+        avail = self.avail
+        for n in range(1, 13):
+            types = [t for t in _NUMBER_TYPES[n] if avail[t]]
+            if not types:
+                continue
+            total = sum(avail[t] for t in types)
+            kmax = min(total, size)
+            ks = (kmax,) if last else range(kmax, 0, -1)
+            for k in ks:
+                if self.colour_matters and not last:
+                    for combo in _multisets(types, avail, k):
+                        yield combo, size - k  # type: ignore[misc]
+                else:
+                    picked: list[int | None] = []
+                    for t in types:
+                        take = min(avail[t], k - len(picked))
+                        picked.extend([t] * take)
+                        if len(picked) == k:
+                            break
+                    yield picked, size - k
+
+    def _runs(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+        avail = self.avail
+        for start in range(1, 14 - size):
+            options: list[list[int | None]] = []
+            present = 0
+            for n in range(start, start + size):
+                types = [t for t in _NUMBER_TYPES[n] if avail[t]]
+                if types:
+                    present += 1
+                    if self.colour_matters:
+                        options.append(types + [None])  # type: ignore[operator]
+                    elif last:
+                        options.append([types[0]])
+                    else:
+                        options.append([types[0], None])
+                else:
+                    options.append([None])
+            if not present:
+                continue
+            yield from self._product(options, 0, [], size)
+
+    def _product(
+        self, options: list[list[int | None]], i: int, acc: list[int | None], size: int
+    ) -> Iterator[tuple[list[int | None], int]]:
+        if i == len(options):
+            wild_places = acc.count(None)
+            if wild_places < size:
+                yield list(acc), wild_places
+            return
+        for o in options[i]:
+            acc.append(o)
+            yield from self._product(options, i + 1, acc, size)
+            acc.pop()
+
+    def _colours(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+        avail = self.avail
+        for c in range(4):
+            types = [t for t in _COLOR_TYPES[c] if avail[t]]
+            if not types:
+                continue
+            total = sum(avail[t] for t in types)
+            kmax = min(total, size)
+            if last:
+                picked: list[int | None] = []
+                for t in types:
+                    take = min(avail[t], kmax - len(picked))
+                    picked.extend([t] * take)
+                    if len(picked) == kmax:
+                        break
+                yield picked, size - kmax
+            else:
+                for k in range(kmax, 0, -1):
+                    for combo in _multisets(types, avail, k):
+                        yield combo, size - k  # type: ignore[misc]
+
+    def run(self) -> None:
+        self._solve(0, 0)
+
+    def _solve(self, i: int, cost: int) -> None:
+        order = self.order
+        if i == len(order):
+            if cost < self.best_cost:
+                self.best_cost = cost
+                self.best = list(self.chosen)
+            return
+        pos, req = order[i]
+        last = i == len(order) - 1
+        kind = req.kind
+        gen = (
+            self._sets(req.size, last) if kind == "set"
+            else self._runs(req.size, last) if kind == "run"
+            else self._colours(req.size, last)
+        )
+        limit = _INF if self.virtual else self.wilds
+        avail = self.avail
+        for cards, wild_places in gen:
+            new_cost = cost + wild_places
+            if new_cost >= self.best_cost or new_cost > limit:
+                continue
+            for t in cards:
+                if t is not None:
+                    avail[t] -= 1
+            self.chosen.append((pos, req, cards))
+            self._solve(i + 1, new_cost)
+            self.chosen.pop()
+            for t in cards:
+                if t is not None:
+                    avail[t] += 1
+            if self.best_cost == 0:
+                return
+        if self.virtual:
+            # A meld with no natural card yet: every place still to be found.
+            new_cost = cost + req.size
+            if new_cost < self.best_cost:
+                self.chosen.append((pos, req, []))
+                self._solve(i + 1, new_cost)
+                self.chosen.pop()
+
+
+def find_lay(hand: Sequence[Card], phase: Phase, extend: bool = True) -> list[list[Card]] | None:
+    """A legal lay of `phase` from `hand`, using the fewest Wilds, or None if there is none.
+
+    Melds come in the phase's order; runs are listed low to high with Wilds where they
+    stand. With `extend`, natural cards left over that fit a meld are laid with it
+    (a longer meld is allowed, R5.4), so fewer cards stay in hand.
+    """
+    search = _Search(hand, phase, virtual=False)
+    search.run()
+    if search.best is None:
+        return None
+    avail = search.avail
+    for _, _, cards in search.best:
+        for t in cards:
+            if t is not None:
+                avail[t] -= 1
+    melds: list[tuple[int, list[Card]]] = []
+    for pos, req, cards in search.best:
+        if req.kind == "run":
+            out = [CARD_TYPES[t] if t is not None else WILD for t in cards]
+        else:
+            out = [CARD_TYPES[t] for t in cards if t is not None] + [WILD] * (req.size - len(cards))
+        if extend:
+            out = _extend(out, req.kind, avail)
+        melds.append((pos, out))
+    melds.sort(key=lambda pm: pm[0])
+    return [m for _, m in melds]
+
+
+def _extend(cards: list[Card], kind: str, avail: list[int]) -> list[Card]:
+    """Add the natural cards left in hand that fit this meld."""
+    natural = next(c for c in cards if c.number)
+    if kind == "set":
+        for t in _NUMBER_TYPES[natural.number]:
+            while avail[t]:
+                avail[t] -= 1
+                cards.append(CARD_TYPES[t])
+    elif kind == "color":
+        for t in _COLOR_TYPES[COLOR_LETTERS.index(natural.color)]:  # type: ignore[arg-type]
+            while avail[t]:
+                avail[t] -= 1
+                cards.append(CARD_TYPES[t])
+    else:
+        first = next(i for i, c in enumerate(cards) if c.number)
+        low = natural.number - first
+        high = low + len(cards) - 1
+        while low > 1:
+            t = next((t for t in _NUMBER_TYPES[low - 1] if avail[t]), None)
+            if t is None:
+                break
+            avail[t] -= 1
+            cards.insert(0, CARD_TYPES[t])
+            low -= 1
+        while high < 12:
+            t = next((t for t in _NUMBER_TYPES[high + 1] if avail[t]), None)
+            if t is None:
+                break
+            avail[t] -= 1
+            cards.append(CARD_TYPES[t])
+            high += 1
+    return cards
+
+
+def missing(hand: Sequence[Card], phase: Phase) -> int:
+    """How many more cards `hand` needs, at fewest, to lay `phase` (0: it can lay now).
+
+    Wilds in hand fill places; a meld must still hold a natural card to be laid, so 0
+    means `find_lay` succeeds.
+    """
+    if find_lay(hand, phase, extend=False) is not None:
+        return 0
+    search = _Search(hand, phase, virtual=True)
+    search.run()
+    return max(1, search.best_cost - search.wilds)
+
+
+def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
+    """(missing cards, indexes into `hand` of the cards the best partial layout uses).
+
+    Cards outside the layout are the least useful for the phase: a player's natural
+    discards.
+    """
+    search = _Search(hand, phase, virtual=True)
+    search.run()
+    used_types: dict[int, int] = {}
+    wild_places = 0
+    for _, req, cards in search.best or []:
+        wild_places += req.size - sum(1 for t in cards if t is not None)
+        for t in cards:
+            if t is not None:
+                used_types[t] = used_types.get(t, 0) + 1
+    used: set[int] = set()
+    wilds_used = min(wild_places, search.wilds)
+    for i, c in enumerate(hand):
+        if c.number and used_types.get(c.index, 0) > 0:
+            used_types[c.index] -= 1
+            used.add(i)
+        elif c.is_wild and wilds_used > 0:
+            wilds_used -= 1
+            used.add(i)
+    return max(0, search.best_cost - search.wilds), used
+
+
+def legal_hits(hand: Sequence[Card], table: Sequence[Meld]) -> list[tuple[Card, int, str | None]]:
+    """Every single hit (card, meld id, end) that is legal now; `end` only for Wilds on runs
+    with both ends open, where the player must say which (R7.3)."""
+    out: list[tuple[Card, int, str | None]] = []
+    seen: set[Card] = set()
+    for card in hand:
+        if card in seen or card.is_skip:
+            continue
+        seen.add(card)
+        for meld in table:
+            ends = meld.can_hit(card)
+            if not ends:
+                continue
+            if card.is_wild and meld.kind == "run":
+                if len(ends) == 2:
+                    out.append((card, meld.id, "low"))
+                    out.append((card, meld.id, "high"))
+                else:
+                    out.append((card, meld.id, ends[0]))
+            else:
+                out.append((card, meld.id, None))
+    return out

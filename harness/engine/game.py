@@ -1,0 +1,568 @@
+"""One game of Phase 10: state, actions applied by the rules, and per-seat views (R11).
+
+The state is changed only by `Game.apply`, which checks the whole action first (all or
+nothing) and returns the public events it caused. Randomness comes only from the game's
+seed. Events are protocol-ready dicts; two of them are not sent inside `request.events`
+but as messages of their own: `hand_end` and `game_end`.
+
+>>> from harness.engine import Game, Rules, Draw
+>>> g = Game(Rules(), 3, seed=7)
+>>> [e["e"] for e in g.start()]
+['deal']
+>>> g.to_move, g.decision
+(1, 'draw')
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any, Sequence
+
+from .actions import Action, Draw, Hit, Play
+from .cards import DECK, Card
+from .deals import Deck
+from .errors import IllegalMove
+from .finder import find_lay, legal_hits
+from .melds import Meld, match_lay
+from .phases import Phase
+from .rules import Rules
+
+Event = dict[str, Any]
+
+
+def _names(cards: Sequence[Card]) -> str:
+    return "[" + " ".join(c.text for c in cards) + "]"
+
+
+class Player:
+    """One seat's state. `completed` counts phases laid (R5.3, R9.4)."""
+
+    __slots__ = ("seat", "hand", "completed", "score", "laid", "skip_pending", "active")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.hand: list[Card] = []
+        self.completed = 0
+        self.score = 0
+        self.laid = False
+        self.skip_pending = False
+        self.active = True
+
+
+class Game:
+    """The state of one game and the rules that change it.
+
+    `decision` is "draw", "play" or None once the game is over; `to_move` is the seat
+    that must decide.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        players: int,
+        seed: int,
+        deck: Deck | None = None,
+        game_id: str = "",
+        names: Sequence[str] | None = None,
+    ) -> None:
+        if not 2 <= players <= 6:
+            raise ValueError(f"R2.1: a game has 2..6 players, not {players}")
+        if not 0 <= rules.first_dealer < players:
+            raise ValueError(f"R2.3: first dealer {rules.first_dealer} is not a seat of {players} players")
+        if deck is not None:
+            for i, deal in enumerate(deck.deals):
+                if len(deal.hands) != players:
+                    raise ValueError(f"deal {i + 1} of the deck has {len(deal.hands)} hands for {players} players")
+        self.rules = rules
+        self.n = players
+        self.seed = seed
+        self.game_id = game_id
+        self.names = list(names) if names is not None else [f"seat{s}" for s in range(players)]
+        self.deck = deck
+        self.rng = random.Random(seed)
+        self.players = [Player(s) for s in range(players)]
+        self.draw_pile: list[Card] = []  # top is the end
+        self.discard_pile: list[Card] = []  # top is the end
+        self.table: list[Meld] = []
+        self.dealer = (rules.first_dealer - 1) % players  # moved on at the first deal
+        self.hand_no = 0
+        self.turn = 0
+        self.hand_turns = 0
+        self.current = 0
+        self.decision: str | None = None
+        self.tiebreak = False
+        self.winner: int | None = None
+        self.end_reason: str | None = None
+        self.stalled_hands = 0
+        self.started = False
+
+    # ----- queries -------------------------------------------------------------------
+
+    @property
+    def to_move(self) -> int:
+        """The seat that must decide now."""
+        return self.current
+
+    @property
+    def over(self) -> bool:
+        """True once the game has ended."""
+        return self.decision is None and self.started
+
+    def phase_of(self, seat: int) -> Phase:
+        """The phase `seat` works on this hand."""
+        if self.rules.variant == "fixed":
+            return self.rules.phases[max(0, min(self.hand_no, len(self.rules.phases)) - 1)]
+        return self.rules.phase_at(self.players[seat].completed)
+
+    def _next_active(self, seat: int) -> int:
+        for k in range(1, self.n + 1):
+            s = (seat + k) % self.n
+            if self.players[s].active:
+                return s
+        raise AssertionError("no active seat")  # pragma: no cover
+
+    def skip_targets(self, seat: int) -> list[int]:
+        """Seats a Skip discarded by `seat` may name (R6.1, R6.2), in seat order after it."""
+        out = []
+        for k in range(1, self.n):
+            s = (seat + k) % self.n
+            p = self.players[s]
+            if p.active and not p.skip_pending:
+                out.append(s)
+        return out
+
+    def can_draw_from_discard(self) -> bool:
+        """R3.1, R3.2: the top discard exists and is not a Skip."""
+        return bool(self.discard_pile) and not self.discard_pile[-1].is_skip
+
+    # ----- the flow of a hand ----------------------------------------------------------
+
+    def start(self) -> list[Event]:
+        """Deal the first hand; returns its events."""
+        if self.started:
+            raise RuntimeError("the game has already started")
+        self.started = True
+        events: list[Event] = []
+        self._deal(events)
+        return events
+
+    def _deal(self, events: list[Event]) -> None:
+        self.hand_no += 1
+        self.hand_turns = 0
+        self.table = []
+        self.dealer = self._next_active(self.dealer)
+        active = [p for p in self.players if p.active]
+        for p in self.players:
+            p.hand = []
+            p.laid = False
+            p.skip_pending = False
+        stacked = None
+        if self.deck is not None and self.hand_no <= len(self.deck.deals):
+            stacked = self.deck.deals[self.hand_no - 1]
+        if stacked is None:
+            cards = list(DECK)
+            self.rng.shuffle(cards)
+            order = [self._next_active(self.dealer)]
+            while len(order) < len(active):
+                order.append(self._next_active(order[-1]))
+            for i in range(10):
+                for s in order:
+                    self.players[s].hand.append(cards.pop())
+            self.discard_pile = [cards.pop()]
+            self.draw_pile = cards
+        else:
+            rest = Counter(DECK)
+            for p in active:
+                p.hand = list(stacked.hands[p.seat])
+                rest.subtract(p.hand)
+            named = list(stacked.draw) + ([stacked.discard] if stacked.discard else [])
+            rest.subtract(named)
+            pool = [c for c in rest for _ in range(max(0, rest[c]))]
+            self.rng.shuffle(pool)
+            discard = stacked.discard if stacked.discard is not None else pool.pop()
+            self.discard_pile = [discard]
+            self.draw_pile = pool + list(reversed(stacked.draw))
+        up = self.discard_pile[-1]
+        events.append({"e": "deal", "hand": self.hand_no, "dealer": self.dealer, "discard_top": up.text})
+        self.current = self._next_active(self.dealer)
+        if up.is_skip:
+            self.players[self.current].skip_pending = True  # R2.4
+        self._begin_turn(events)
+
+    def _begin_turn(self, events: list[Event]) -> None:
+        """Serve skips (R6.4), stall checks (R8.4), then wait for the current seat's draw."""
+        while True:
+            p = self.players[self.current]
+            if p.skip_pending:
+                p.skip_pending = False
+                events.append({"e": "skipped", "seat": self.current})
+                if self._end_turn(events):
+                    return
+                continue
+            if not self.draw_pile and len(self.discard_pile) <= 1 and not self.can_draw_from_discard():
+                # No card can be drawn at all: the hand cannot go on (R3.7, R8.4).
+                self._end_hand(None, events, stalled=True)
+                return
+            self.decision = "draw"
+            return
+
+    def _end_turn(self, events: list[Event]) -> bool:
+        """Count the turn; stall the hand at the limit. True if the hand ended."""
+        self.turn += 1
+        self.hand_turns += 1
+        if self.hand_turns >= self.rules.turn_limit:
+            self._end_hand(None, events, stalled=True)
+            return True
+        self.current = self._next_active(self.current)
+        return False
+
+    def _end_hand(self, winner: int | None, events: list[Event], stalled: bool = False) -> None:
+        rules = self.rules
+        if stalled:
+            self.stalled_hands += 1
+        points = [0] * self.n
+        completed = []
+        for p in self.players:
+            if not p.active:
+                continue
+            if p.seat != winner:
+                points[p.seat] = sum(c.points for c in p.hand)
+                p.score += points[p.seat]  # R8.2
+            if p.laid:
+                completed.append(p.seat)
+                if rules.variant == "fixed" or p.completed < rules.goal:
+                    p.completed += 1  # R8.3
+        hand_no = self.hand_no
+        game_over = False
+        if rules.variant == "fixed":
+            game_over = hand_no >= len(rules.phases)
+            if game_over:
+                self._finish("fixed_hands", events_winner=None)
+        elif self.tiebreak:
+            if winner is not None:
+                self.winner = winner  # R9.3: the first tied player to go out wins
+                game_over = True
+                self.end_reason = "tiebreak"
+        else:
+            finishers = [s for s in completed if self.players[s].completed >= rules.goal]
+            if finishers:
+                best = min(self.players[s].score for s in finishers)
+                tied = [s for s in finishers if self.players[s].score == best]
+                if len(tied) == 1:
+                    self.winner = tied[0]  # R9.2
+                    game_over = True
+                    self.end_reason = "finished"
+                else:
+                    self.tiebreak = True  # R9.3
+                    for p in self.players:
+                        p.active = p.seat in tied
+        if not game_over and hand_no >= rules.hand_limit:
+            game_over = True
+            self.end_reason = "hand_limit"  # R9.5
+        events.append(
+            {
+                "e": "hand_end",
+                "hand": hand_no,
+                "winner": winner,
+                "stalled": stalled,
+                "hands": [[c.text for c in p.hand] for p in self.players],
+                "points": points,
+                "scores": [p.score for p in self.players],
+                "phases": [self._next_phase_number(p.seat, game_over) for p in self.players],
+                "completed": completed,
+            }
+        )
+        if game_over:
+            self.decision = None
+            if self.winner is None and self.end_reason != "fixed_hands":
+                self._finish(self.end_reason or "hand_limit", events_winner=None)
+            events.append(self._game_end_event())
+            return
+        self._deal(events)
+
+    def _next_phase_number(self, seat: int, game_over: bool) -> int | None:
+        rules = self.rules
+        if rules.variant == "fixed":
+            nxt = self.hand_no + 1
+            return None if game_over or nxt > len(rules.phases) else rules.phases[nxt - 1].number
+        p = self.players[seat]
+        if p.completed >= rules.goal:
+            return None if game_over or not (self.tiebreak and p.active) else rules.phase_at(rules.goal - 1).number
+        return rules.phase_at(p.completed).number
+
+    def _finish(self, reason: str, events_winner: int | None) -> None:
+        """End without an R9.2/R9.3 winner: the winner is a lone first place, if any."""
+        self.end_reason = reason
+        places = self.places()
+        firsts = [s for s, pl in enumerate(places) if pl == 1]
+        self.winner = firsts[0] if len(firsts) == 1 else events_winner
+
+    def places(self, forfeited: Sequence[int] = ()) -> list[int]:
+        """Places per seat (R9.4): 1 = first; equal keys share a place; the R9.2/R9.3 winner is
+        first; `forfeited` seats come last, tied among themselves."""
+        fixed = self.rules.variant == "fixed"
+        forfeit = set(forfeited)
+
+        def key(s: int) -> tuple:
+            p = self.players[s]
+            if s in forfeit:
+                return (2, 0, 0)
+            if s == self.winner and self.end_reason in ("finished", "tiebreak"):
+                return (0, 0, 0)
+            return (1, 0 if fixed else -p.completed, p.score)
+
+        keys = [key(s) for s in range(self.n)]
+        return [1 + sum(1 for k in keys if k < keys[s]) for s in range(self.n)]
+
+    def _game_end_event(self) -> Event:
+        return {
+            "e": "game_end",
+            "places": self.places(),
+            "scores": [p.score for p in self.players],
+            "phases_completed": [p.completed for p in self.players],
+            "winner": self.winner,
+            "reason": self.end_reason,
+        }
+
+    # ----- actions ---------------------------------------------------------------------
+
+    def apply(self, action: Action, seat: int | None = None) -> list[Event]:
+        """Check and apply `action` for the seat to move; returns the events it caused.
+
+        Raises `IllegalMove` (and changes nothing) if any part of it breaks a rule.
+        """
+        if seat is not None and seat != self.current:
+            raise IllegalMove("R2.1", f"it is seat {self.current}'s turn, not seat {seat}'s")
+        if self.decision is None:
+            raise IllegalMove("R9.1", "the game is over" if self.started else "the game has not started")
+        if type(action) is Draw:
+            return self._draw(action)
+        if type(action) is Play:
+            return self._play(action)
+        raise TypeError(f"not an action: {action!r}")
+
+    def _draw(self, action: Draw) -> list[Event]:
+        if self.decision != "draw":
+            raise IllegalMove("R3.1", f"seat {self.current} has drawn already this turn and must now play and discard")
+        p = self.players[self.current]
+        events: list[Event] = []
+        if action.source == "discard":
+            if not self.discard_pile:
+                raise IllegalMove("R3.1", "the discard pile is empty")
+            top = self.discard_pile[-1]
+            if top.is_skip:
+                raise IllegalMove("R3.2", "the top discard is a Skip, which can never be taken")
+            self.discard_pile.pop()
+            p.hand.append(top)
+            events.append({"e": "draw", "seat": self.current, "from": "discard", "card": top.text})
+        elif action.source == "deck":
+            if not self.draw_pile:
+                if len(self.discard_pile) <= 1:
+                    raise IllegalMove("R3.7", "the draw pile is empty and no discards are left to reshuffle")
+                top = self.discard_pile.pop()
+                self.draw_pile = self.discard_pile
+                self.rng.shuffle(self.draw_pile)
+                self.discard_pile = [top]
+                events.append({"e": "reshuffle", "draw_size": len(self.draw_pile)})
+            p.hand.append(self.draw_pile.pop())
+            events.append({"e": "draw", "seat": self.current, "from": "deck"})
+        else:
+            raise IllegalMove("R3.1", f"draw from 'deck' or 'discard', not {action.source!r}")
+        self.decision = "play"
+        return events
+
+    def _play(self, action: Play) -> list[Event]:
+        if self.decision != "play":
+            raise IllegalMove("R3.1", f"seat {self.current} must draw first")
+        seat = self.current
+        p = self.players[seat]
+        hand_count = Counter(p.hand)
+        used: Counter[Card] = Counter()
+        phase = self.phase_of(seat)
+        new_melds: list[Meld] = []
+        if action.lay is not None:
+            if p.laid:
+                raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
+            formed = match_lay(action.lay, phase)
+            for group in action.lay:
+                used.update(group)
+            next_id = len(self.table)
+            for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
+                new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
+        changed: dict[int, Meld] = {}
+        hit_events: list[Event] = []
+        if action.hits:
+            if not (p.laid or action.lay is not None):
+                raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
+            n_table = len(self.table)
+            for h in action.hits:
+                if not 0 <= h.meld < n_table:
+                    extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
+                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
+                meld = changed.get(h.meld) or self.table[h.meld]
+                changed[h.meld], end = meld.hit(h.card, h.end)
+                used[h.card] += 1
+                hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
+        remaining = len(p.hand) - sum(used.values())
+        if action.discard is not None:
+            used[action.discard] += 1
+        for card, k in used.items():
+            if hand_count[card] < k:
+                have = hand_count[card]
+                raise IllegalMove(
+                    "R3.3" if action.lay else "R3.5",
+                    f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
+                )
+        if remaining == 0:
+            if action.discard is not None:
+                raise IllegalMove("R3.5", "laying and hitting empty the hand: there is nothing left to discard")
+        elif action.discard is None:
+            raise IllegalMove("R3.5", f"a turn ends with a discard; {remaining} card(s) stay in hand")
+        if action.discard is not None and action.discard.is_skip:
+            targets = self.skip_targets(seat)
+            if action.skip is None:
+                if targets:
+                    raise IllegalMove("R6.1", f"a Skip must name a player to skip; seats {targets} may be named")
+            elif action.skip not in targets:
+                if action.skip == seat or not 0 <= action.skip < self.n:
+                    why = "a Skip names another player"
+                elif self.players[action.skip].skip_pending:
+                    why = f"seat {action.skip} already has a skip pending"
+                    raise IllegalMove("R6.2", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+                else:
+                    why = f"seat {action.skip} is not playing this hand"
+                raise IllegalMove("R6.1", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+        elif action.skip is not None:
+            raise IllegalMove("R6.1", f"only a Skip discard names a player; the discard is {action.discard}")
+
+        # Everything checked: apply.
+        events: list[Event] = []
+        hand = p.hand
+        for card, k in used.items():
+            for _ in range(k):
+                hand.remove(card)
+        if new_melds:
+            self.table.extend(new_melds)
+            p.laid = True
+            events.append(
+                {"e": "lay", "seat": seat, "melds": [m.id for m in new_melds],
+                 "cards": [[c.text for c in m.cards] for m in new_melds]}
+            )
+        for mid, meld in changed.items():
+            self.table[mid] = meld
+        events.extend(hit_events)
+        if action.discard is not None:
+            self.discard_pile.append(action.discard)
+            target = action.skip if action.discard.is_skip else None
+            if target is not None:
+                self.players[target].skip_pending = True
+            events.append({"e": "discard", "seat": seat, "card": action.discard.text, "skip": target})
+        if not hand:
+            events.append({"e": "out", "seat": seat})
+            self.turn += 1
+            self.hand_turns += 1
+            self._end_hand(seat, events)  # R8.1
+            return events
+        if not self._end_turn(events):
+            self._begin_turn(events)
+        return events
+
+    # ----- views -------------------------------------------------------------------------
+
+    def view(self, seat: int) -> dict[str, Any]:
+        """What `seat` may know (R11), in the protocol's `state` form."""
+        p = self.players[seat]
+        disc = self.discard_pile
+        return {
+            "game": self.game_id,
+            "hand": self.hand_no,
+            "turn": self.turn,
+            "seat": seat,
+            "dealer": self.dealer,
+            "cards": [c.text for c in p.hand],
+            "phase": self.phase_of(seat).to_dict(),
+            "laid": p.laid,
+            "discard_top": disc[-1].text if disc else None,
+            "can_take_discard": bool(disc) and not disc[-1].is_skip,
+            "draw_size": len(self.draw_pile),
+            "players": [
+                {
+                    "seat": q.seat,
+                    "name": self.names[q.seat],
+                    "phase": self.phase_of(q.seat).number,
+                    "completed": q.completed,
+                    "laid": q.laid,
+                    "cards": len(q.hand),
+                    "score": q.score,
+                    "skip_pending": q.skip_pending,
+                    "active": q.active,
+                }
+                for q in self.players
+            ],
+            "table": [m.to_dict() for m in self.table],
+        }
+
+    def options(self, seat: int) -> dict[str, Any]:
+        """Help for a `play` decision: one legal lay (or None) and every single legal hit."""
+        p = self.players[seat]
+        lay = None
+        if not p.laid:
+            found = find_lay(p.hand, self.phase_of(seat))
+            if found is not None:
+                lay = [[c.text for c in m] for m in found]
+        hits = []
+        if p.laid:
+            for card, meld, end in legal_hits(p.hand, self.table):
+                h: dict[str, Any] = {"card": card.text, "meld": meld}
+                if end is not None:
+                    h["end"] = end
+                hits.append(h)
+        return {"lay": lay, "hits": hits}
+
+    def fallback(self) -> Action:
+        """The move played for a seat that cannot or did not answer (protocol, Faults): draw
+        from the deck; discard the highest-penalty card, a Skip naming the next seat that
+        may be named."""
+        if self.decision == "draw":
+            if not self.draw_pile and len(self.discard_pile) <= 1:
+                return Draw("discard")
+            return Draw("deck")
+        hand = self.players[self.current].hand
+        card = max(hand, key=lambda c: (c.points, c.index))
+        skip = None
+        if card.is_skip:
+            targets = self.skip_targets(self.current)
+            skip = targets[0] if targets else None
+        return Play(None, (), card, skip)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state, hidden cards included: for replays and viewers, never for bots."""
+        return {
+            "hand": self.hand_no,
+            "turn": self.turn,
+            "dealer": self.dealer,
+            "to_move": self.current if self.decision else None,
+            "decision": self.decision,
+            "hands": [[c.text for c in p.hand] for p in self.players],
+            "draw_size": len(self.draw_pile),
+            "discard": [c.text for c in self.discard_pile],
+            "table": [m.to_dict() for m in self.table],
+            "players": [
+                {
+                    "seat": q.seat,
+                    "name": self.names[q.seat],
+                    "phase": self.phase_of(q.seat).number,
+                    "completed": q.completed,
+                    "laid": q.laid,
+                    "cards": len(q.hand),
+                    "score": q.score,
+                    "skip_pending": q.skip_pending,
+                    "active": q.active,
+                }
+                for q in self.players
+            ],
+        }
+
+
+__all__ = ["Game", "Player", "Event", "Hit"]
