@@ -151,8 +151,11 @@ HAND_END = {
     "type": "hand_end", "hand": 9, "winner": 2, "stalled": False,
     "hands": [["R1", "B3", "G9", "Y11", "R10", "B10", "G4", "Y6", "B2"], ["R2", "Y5", "G11", "W"], [], ["B8", "S"]],
     "points": [60, 45, 0, 20], "scores": [205, 205, 130, 110], "phases": [3, 3, 4, 9],
-    "completed": [False, True, True, True],
+    "completed": [1, 2, 3],
 }
+HAND_END_LAST = {"type": "hand_end", "hand": 23, "winner": 0, "stalled": False,
+                 "hands": [[], ["R2"], ["W", "S"], ["B8"]], "points": [0, 5, 40, 5],
+                 "scores": [255, 230, 150, 240], "phases": [None, None, None, None], "completed": [0, 2]}
 GAME_END = {"type": "game_end", "game": "g000017", "places": [2, 4, 1, 3], "scores": [255, 230, 150, 240],
             "phases_completed": [10, 8, 10, 9], "winner": 2, "faults": [0, 0, 1, 0], "reason": "finished"}
 BYE = {"type": "bye"}
@@ -172,6 +175,10 @@ EXAMPLES = [
     ("to_bot.request", PLAY_REQUEST),
     ("to_bot.error", ERROR),
     ("to_bot.hand_end", HAND_END),
+    ("to_bot.hand_end", HAND_END_LAST),
+    ("to_bot.hand_end", {**HAND_END, "winner": None, "stalled": True, "completed": []}),
+    ("to_bot.game_end", {**GAME_END, "winner": None, "reason": "hand_limit"}),
+    ("to_bot.game_end", {**GAME_END, "reason": "tiebreak"}),
     ("to_bot.game_end", GAME_END),
     ("to_bot.bye", BYE),
     ("from_bot.hello", HELLO_REPLY),
@@ -197,7 +204,7 @@ EVENTS = [
     {"e": "draw", "seat": 3, "from": "discard", "card": "Y2"},
     {"e": "lay", "seat": 3, "melds": [2]},
     {"e": "hit", "seat": 1, "card": "W", "meld": 1, "end": "low"},
-    {"e": "hit", "seat": 2, "card": "Y9", "meld": 2},
+    {"e": "hit", "seat": 2, "card": "Y9", "meld": 2, "end": None},
     {"e": "discard", "seat": 2, "card": "S", "skip": 3},
     {"e": "discard", "seat": 1, "card": "G2", "skip": None},
     {"e": "reshuffle", "draw_size": 61},
@@ -228,6 +235,7 @@ def test_every_event_kind_has_a_schema_branch() -> None:
     {"e": "draw", "seat": 1, "from": "pile"},
     {"e": "discard", "seat": 1, "card": "R13", "skip": None},
     {"e": "hit", "seat": 1, "card": "W"},
+    {"e": "hit", "seat": 1, "card": "W", "meld": 1, "end": "middle"},
     {"e": "teleport", "seat": 1},
 ])
 def test_bad_events_are_rejected(event: dict) -> None:
