@@ -1,0 +1,70 @@
+"""The p10/1 codec: JSON lines in and out, and the checks a bot's reply must pass before the
+engine sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..engine import Action, MalformedAction, action_from_json
+
+PROTOCOL = "p10/1"
+
+
+class MalformedMessage(ValueError):
+    """A line from a bot that is not a valid p10/1 message."""
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    """One message as a JSON line (UTF-8, ending in \\n)."""
+    return orjson.dumps(msg, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """A JSON object from one line; raises `MalformedMessage`."""
+    try:
+        msg = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        text = line[:80].decode("utf-8", "replace")
+        raise MalformedMessage(f"not JSON ({e.args[0] if e.args else e}): {text!r}") from None
+    if not isinstance(msg, dict):
+        raise MalformedMessage(f"a message must be a JSON object, not {type(msg).__name__}")
+    return msg
+
+
+def reply_id(msg: dict[str, Any]) -> Any:
+    """The `id` of a reply (None if absent)."""
+    return msg.get("id")
+
+
+def parse_reply(msg: dict[str, Any], decision: str) -> Action:
+    """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape."""
+    unknown = set(msg) - _REPLY_KEYS[decision]
+    if unknown:
+        raise MalformedMessage(
+            f"unknown field(s) {', '.join(sorted(map(str, unknown)))} in a {decision} reply"
+        )
+    try:
+        return action_from_json(msg, decision)
+    except MalformedAction as e:
+        raise MalformedMessage(str(e)) from None
+
+
+_REPLY_KEYS = {
+    "draw": {"id", "draw", "type"},
+    "play": {"id", "lay", "hits", "discard", "skip", "type"},
+}
+
+
+def parse_hello(msg: dict[str, Any]) -> dict[str, Any]:
+    """Check a bot's `hello` reply; raises `MalformedMessage`."""
+    if msg.get("type") != "hello":
+        raise MalformedMessage(f"the first reply must be {{\"type\": \"hello\", ...}}, not {str(msg)[:80]}")
+    name = msg.get("name")
+    if name is not None and not isinstance(name, str):
+        raise MalformedMessage("hello 'name' must be a string")
+    opts = msg.get("options", True)
+    if not isinstance(opts, bool):
+        raise MalformedMessage("hello 'options' must be true or false")
+    return msg

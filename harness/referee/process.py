@@ -1,0 +1,375 @@
+"""A bot as a child process: its own process group, resource limits, non-blocking pipes,
+a line cap on stdout, a capped stderr log, and a terminate → grace → kill ending."""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
+DEFAULT_LOG_CAP = 1 << 20
+MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits is stuck
+
+
+class BotError(Exception):
+    """Something a bot process did wrong; `kind` is the fault it counts as."""
+
+    kind = "crash"
+
+
+class BotTimeout(BotError):
+    """No reply within the time allowed."""
+
+    kind = "timeout"
+
+
+class BotDied(BotError):
+    """The process exited or closed its stdout."""
+
+    kind = "crash"
+
+
+class LineTooLong(BotError):
+    """A line longer than the cap: a protocol fault."""
+
+    kind = "malformed"
+
+
+class BotStartError(BotError):
+    """The process could not be started or did not complete the handshake."""
+
+    kind = "startup"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-bot resource limits (None = not limited): address space in MiB, CPU seconds,
+    open files, processes. Applied to the bot process and inherited by its children."""
+
+    memory_mb: int | None = None
+    cpu_s: int | None = None
+    open_files: int | None = None
+    processes: int | None = None
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """How to start a bot: its entrant name, argv, working directory and extra environment."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = Limits()
+
+    def resolved_argv(self) -> list[str]:
+        """argv with `python`/`python3` as the first word meaning the harness's own Python."""
+        argv = list(self.argv)
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = sys.executable
+        return argv
+
+
+def _preexec(limits: Limits):  # pragma: no cover - runs in the child
+    import resource
+
+    def apply() -> None:
+        def setl(which: int, value: int) -> None:
+            try:
+                soft, hard = resource.getrlimit(which)
+                if hard != resource.RLIM_INFINITY:
+                    value = min(value, hard)
+                resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
+            except (ValueError, OSError):
+                pass
+
+        if limits.memory_mb:
+            setl(resource.RLIMIT_AS, limits.memory_mb << 20)
+        if limits.cpu_s:
+            setl(resource.RLIMIT_CPU, limits.cpu_s)
+        if limits.open_files:
+            setl(resource.RLIMIT_NOFILE, limits.open_files)
+        if limits.processes:
+            setl(resource.RLIMIT_NPROC, limits.processes)
+
+    return apply
+
+
+class BotProcess:
+    """One running bot. `send` queues a line and writes what the pipe takes; `read_line`
+    waits for one stdout line until a deadline, draining stderr meanwhile."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        log_path: Path | None = None,
+        line_cap: int = DEFAULT_LINE_CAP,
+        log_cap: int = DEFAULT_LOG_CAP,
+    ) -> None:
+        self.spec = spec
+        self.log_path = log_path
+        self.line_cap = line_cap
+        self.log_cap = log_cap
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self._log = None
+        self._log_written = 0
+        self._buf = bytearray()
+        self._skipping = False  # dropping the rest of an over-long line
+        self._out = bytearray()
+        self._eof = False
+        self.stderr_tail = b""
+        # What the handshake told us.
+        self.hello: dict = {}
+        self.wants_options = True
+        self.next_id = 1
+
+    # ----- life cycle ---------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """The process is running and its stdout is open."""
+        return self.proc is not None and self.proc.poll() is None and not self._eof
+
+    @property
+    def pid(self) -> int | None:
+        """The bot's pid (also its process group id)."""
+        return self.proc.pid if self.proc else None
+
+    def start(self) -> None:
+        """Start the process in its own process group; raises `BotStartError`."""
+        self.stop()
+        argv = self.spec.resolved_argv()
+        if not argv:
+            raise BotStartError(f"bot {self.spec.name!r} has an empty command")
+        env = dict(os.environ)
+        env.update(self.spec.env)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        if shutil.which(argv[0], path=env.get("PATH")) is None and not os.path.exists(
+            os.path.join(self.spec.cwd or ".", argv[0])
+        ):
+            raise BotStartError(f"bot {self.spec.name!r}: command not found: {argv[0]!r}")
+        if self.log_path is not None and self._log is None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.spec.cwd,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_preexec(self.spec.limits) if self.spec.limits != Limits() else None,
+                close_fds=True,
+            )
+        except OSError as e:
+            raise BotStartError(f"bot {self.spec.name!r} could not start {argv[0]!r}: {e.strerror or e}") from None
+        self.starts += 1
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
+        self._buf.clear()
+        self._out.clear()
+        self._skipping = False
+        self._eof = False
+        self.hello = {}
+        self.wants_options = True
+        self.next_id = 1
+        self._note(f"started: {' '.join(argv)} (pid {self.proc.pid})")
+
+    def stop(self, grace: float = 0.5) -> int | None:
+        """End the whole process group: close stdin, wait up to `grace`, SIGTERM, wait, SIGKILL.
+        Returns the exit code (negative: killed by that signal)."""
+        proc = self.proc
+        if proc is None:
+            return None
+        self.proc = None
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+        except OSError:
+            pass
+        code = self._wait(proc, grace)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)  # also ends children still in the group
+            except (ProcessLookupError, PermissionError):
+                pass
+            if code is None:
+                code = self._wait(proc, grace if sig == signal.SIGTERM else 5.0)
+        self._drain_stderr(final=True, proc=proc)
+        for f in (proc.stdout, proc.stderr):
+            try:
+                f.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        self._note(f"ended (exit code {code})")
+        return code
+
+    @staticmethod
+    def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close_log(self) -> None:
+        """Close the stderr log file."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def exit_code(self) -> int | None:
+        """The exit code if the process has ended."""
+        return self.proc.poll() if self.proc else None
+
+    # ----- I/O ------------------------------------------------------------------------
+
+    def send(self, data: bytes) -> None:
+        """Queue one line (ending in \\n) and write as much as the pipe takes now."""
+        if self.proc is None:
+            raise BotDied(f"bot {self.spec.name!r} is not running")
+        self._out += data
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._out or self.proc is None:
+            return
+        try:
+            n = os.write(self.proc.stdin.fileno(), self._out)  # type: ignore[union-attr]
+            del self._out[:n]
+        except BlockingIOError:
+            pass
+        except (BrokenPipeError, OSError) as e:
+            if isinstance(e, BlockingIOError) or getattr(e, "errno", None) == errno.EAGAIN:
+                return
+            self._eof = True
+            raise BotDied(f"bot {self.spec.name!r} closed its stdin ({self._exit_text()})") from None
+        if len(self._out) > MAX_PENDING_OUTPUT:
+            raise BotDied(f"bot {self.spec.name!r} reads nothing: {len(self._out)} bytes wait unread")
+
+    def _exit_text(self) -> str:
+        code = self.proc.poll() if self.proc else None
+        if code is None:
+            return "still running"
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}"
+
+    def read_line(self, deadline: float) -> bytes:
+        """The next stdout line (without \\n). Raises `BotTimeout` at `deadline`
+        (time.monotonic), `BotDied` on exit or EOF, `LineTooLong` past the cap."""
+        proc = self.proc
+        if proc is None:
+            raise BotDied(f"bot {self.spec.name!r} is not running")
+        out_fd = proc.stdout.fileno()  # type: ignore[union-attr]
+        err_fd = proc.stderr.fileno()  # type: ignore[union-attr]
+        in_fd = proc.stdin.fileno()  # type: ignore[union-attr]
+        while True:
+            line = self._take_line()
+            if line is not None:
+                return line
+            if self._eof:
+                raise BotDied(f"bot {self.spec.name!r} closed its stdout ({self._exit_text()})")
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
+            rlist = [out_fd] + ([err_fd] if err_fd >= 0 else [])
+            wlist = [in_fd] if self._out else []
+            try:
+                r, w, _ = select.select(rlist, wlist, [], min(timeout, 0.25))
+            except InterruptedError:  # pragma: no cover
+                continue
+            if w:
+                self._flush()
+            if err_fd in r:
+                self._drain_stderr()
+            if out_fd in r:
+                try:
+                    chunk = os.read(out_fd, 1 << 16)
+                except BlockingIOError:
+                    chunk = None
+                if chunk == b"":
+                    self._eof = True
+                elif chunk:
+                    self._feed(chunk)
+            elif not r and proc.poll() is not None:
+                # The bot exited though a child of it may still hold the pipe open.
+                self._eof = True
+
+    def _feed(self, chunk: bytes) -> None:
+        if self._skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return
+            self._skipping = False
+            chunk = chunk[nl + 1 :]
+        self._buf += chunk
+
+    def _take_line(self) -> bytes | None:
+        buf = self._buf
+        nl = buf.find(b"\n")
+        if nl >= 0:
+            if nl > self.line_cap:
+                del buf[: nl + 1]
+                raise LineTooLong(f"a line of {nl} bytes is longer than the cap of {self.line_cap}")
+            line = bytes(buf[:nl])
+            del buf[: nl + 1]
+            return line
+        if len(buf) > self.line_cap:
+            size = len(buf)
+            buf.clear()
+            self._skipping = True
+            raise LineTooLong(f"a line of more than {size} bytes is longer than the cap of {self.line_cap}")
+        return None
+
+    def _drain_stderr(self, final: bool = False, proc: subprocess.Popen[bytes] | None = None) -> None:
+        proc = proc or self.proc
+        if proc is None or proc.stderr is None or proc.stderr.closed:
+            return
+        fd = proc.stderr.fileno()
+        for _ in range(64 if not final else 1024):
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except (BlockingIOError, OSError):
+                return
+            if not chunk:
+                return
+            self._write_log(chunk)
+
+    def drain_stderr(self) -> None:
+        """Move whatever the bot wrote to stderr into its log (capped)."""
+        self._drain_stderr()
+
+    def _write_log(self, chunk: bytes) -> None:
+        self.stderr_tail = (self.stderr_tail + chunk)[-400:]
+        if self._log is None:
+            return
+        room = self.log_cap - self._log_written
+        if room <= 0:
+            return
+        if len(chunk) >= room:
+            self._log.write(chunk[:room] + b"\n[stderr log cap reached; the rest is dropped]\n")
+            self._log_written = self.log_cap
+        else:
+            self._log.write(chunk)
+            self._log_written += len(chunk)
+        self._log.flush()
+
+    def _note(self, text: str) -> None:
+        if self._log is not None and self._log_written < self.log_cap:
+            self._log.write(f"[p10-tourney] {text}\n".encode())
+            self._log.flush()

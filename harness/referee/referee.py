@@ -1,0 +1,384 @@
+"""One game between bot processes, refereed over p10/1.
+
+A bot's failure is a result, not an exception: timeouts, malformed lines and illegal
+replies are strikes answered with `error`; after `max_strikes` strikes, or when the process
+dies, the seat forfeits and the referee plays fallback moves for it to the end. Nothing a
+bot does stops the game.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import orjson
+
+from ..engine import Deck, Game, IllegalMove, Rules
+from .codec import PROTOCOL, MalformedMessage, decode, encode, parse_hello, parse_reply
+from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Time limits in milliseconds: per decision, per game and bot (None = none), start-up."""
+
+    move_ms: int = 1000
+    game_ms: int | None = None
+    startup_ms: int = 10000
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    """How many times a decision is asked again after a strike, and strikes before forfeit."""
+
+    retries: int = 1
+    max_strikes: int = 5
+
+
+@dataclass
+class Fault:
+    """One fault: the seat, its entrant, the kind and a reason for humans."""
+
+    seat: int
+    entrant: str
+    kind: str  # timeout | malformed | illegal | crash | startup
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"seat": self.seat, "entrant": self.entrant, "kind": self.kind, "reason": self.reason}
+
+
+@dataclass
+class GameResult:
+    """What one refereed game produced."""
+
+    game: str
+    seed: int
+    seats: list[str]
+    places: list[int]
+    scores: list[int]
+    phases: list[int]
+    winner: int | None
+    hands: int
+    stalled_hands: int
+    reason: str | None
+    faults: list[Fault]
+    forfeits: list[int]
+    duration_s: float
+    decisions: int
+    think_s: list[float]
+    stale_replies: int = 0
+    replay: list[bytes] | None = field(default=None, repr=False)
+
+    def to_record(self) -> dict[str, Any]:
+        """The games.jsonl form (without tournament fields such as id and group)."""
+        return {
+            "game": self.game,
+            "seed": self.seed,
+            "seats": self.seats,
+            "places": self.places,
+            "scores": self.scores,
+            "phases": self.phases,
+            "winner": self.winner,
+            "hands": self.hands,
+            "stalled_hands": self.stalled_hands,
+            "reason": self.reason,
+            "faults": [f.to_dict() for f in self.faults],
+            "forfeits": self.forfeits,
+            "duration_s": round(self.duration_s, 4),
+        }
+
+
+def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
+    """Start `bot` if needed and complete `hello` within the start-up limit; raises
+    `BotStartError`."""
+    if not bot.alive:
+        bot.start()
+    hello = {
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "name": entrant,
+        "time": {"move_ms": time_control.move_ms, "game_ms": time_control.game_ms},
+    }
+    deadline = time.monotonic() + time_control.startup_ms / 1000
+    try:
+        bot.send(encode(hello))
+        while True:
+            line = bot.read_line(deadline)
+            if line.strip():
+                break
+        reply = parse_hello(decode(line))
+    except (BotError, MalformedMessage) as e:
+        bot.stop()
+        why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
+        tail = bot.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+        if tail:
+            why += f"; its stderr ends: {tail[-1][:200]}"
+        raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
+    bot.hello = reply
+    bot.wants_options = reply.get("options", True) is not False
+
+
+class _Seat:
+    __slots__ = ("n", "bot", "entrant", "strikes", "forfeit", "events", "think", "faults")
+
+    def __init__(self, n: int, bot: BotProcess, entrant: str) -> None:
+        self.n = n
+        self.bot = bot
+        self.entrant = entrant
+        self.strikes = 0
+        self.forfeit = False
+        self.events: list[dict[str, Any]] = []
+        self.think = 0.0
+        self.faults = 0
+
+
+class Referee:
+    """Plays one game between started bots (one per seat)."""
+
+    def __init__(
+        self,
+        bots: Sequence[BotProcess],
+        entrants: Sequence[str],
+        rules: Rules,
+        seed: int,
+        game_id: str,
+        deck: Deck | None = None,
+        time_control: TimeControl = TimeControl(),
+        policy: FaultPolicy = FaultPolicy(),
+        record: bool = False,
+        on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.seats = [_Seat(i, b, e) for i, (b, e) in enumerate(zip(bots, entrants))]
+        self.rules = rules
+        self.seed = seed
+        self.game_id = game_id
+        self.deck = deck
+        self.tc = time_control
+        self.policy = policy
+        self.faults: list[Fault] = []
+        self.record: list[bytes] | None = [] if record else None
+        self.on_event = on_event
+        self.stale = 0
+        self.decisions = 0
+        self._t0 = 0.0
+
+    # ----- recording ------------------------------------------------------------------
+
+    def _rec(self, obj: dict[str, Any]) -> None:
+        if self.record is not None:
+            self.record.append(orjson.dumps(obj))
+
+    def _rec_msg(self, direction: str, seat: int, data: bytes | None = None, msg: Any = None) -> None:
+        if self.record is None:
+            return
+        t = round(time.monotonic() - self._t0, 5)
+        if data is not None:
+            line = data.rstrip(b"\n")
+            head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(t).encode())
+            try:
+                orjson.loads(line)
+                self.record.append(head + b'"msg":' + line + b"}")
+            except orjson.JSONDecodeError:
+                raw = line[:2000].decode("utf-8", "replace")
+                self.record.append(head + b'"raw":' + orjson.dumps(raw) + b"}")
+        else:
+            self._rec({"type": "msg", "dir": direction, "seat": seat, "t": t, "msg": msg})
+
+    # ----- talking to seats -----------------------------------------------------------------
+
+    def _send(self, seat: _Seat, data: bytes) -> None:
+        if seat.forfeit:
+            return
+        self._rec_msg("to", seat.n, data)
+        try:
+            seat.bot.send(data)
+        except BotError as e:
+            self._forfeit(seat, "crash", str(e))
+
+    def _broadcast(self, build: Callable[[int], dict[str, Any]]) -> None:
+        for seat in self.seats:
+            if not seat.forfeit:
+                self._send(seat, encode(build(seat.n)))
+
+    def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
+        self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
+        seat.faults += 1
+        if self.on_event:
+            self.on_event("fault", {"seat": seat.n, "entrant": seat.entrant, "kind": kind, "reason": reason})
+
+    def _forfeit(self, seat: _Seat, kind: str, reason: str) -> None:
+        if seat.forfeit:
+            return
+        self._fault(seat, kind, reason)
+        seat.forfeit = True
+        seat.events = []
+        self._rec({"type": "note", "seat": seat.n, "text": f"seat {seat.n} forfeits: {reason}"})
+        seat.bot.stop()
+
+    # ----- the game -------------------------------------------------------------------
+
+    def play(self) -> GameResult:
+        """Play the game to its end and return the result."""
+        self._t0 = t0 = time.monotonic()
+        rules = self.rules
+        game = Game(rules, len(self.seats), self.seed, self.deck, game_id=self.game_id,
+                    names=[s.entrant for s in self.seats])
+        self._rec(
+            {"type": "header", "format": "p10-replay/1", "game": self.game_id, "seed": self.seed,
+             "rules": rules.to_dict(), "players": [{"seat": s.n, "name": s.entrant} for s in self.seats],
+             "deck": self.deck.to_dict() if self.deck else None}
+        )
+        for seat in self.seats:
+            if not seat.bot.alive:
+                self._forfeit(seat, "crash", f"bot {seat.entrant!r} is not running at the start of the game")
+        players = [{"seat": s.n, "name": s.entrant} for s in self.seats]
+        rules_d = rules.to_dict()
+        time_d = {"move_ms": self.tc.move_ms, "game_ms": self.tc.game_ms}
+        self._broadcast(lambda n: {"type": "game_start", "game": self.game_id, "seat": n,
+                                   "players": players, "rules": rules_d, "time": time_d})
+        self._route(game, game.start())
+        while game.decision is not None:
+            seat = self.seats[game.current]
+            if seat.forfeit:
+                action = game.fallback()
+                self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": True})
+                self._route(game, game.apply(action))
+            else:
+                self._route(game, self._decide(game, seat))
+        forfeits = [s.n for s in self.seats if s.forfeit]
+        places = game.places(forfeits)
+        scores = [p.score for p in game.players]
+        phases = [p.completed for p in game.players]
+        result = GameResult(
+            game=self.game_id, seed=self.seed, seats=[s.entrant for s in self.seats], places=places,
+            scores=scores, phases=phases, winner=game.winner if game.winner not in forfeits else None,
+            hands=game.hand_no, stalled_hands=game.stalled_hands, reason=game.end_reason,
+            faults=self.faults, forfeits=forfeits, duration_s=time.monotonic() - t0,
+            decisions=self.decisions, think_s=[s.think for s in self.seats], stale_replies=self.stale,
+        )
+        end = {"type": "game_end", "game": self.game_id, "places": places, "scores": scores,
+               "phases_completed": phases, "winner": result.winner, "reason": game.end_reason,
+               "faults": [s.faults for s in self.seats]}
+        data = encode(end)
+        for seat in self.seats:
+            self._send(seat, data)
+        for seat in self.seats:
+            seat.bot.drain_stderr()
+        self._rec({"type": "result", **{k: v for k, v in end.items() if k != "type"}})
+        result.replay = self.record
+        return result
+
+    def _route(self, game: Game, events: list[dict[str, Any]]) -> None:
+        """Queue public events for every seat; send hand_end as its own message."""
+        for ev in events:
+            kind = ev["e"]
+            if kind == "hand_end":
+                msg = dict(ev)
+                del msg["e"]
+                msg["type"] = "hand_end"
+                data = encode(msg)
+                for seat in self.seats:
+                    self._send(seat, data)
+                if self.on_event:
+                    self.on_event("hand_end", msg)
+            elif kind == "game_end":
+                pass  # sent by play() with the faults and forfeits
+            else:
+                for seat in self.seats:
+                    if not seat.forfeit:
+                        seat.events.append(ev)
+
+    def _decide(self, game: Game, seat: _Seat) -> list[dict[str, Any]]:
+        """Ask `seat` for its decision, with retries; fall back when it cannot answer."""
+        policy = self.policy
+        decision = game.decision
+        assert decision is not None
+        bot = seat.bot
+        for attempt in range(policy.retries + 1):
+            rid = bot.next_id
+            bot.next_id += 1
+            msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision,
+                                   "events": seat.events, "state": game.view(seat.n)}
+            if decision == "play" and bot.wants_options:
+                msg["options"] = game.options(seat.n)
+            seat.events = []
+            data = encode(msg)
+            self._rec_msg("to", seat.n, data)
+            self.decisions += 1
+            budget = self.tc.move_ms / 1000
+            if self.tc.game_ms is not None:
+                budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
+            t_start = time.monotonic()
+            deadline = t_start + budget
+            kind = reason = None
+            try:
+                bot.send(data)
+                while True:
+                    line = bot.read_line(deadline)
+                    self._rec_msg("from", seat.n, line)
+                    if not line.strip():
+                        continue
+                    reply = decode(line)
+                    if reply.get("id") != rid and "id" in reply and reply.get("type") != "hello":
+                        self.stale += 1  # a late reply to an earlier request: dropped
+                        self._rec({"type": "note", "seat": seat.n,
+                                   "text": f"dropped a reply to old request id {reply.get('id')!r}"})
+                        continue
+                    break
+                seat.think += time.monotonic() - t_start
+                action = parse_reply(reply, decision)
+                if "id" not in reply:
+                    raise MalformedMessage(f"the reply has no 'id' (the request's id is {rid})")
+                events = game.apply(action)
+                self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": False})
+                return events
+            except BotTimeout:
+                seat.think += time.monotonic() - t_start
+                kind = "timeout"
+                if self.tc.game_ms is not None and seat.think >= self.tc.game_ms / 1000:
+                    self._forfeit(seat, "timeout", f"game time of {self.tc.game_ms} ms used up")
+                    break
+                reason = f"no reply to request {rid} within {round(budget * 1000)} ms"
+            except (BotDied, BotStartError) as e:
+                self._forfeit(seat, "crash", str(e))
+                break
+            except LineTooLong as e:
+                kind, reason = "malformed", f"protocol: {e}"
+            except MalformedMessage as e:
+                kind, reason = "malformed", f"protocol: {e}"
+            except IllegalMove as e:
+                kind, reason = "illegal", str(e)
+            seat.strikes += 1
+            self._fault(seat, kind, reason)
+            retry = seat.strikes < policy.max_strikes and attempt < policy.retries
+            self._send(seat, encode({"type": "error", "id": rid, "reason": reason, "fault": kind,
+                                     "strikes": seat.strikes, "retry": retry}))
+            if seat.strikes >= policy.max_strikes:
+                self._forfeit(seat, kind, f"{seat.strikes} strikes (the limit is {policy.max_strikes}); last: {reason}")
+                break
+        action = game.fallback()
+        self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": True})
+        return game.apply(action)
+
+
+def play_game(
+    bots: Sequence[BotProcess],
+    entrants: Sequence[str],
+    rules: Rules,
+    seed: int,
+    game_id: str,
+    deck: Deck | None = None,
+    time_control: TimeControl = TimeControl(),
+    policy: FaultPolicy = FaultPolicy(),
+    record: bool = False,
+    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+) -> GameResult:
+    """Play one game between bots that have completed their handshake (see `handshake`).
+
+    Bots that are not running forfeit from the start. Returns a `GameResult`; its `replay`
+    holds the replay lines when `record` is true.
+    """
+    return Referee(bots, entrants, rules, seed, game_id, deck, time_control, policy, record, on_event).play()

@@ -1,0 +1,1123 @@
+"""The results site: a static leaderboard and replay viewer for one tournament.
+
+`build_site(results_dir)` reads what a tournament wrote into `results_dir`
+(leaderboard.json, games.jsonl, config.resolved.yaml, replays/*.jsonl) and writes
+`results_dir/site/`:
+
+- `index.html`: the leaderboard (sortable, with μ ± 3σ per entrant), the rating history,
+  the head-to-head heat map, the place distribution, one card per entrant (games, faults
+  and their reasons, links to its replays), every game, and the tournament's settings;
+- `replay.html`: the replay viewer, which steps through a game hand by hand and turn by
+  turn (buttons, or the arrow keys);
+- `replays/<game>.js`: the frames of one replayed game, loaded by the viewer on demand;
+- `config.resolved.yaml`: a copy of the configuration, to reproduce the tournament.
+
+Everything is local (no fonts, scripts or images from the network), so the folder works
+opened straight from disk (file://) and on any static host.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import math
+import re
+import shutil
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
+
+import yaml
+
+__all__ = ["build_site", "MAX_REPLAYS", "MAX_GAME_ROWS"]
+
+log = logging.getLogger(__name__)
+
+MAX_REPLAYS = 50
+"""Replays embedded in the viewer at most (the first ones, in game order)."""
+
+MAX_GAME_ROWS = 2000
+"""Games listed in the games table at most."""
+
+ASSETS = Path(__file__).with_name("assets")
+
+PALETTE = (
+    "#2f63d8", "#e07b00", "#1f9e61", "#c2389b", "#7d5bd6",
+    "#0f9bb5", "#d23c3c", "#8a6d1f", "#4d5b74", "#6aa800",
+)
+FAULT_KINDS = ("timeout", "malformed", "illegal", "crash", "startup")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _esc(value: Any) -> str:
+    """Text for HTML content or a quoted attribute."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _finite(obj: Any) -> Any:
+    """`obj` with NaN and infinities replaced by None (JSON has no such numbers)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Mapping):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _json(obj: Any) -> str:
+    """Compact JSON that is safe inside a <script> element and in a .js file."""
+    text = json.dumps(_finite(obj), ensure_ascii=True, separators=(",", ":"), default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _fmt(value: Any, digits: int = 2, pct: bool = False) -> str:
+    v = _num(value)
+    if v is None:
+        return "—"
+    if pct:
+        return f"{v * 100:.{max(digits - 2, 0)}f}%" if digits > 2 else f"{v * 100:.0f}%"
+    if digits == 0:
+        return f"{v:.0f}"
+    return f"{v:.{digits}f}"
+
+
+def _nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    if hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = start
+    while v <= hi + 1e-9 and len(ticks) < 50:
+        ticks.append(round(v, 10))
+        v += step
+    return ticks
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:g}" if abs(v) >= 1 or v == 0 else f"{v:.2g}"
+
+
+def _lerp_color(stops: Sequence[tuple[int, int, int]], t: float) -> tuple[int, int, int]:
+    t = min(max(t, 0.0), 1.0)
+    if len(stops) == 1:
+        return stops[0]
+    pos = t * (len(stops) - 1)
+    i = min(int(pos), len(stops) - 2)
+    f = pos - i
+    a, b = stops[i], stops[i + 1]
+    return tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))  # type: ignore[return-value]
+
+
+def _hex(rgb: tuple[int, int, int]) -> str:
+    return "#%02x%02x%02x" % rgb
+
+
+def _ink_on(rgb: tuple[int, int, int]) -> str:
+    """Black or white text, whichever reads better on `rgb`."""
+    r, g, b = rgb
+    return "#1d2330" if (0.299 * r + 0.587 * g + 0.114 * b) > 150 else "#ffffff"
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def _replay_href(game: str) -> str:
+    return "replay.html#game=" + quote(str(game), safe="")
+
+
+# --------------------------------------------------------------------------- inputs
+
+@dataclass
+class _Entrant:
+    name: str
+    color: str
+    row: dict[str, Any]
+    games: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (game, seat)
+    places: Counter = field(default_factory=Counter)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    forfeits: int = 0
+    wins: int = 0
+
+
+@dataclass
+class _Data:
+    results_dir: Path
+    name: str
+    seed: Any
+    leaderboard: dict[str, Any]
+    games: list[dict[str, Any]]
+    config: Any
+    config_text: str | None
+    entrants: dict[str, _Entrant]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def _read_games(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    games: list[dict[str, Any]] = []
+    if not path.exists():
+        return games
+    bad = 0
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                g = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(g, dict) and isinstance(g.get("seats"), list):
+                games.append(g)
+            else:
+                bad += 1
+    if bad:
+        warnings.append(f"{bad} unreadable line(s) in games.jsonl were left out.")
+    games.sort(key=lambda g: (g.get("id") if isinstance(g.get("id"), int) else 1 << 60, str(g.get("game"))))
+    return games
+
+
+def _game_name(g: Mapping[str, Any]) -> str:
+    name = g.get("game")
+    if name is None:
+        name = f"g{g.get('id', 0):06d}" if isinstance(g.get("id"), int) else "?"
+    return str(name)
+
+
+def _load(results_dir: Path) -> _Data:
+    warnings: list[str] = []
+    lb = _read_json(results_dir / "leaderboard.json")
+    games = _read_games(results_dir / "games.jsonl", warnings)
+    if lb is None and not games:
+        raise FileNotFoundError(
+            f"{results_dir} holds neither leaderboard.json nor games.jsonl: run a tournament into it first"
+        )
+    if not isinstance(lb, dict):
+        lb = {}
+        warnings.append("leaderboard.json is missing: ratings are not shown.")
+
+    config_text: str | None = None
+    config: Any = None
+    cfg_path = results_dir / "config.resolved.yaml"
+    if cfg_path.exists():
+        config_text = cfg_path.read_text(encoding="utf-8")
+        try:
+            config = yaml.safe_load(config_text)
+        except yaml.YAMLError as e:
+            warnings.append(f"config.resolved.yaml could not be read: {e}")
+    cfg = config if isinstance(config, dict) else {}
+
+    name = lb.get("name") or cfg.get("name") or results_dir.name
+    seed = cfg.get("seed", lb.get("seed"))
+
+    rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
+    order: list[str] = [str(r["entrant"]) for r in rows]
+    row_of = {str(r["entrant"]): r for r in rows}
+    for g in games:
+        for s in g.get("seats") or []:
+            if str(s) not in row_of:
+                row_of[str(s)] = {"entrant": str(s)}
+                order.append(str(s))
+    entrants = {
+        n: _Entrant(name=n, color=PALETTE[i % len(PALETTE)], row=row_of[n]) for i, n in enumerate(order)
+    }
+    for g in games:
+        seats = [str(s) for s in g.get("seats") or []]
+        places = g.get("places") or []
+        forfeits = set(g.get("forfeits") or [])
+        for seat, n in enumerate(seats):
+            e = entrants[n]
+            e.games.append((g, seat))
+            if seat < len(places) and isinstance(places[seat], int):
+                e.places[places[seat]] += 1
+            if g.get("winner") == seat:
+                e.wins += 1
+            if seat in forfeits:
+                e.forfeits += 1
+        for fault in g.get("faults") or []:
+            if not isinstance(fault, dict):
+                continue
+            seat = fault.get("seat")
+            who = fault.get("entrant")
+            if who is None and isinstance(seat, int) and 0 <= seat < len(seats):
+                who = seats[seat]
+            if who is not None and str(who) in entrants:
+                entrants[str(who)].faults.append({**fault, "game": _game_name(g)})
+    return _Data(results_dir, str(name), seed, lb, games, config, config_text, entrants, warnings)
+
+
+# --------------------------------------------------------------------------- replays
+
+@dataclass
+class _Replay:
+    game: str
+    path: Path
+    record: dict[str, Any] | None
+
+
+def _collect_replays(data: _Data) -> list[_Replay]:
+    """Replay files, in game order: those games.jsonl names, then any others in replays/."""
+    found: list[_Replay] = []
+    seen: set[Path] = set()
+    for g in data.games:
+        rel = g.get("replay")
+        if not rel:
+            continue
+        path = (data.results_dir / str(rel)).resolve()
+        if path in seen:
+            continue
+        if path.is_file():
+            seen.add(path)
+            found.append(_Replay(_game_name(g), path, g))
+        else:
+            data.warnings.append(f"The replay of {_game_name(g)} ({rel}) is missing.")
+    extra_dir = data.results_dir / "replays"
+    if extra_dir.is_dir():
+        for path in sorted(extra_dir.glob("*.jsonl")):
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
+                found.append(_Replay(path.stem, path.resolve(), None))
+    return found
+
+
+def read_replay(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """(header, action lines, result line or None) of a replay file (JSON lines)."""
+    header: dict[str, Any] | None = None
+    actions: list[dict[str, Any]] = []
+    result: dict[str, Any] | None = None
+    with Path(path).open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}: line {n} is not JSON ({e})") from None
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind == "header" and header is None:
+                header = item
+            elif kind == "action":
+                actions.append(item)
+            elif kind == "result":
+                result = item
+    if header is None:
+        raise ValueError(f"{path}: no header line (is this a p10 replay file?)")
+    return header, actions, result
+
+
+def replay_frames(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """(header, frames, result) of a replay file, frames made by the engine."""
+    from harness.engine.replay import frames as make_frames  # the engine re-simulates the game
+
+    header, actions, result = read_replay(path)
+    return header, list(make_frames(header, actions)), result
+
+
+def _cards(cards: Iterable[Any] | None) -> str:
+    return " ".join(str(c) for c in cards or [])
+
+
+def _meld_label(m: Mapping[str, Any]) -> str:
+    kind = m.get("kind")
+    cards = [str(c) for c in m.get("cards") or []]
+    if kind == "set":
+        num = m.get("number")
+        return f"set of {num}s" if num is not None else "set"
+    if kind == "run":
+        low, high = m.get("low"), m.get("high")
+        if low is None or high is None:
+            nums = [int(c[1:]) for c in cards if len(c) > 1 and c[1:].isdigit()]
+            if nums:
+                low, high = min(nums), max(nums)
+        return f"run {low}–{high}" if low is not None else "run"
+    if kind in ("color", "colour"):
+        col = m.get("color") or m.get("colour")
+        return f"{col} colour" if col else "colour"
+    return str(kind or "meld")
+
+
+def _player_row(p: Mapping[str, Any]) -> list[Any]:
+    return [p.get("phase"), bool(p.get("laid")), p.get("cards"), p.get("score"), bool(p.get("skip_pending"))]
+
+
+def _compact_frames(frames: Sequence[Mapping[str, Any]], keep_discard: int = 14) -> list[dict[str, Any]]:
+    """Frames with what did not change since the previous frame left out.
+
+    Keys: h hand, t turn, s seat, x text, k event kind; and only when changed: H hands
+    (one string per seat, null = unchanged), d draw size, D [discard size, top cards],
+    T table melds [id, owner, label, cards], P players [phase, laid, cards, score, skip].
+    """
+    out: list[dict[str, Any]] = []
+    prev_hands: list[str] | None = None
+    prev: dict[str, Any] = {}
+    for f in frames:
+        c: dict[str, Any] = {"h": f.get("hand"), "t": f.get("turn"), "s": f.get("seat"), "x": str(f.get("text") or "")}
+        ev = f.get("event")
+        if isinstance(ev, Mapping):
+            kind = ev.get("e") or ev.get("type") or ev.get("kind")
+            if kind is not None:
+                c["k"] = str(kind)
+        hands = [_cards(h) for h in f.get("hands") or []]
+        if prev_hands is None or len(hands) != len(prev_hands):
+            c["H"] = hands
+        elif hands != prev_hands:
+            c["H"] = [h if h != p else None for h, p in zip(hands, prev_hands)]
+        prev_hands = hands
+        discard = [str(x) for x in f.get("discard") or []]
+        values = {
+            "d": f.get("draw_size"),
+            "D": [len(discard), " ".join(discard[-keep_discard:])],
+            "T": [
+                [m.get("id"), m.get("owner"), _meld_label(m), _cards(m.get("cards"))]
+                for m in f.get("table") or [] if isinstance(m, Mapping)
+            ],
+            "P": [_player_row(p) for p in f.get("players") or [] if isinstance(p, Mapping)],
+        }
+        for key, val in values.items():
+            if key not in prev or prev[key] != val:
+                c[key] = val
+            prev[key] = val
+        out.append(c)
+    return out
+
+
+def _hand_ends(frames: Sequence[Mapping[str, Any]], result: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Scores and phases at the end of each hand."""
+    first: dict[Any, int] = {}
+    last: dict[Any, int] = {}
+    order: list[Any] = []
+    for i, f in enumerate(frames):
+        h = f.get("hand")
+        if h not in first:
+            first[h] = i
+            order.append(h)
+        last[h] = i
+    ends: list[dict[str, Any]] = []
+    before: list[Any] | None = None
+    for k, h in enumerate(order):
+        after = frames[first[order[k + 1]]] if k + 1 < len(order) else frames[last[h]]
+        players = [p for p in after.get("players") or [] if isinstance(p, Mapping)]
+        scores = [p.get("score") for p in players]
+        phases = [p.get("phase") for p in players]
+        if k + 1 == len(order) and result and isinstance(result.get("scores"), list):
+            scores = list(result["scores"])
+        laid = [bool(p.get("laid")) for p in frames[last[h]].get("players") or [] if isinstance(p, Mapping)]
+        base = before or [0] * len(scores)
+        points = [
+            (s - b) if isinstance(s, (int, float)) and isinstance(b, (int, float)) else None
+            for s, b in zip(scores, base)
+        ]
+        ends.append({"hand": h, "start": first[h], "end": last[h], "scores": scores,
+                     "points": points, "phases": phases, "laid": laid})
+        before = scores
+    return ends
+
+
+def _replay_payload(rep: _Replay) -> dict[str, Any]:
+    header, frames, result = replay_frames(rep.path)
+    if not frames:
+        raise ValueError("the replay holds no frames")
+    players = header.get("players") or []
+    names = [str(p.get("name", f"seat {i}")) if isinstance(p, Mapping) else str(p) for i, p in enumerate(players)]
+    if not names and rep.record:
+        names = [str(s) for s in rep.record.get("seats") or []]
+    rules = header.get("rules") if isinstance(header.get("rules"), Mapping) else {}
+    return {
+        "game": rep.game,
+        "seed": header.get("seed"),
+        "players": names,
+        "rules": _rules_summary(rules),
+        "result": {k: result.get(k) for k in ("places", "scores", "phases_completed", "winner")} if result else None,
+        "faults": [
+            {"seat": f.get("seat"), "kind": f.get("kind"), "reason": str(f.get("reason", ""))[:300]}
+            for f in (rep.record or {}).get("faults") or [] if isinstance(f, Mapping)
+        ],
+        "hand_ends": _hand_ends(frames, result),
+        "frames": _compact_frames(frames),
+    }
+
+
+def _rules_summary(rules: Mapping[str, Any]) -> str:
+    if not rules:
+        return ""
+    parts = [str(rules.get("variant", "standard"))]
+    phases = rules.get("phases")
+    if isinstance(phases, list):
+        nums = [str(p.get("number", "?")) if isinstance(p, Mapping) else str(p) for p in phases]
+        parts.append("phases " + ", ".join(nums))
+    if rules.get("first_to"):
+        parts.append(f"first to {rules['first_to']} phases")
+    return " · ".join(parts)
+
+
+def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, Any]]:
+    """Write site/replays/<game>.js for the first `max_replays` replays; the viewer's index."""
+    out_dir = site / "replays"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    found = _collect_replays(data)
+    if not found:
+        return []
+    try:
+        import harness.engine.replay  # noqa: F401
+    except ImportError as e:
+        data.warnings.append(f"Replays are not shown: the engine's replay module could not be loaded ({e}).")
+        return []
+    out_dir.mkdir(parents=True)
+    index: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for rep in found:
+        if len(index) >= max_replays:
+            break
+        try:
+            payload = _replay_payload(rep)
+        except Exception as e:  # a bad replay must not stop the site
+            log.warning("replay %s skipped: %s", rep.path, e)
+            data.warnings.append(f"The replay of {rep.game} could not be read: {type(e).__name__}: {e}")
+            continue
+        stem = _SAFE_NAME.sub("_", rep.game)[:80] or "game"
+        fname, n = stem, 1
+        while fname.lower() in used:
+            n += 1
+            fname = f"{stem}-{n}"
+        used.add(fname.lower())
+        (out_dir / f"{fname}.js").write_text(
+            "window.P10_REPLAYS=window.P10_REPLAYS||{};\n"
+            f"window.P10_REPLAYS[{_json(rep.game)}]={_json(payload)};\n",
+            encoding="utf-8",
+        )
+        rec = rep.record or {}
+        index.append({
+            "game": rep.game,
+            "file": f"replays/{fname}.js",
+            "players": payload["players"],
+            "places": (payload["result"] or {}).get("places") or rec.get("places"),
+            "faults": [f.get("kind") for f in rec.get("faults") or [] if isinstance(f, Mapping)],
+            "hands": len(payload["hand_ends"]),
+        })
+    left = len(found) - len(index)
+    skipped = sum(1 for w in data.warnings if w.startswith("The replay of") and "could not be read" in w)
+    not_embedded = left - skipped
+    if not_embedded > 0:
+        data.warnings.append(
+            f"{len(index)} replays are in the viewer; {not_embedded} more in {data.results_dir.name}/replays/ "
+            f"are not (the viewer holds at most {max_replays}). "
+            "Print any replay in a terminal with: p10-tourney replay FILE"
+        )
+    return index
+
+
+# --------------------------------------------------------------------------- page parts
+
+def _page(title: str, current: str, data: _Data, body: str, script: str) -> str:
+    nav = [("index.html", "Leaderboard"), ("index.html#history", "Ratings"), ("index.html#h2h", "Head to head"),
+           ("index.html#entrants", "Entrants"), ("index.html#games", "Games"), ("index.html#settings", "Settings"),
+           ("replay.html", "Replays")]
+    links = "".join(
+        f'<a href="{href}"{" class=\"current\"" if label == current else ""}>{label}</a>' for href, label in nav
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{_esc(title)}</title>
+<script>{_asset("errors.js")}</script>
+<style>{_asset("site.css")}</style>
+</head>
+<body>
+<header class="topbar">
+<div class="brand">Phase 10 tournament<small>{_esc(data.name)}</small></div>
+<nav>{links}</nav>
+</header>
+<main>
+{body}
+</main>
+<footer>Made by p10-tourney. This site is a folder of static files: it works offline and on any static host.</footer>
+<div id="js-errors" class="hidden" data-count="0"></div>
+<script>{script}</script>
+</body>
+</html>
+"""
+
+
+def _notices(data: _Data) -> str:
+    if not data.warnings:
+        return ""
+    return "".join(f'<div class="notice">{_esc(w)}</div>' for w in data.warnings)
+
+
+def _summary(data: _Data, n_replays: int) -> str:
+    faults = sum(len(e.faults) for e in data.entrants.values())
+    stats = [
+        (len(data.games) or data.leaderboard.get("games", 0), "games"),
+        (len(data.entrants), "entrants"),
+        (faults, "faults"),
+        (n_replays, "replays"),
+        (data.seed if data.seed is not None else "—", "seed"),
+    ]
+    items = "".join(f'<div class="stat"><b>{_esc(v)}</b><span>{_esc(k)}</span></div>' for v, k in stats)
+    return f'<div class="summary" id="summary">{items}</div>'
+
+
+def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
+    lows, highs = [], []
+    for e in entrants:
+        mu, sigma = _num(e.row.get("mu")), _num(e.row.get("sigma"))
+        if mu is None:
+            continue
+        s = sigma or 0.0
+        lows.append(mu - 3 * s)
+        highs.append(mu + 3 * s)
+    if not lows:
+        return None
+    lo, hi = min(lows), max(highs)
+    pad = max((hi - lo) * 0.04, 0.5)
+    return lo - pad, hi + pad
+
+
+_WH_W, _WH_H, _WH_PAD = 240, 24, 8
+
+
+def _wx(v: float, dom: tuple[float, float]) -> float:
+    lo, hi = dom
+    return _WH_PAD + (v - lo) / (hi - lo) * (_WH_W - 2 * _WH_PAD)
+
+
+def _whisker_axis(dom: tuple[float, float]) -> str:
+    ticks = _nice_ticks(dom[0], dom[1], 4)
+    parts = [f'<svg class="axis-svg" width="{_WH_W}" height="16" viewBox="0 0 {_WH_W} 16" aria-hidden="true">']
+    for t in ticks:
+        x = _wx(t, dom)
+        if _WH_PAD - 1 <= x <= _WH_W - _WH_PAD + 1:
+            parts.append(f'<text x="{x:.1f}" y="12" text-anchor="middle" font-size="10" fill="#5d6678">{_tick_label(t)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _whisker(e: _Entrant, dom: tuple[float, float]) -> str:
+    mu, sigma = _num(e.row.get("mu")), _num(e.row.get("sigma")) or 0.0
+    if mu is None:
+        return '<span class="muted">—</span>'
+    lo, hi = mu - 3 * sigma, mu + 3 * sigma
+    x0, x1, xm = _wx(lo, dom), _wx(hi, dom), _wx(mu, dom)
+    y = _WH_H / 2
+    grid = "".join(
+        f'<line x1="{_wx(t, dom):.1f}" x2="{_wx(t, dom):.1f}" y1="2" y2="{_WH_H - 2}" stroke="#eceff4"/>'
+        for t in _nice_ticks(dom[0], dom[1], 4)
+    )
+    title = f"{e.name}: μ {mu:.2f} ± {3 * sigma:.2f} (3σ) → {lo:.2f} … {hi:.2f}"
+    return (
+        f'<svg class="whisker" width="{_WH_W}" height="{_WH_H}" viewBox="0 0 {_WH_W} {_WH_H}" role="img" '
+        f'aria-label="{_esc(title)}"><title>{_esc(title)}</title>{grid}'
+        f'<rect x="{x0:.1f}" y="{y - 4:.1f}" width="{max(x1 - x0, 1):.1f}" height="8" rx="4" fill="{e.color}" opacity=".22"/>'
+        f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{y}" y2="{y}" stroke="{e.color}" stroke-width="2"/>'
+        f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{y - 6}" y2="{y + 6}" stroke="{e.color}" stroke-width="2"/>'
+        f'<line x1="{x1:.1f}" x2="{x1:.1f}" y1="{y - 6}" y2="{y + 6}" stroke="{e.color}" stroke-width="2"/>'
+        f'<circle cx="{xm:.1f}" cy="{y}" r="4.5" fill="{e.color}" stroke="#fff" stroke-width="1.5"/></svg>'
+    )
+
+
+def _leaderboard_section(data: _Data) -> str:
+    ents = list(data.entrants.values())
+    dom = _whisker_domain(ents)
+    cols: list[tuple[str, str, str]] = [  # (label, type, css class)
+        ("#", "num", "num"), ("Entrant", "text", ""), ("μ", "num", "num"), ("σ", "num", "num"),
+        ("μ − 3σ", "num", "num"), ("μ ± 3σ", "num", ""), ("Games", "num", "num"), ("Wins", "num", "num"),
+        ("Win rate", "num", "num"), ("Mean place", "num", "num"), ("Mean score", "num", "num"),
+        ("Mean phases", "num", "num"), ("Faults", "num", "num"),
+    ]
+    titles = {
+        "μ": "TrueSkill mean: the rating's best guess", "σ": "TrueSkill uncertainty",
+        "μ − 3σ": "Conservative rating (μ − 3σ): the leaderboard's order",
+        "μ ± 3σ": "Where the true skill very likely lies", "Mean place": "Lower is better",
+        "Mean score": "Penalty points; lower is better", "Mean phases": "Phases completed per game",
+    }
+    head = []
+    for label, typ, cls in cols:
+        extra = _whisker_axis(dom) if label == "μ ± 3σ" and dom else ""
+        t = titles.get(label)
+        head.append(
+            f'<th data-type="{typ}" class="{cls}"{f" title={chr(34)}{_esc(t)}{chr(34)}" if t else ""}>'
+            f'{_esc(label)}{extra}</th>'
+        )
+    body = []
+    for i, e in enumerate(ents):
+        r = e.row
+        n_games = r.get("games", len(e.games))
+        wins = r.get("wins", e.wins)
+        faults = r.get("faults", len(e.faults))
+        rank = r.get("rank", i + 1)
+        cons = r.get("conservative")
+        if cons is None and _num(r.get("mu")) is not None:
+            cons = _num(r.get("mu")) - 3 * (_num(r.get("sigma")) or 0.0)  # type: ignore[operator]
+        cells = [
+            (rank, _esc(rank), "num rank"),
+            (e.name, f'<span class="swatch" style="background:{e.color}"></span> '
+                     f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>', ""),
+            (r.get("mu"), _fmt(r.get("mu")), "num"),
+            (r.get("sigma"), _fmt(r.get("sigma")), "num"),
+            (cons, f"<b>{_fmt(cons)}</b>", "num"),
+            (r.get("mu"), _whisker(e, dom) if dom else "—", ""),
+            (n_games, _fmt(n_games, 0), "num"),
+            (wins, _fmt(wins, 0), "num"),
+            (r.get("win_rate"), _fmt(r.get("win_rate"), 3, pct=True), "num"),
+            (r.get("mean_place"), _fmt(r.get("mean_place")), "num"),
+            (r.get("mean_score"), _fmt(r.get("mean_score"), 1), "num"),
+            (r.get("mean_phases"), _fmt(r.get("mean_phases")), "num"),
+            (faults, f'<span class="{"bad" if (_num(faults) or 0) > 0 else ""}">{_fmt(faults, 0)}</span>', "num"),
+        ]
+        tds = "".join(
+            f'<td class="{cls}" data-v="{_esc(v if _num(v) is not None else (str(v) if v is not None else ""))}">{content}</td>'
+            for v, content, cls in cells
+        )
+        body.append(f'<tr data-entrant="{_esc(e.name)}">{tds}</tr>')
+    games_n = data.leaderboard.get("games", len(data.games))
+    return f"""<section class="panel" id="leaderboard">
+<h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · click a column to sort</span></h2>
+<div class="table-wrap"><table class="sortable" id="leaderboard-table">
+<thead><tr>{"".join(head)}</tr></thead>
+<tbody>{"".join(body)}</tbody>
+</table></div>
+</section>"""
+
+
+def _history_section(data: _Data) -> str:
+    hist = data.leaderboard.get("history") or {}
+    series: list[tuple[_Entrant, list[tuple[int, float, Any]]]] = []
+    for e in data.entrants.values():
+        pts = []
+        for i, item in enumerate(hist.get(e.name) or []):
+            if isinstance(item, (list, tuple)) and len(item) >= 2 and _num(item[1]) is not None:
+                pts.append((i + 1, float(item[1]), item[0]))
+        if pts:
+            series.append((e, pts))
+    if not series:
+        return """<section class="panel" id="history"><h2>Rating history</h2>
+<p class="empty">No rating history was recorded.</p></section>"""
+    W, H, ml, mr, mt, mb = 760, 300, 46, 18, 14, 36
+    max_x = max(p[-1][0] for _, p in series)
+    ys = [y for _, p in series for _, y, _ in p]
+    y_lo, y_hi = min(ys), max(ys)
+    if y_hi - y_lo < 1:
+        y_lo, y_hi = y_lo - 1, y_hi + 1
+    pad = (y_hi - y_lo) * 0.06
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+    x_lo = 1 if max_x > 1 else 0
+    x_hi = max(max_x, x_lo + 1)
+
+    def sx(x: float) -> float:
+        return ml + (x - x_lo) / (x_hi - x_lo) * (W - ml - mr)
+
+    def sy(y: float) -> float:
+        return mt + (y_hi - y) / (y_hi - y_lo) * (H - mt - mb)
+
+    parts = [f'<svg class="chart" id="history-chart" viewBox="0 0 {W} {H}" role="img" '
+             f'aria-label="Each entrant\'s rating μ over the games it played">']
+    for t in _nice_ticks(y_lo, y_hi, 5):
+        y = sy(t)
+        parts.append(f'<line class="grid" x1="{ml}" x2="{W - mr}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                     f'<text x="{ml - 6}" y="{y + 4:.1f}" text-anchor="end">{_tick_label(t)}</text>')
+    for t in _nice_ticks(x_lo, x_hi, 8):
+        if t != int(t):
+            continue
+        x = sx(t)
+        parts.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{mt}" y2="{H - mb}"/>'
+                     f'<text x="{x:.1f}" y="{H - mb + 15}" text-anchor="middle">{_tick_label(t)}</text>')
+    parts.append(f'<line class="axis" x1="{ml}" x2="{W - mr}" y1="{H - mb}" y2="{H - mb}"/>'
+                 f'<line class="axis" x1="{ml}" x2="{ml}" y1="{mt}" y2="{H - mb}"/>'
+                 f'<text x="{(ml + W - mr) / 2:.0f}" y="{H - 4}" text-anchor="middle">games played</text>'
+                 f'<text x="12" y="{(mt + H - mb) / 2:.0f}" text-anchor="middle" '
+                 f'transform="rotate(-90 12 {(mt + H - mb) / 2:.0f})">rating μ</text>')
+    for idx, (e, pts) in enumerate(series):
+        step = max(1, len(pts) // 400)
+        shown = pts[::step]
+        if shown[-1] is not pts[-1]:
+            shown.append(pts[-1])
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y, _) in enumerate(shown))
+        last_x, last_y, last_game = pts[-1]
+        title = _esc(f"{e.name}: μ {last_y:.2f} after {last_x} games")
+        parts.append(f'<path class="series" data-i="{idx}" d="{d}" stroke="{e.color}"><title>{title}</title></path>'
+                     f'<circle class="series-dot" data-i="{idx}" cx="{sx(last_x):.1f}" cy="{sy(last_y):.1f}" r="3.5" '
+                     f'fill="{e.color}"><title>{title}</title></circle>')
+    parts.append("</svg>")
+    legend = "".join(
+        f'<span class="item" data-i="{i}"><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}</span>'
+        for i, (e, _) in enumerate(series)
+    )
+    return f"""<section class="panel" id="history">
+<h2>Rating history<span class="hint">μ after each game an entrant played · hover a name to pick out its line</span></h2>
+{"".join(parts)}
+<div class="legend" id="history-legend">{legend}</div>
+</section>"""
+
+
+def _head_to_head(data: _Data) -> dict[str, dict[str, dict[str, int]]]:
+    h2h = data.leaderboard.get("head_to_head")
+    if isinstance(h2h, dict) and h2h:
+        return h2h
+    out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"games": 0, "ahead": 0, "behind": 0, "tied": 0}))
+    for g in data.games:
+        seats = [str(s) for s in g.get("seats") or []]
+        places = g.get("places") or []
+        for i, a in enumerate(seats):
+            for j, b in enumerate(seats):
+                if i == j or a == b or i >= len(places) or j >= len(places):
+                    continue
+                c = out[a][b]
+                c["games"] += 1
+                pa, pb = places[i], places[j]
+                c["ahead" if pa < pb else "behind" if pa > pb else "tied"] += 1
+    return out
+
+
+_HEAT = ((178, 24, 43), (247, 247, 247), (33, 102, 172))
+
+
+def _h2h_section(data: _Data) -> str:
+    h2h = _head_to_head(data)
+    names = list(data.entrants)
+    if len(names) < 2:
+        return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
+    head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append('<td class="self"><div class="cell">—</div></td>')
+                continue
+            c = (h2h.get(a) or {}).get(b) or {}
+            n = c.get("games", 0) or 0
+            if not n:
+                cells.append(f'<td title="{_esc(a)} never met {_esc(b)}"><div class="cell muted">·</div></td>')
+                continue
+            ahead, behind, tied = c.get("ahead", 0), c.get("behind", 0), c.get("tied", 0)
+            share = ahead / n
+            rgb = _lerp_color(_HEAT, share)
+            title = f"{a} placed ahead of {b} in {ahead} of {n} games ({behind} behind, {tied} tied)"
+            cells.append(
+                f'<td title="{_esc(title)}" data-share="{share:.3f}"><div class="cell" style="background:{_hex(rgb)};'
+                f'color:{_ink_on(rgb)}">{share * 100:.0f}%<small>{ahead}/{n}</small></div></td>'
+            )
+        rows.append(f'<tr><th scope="row" class="rowhead">{_esc(a)}</th>{"".join(cells)}</tr>')
+    return f"""<section class="panel" id="h2h">
+<h2>Head to head<span class="hint">share of meetings where the row entrant placed ahead</span></h2>
+<div class="table-wrap"><table class="heat" id="h2h-table"><thead><tr><th></th>{head}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· ties count as not ahead</span></div>
+</section>"""
+
+
+_PLACE_STOPS = ((46, 125, 50), (240, 170, 30), (183, 28, 28))
+
+
+def _place_colors(n: int) -> list[tuple[int, int, int]]:
+    return [_lerp_color(_PLACE_STOPS, (i / (n - 1)) if n > 1 else 0.0) for i in range(n)]
+
+
+def _places_section(data: _Data) -> str:
+    max_place = max((p for e in data.entrants.values() for p in e.places), default=0)
+    if not max_place:
+        return '<section class="panel" id="places"><h2>Places</h2><p class="empty">No games yet.</p></section>'
+    colors = _place_colors(max_place)
+    rows = []
+    for e in data.entrants.values():
+        total = sum(e.places.values())
+        segs = []
+        for p in range(1, max_place + 1):
+            k = e.places.get(p, 0)
+            if not k or not total:
+                continue
+            pct = 100 * k / total
+            rgb = colors[p - 1]
+            label = f"{_ordinal(p)}: {k}" if pct >= 14 else (str(k) if pct >= 5 else "")
+            segs.append(
+                f'<span style="width:{pct:.2f}%;background:{_hex(rgb)};color:{_ink_on(rgb)}" '
+                f'title="{_esc(f"{e.name}: {_ordinal(p)} place in {k} of {total} games ({pct:.0f}%)")}">{label}</span>'
+            )
+        mean = sum(p * k for p, k in e.places.items()) / total if total else None
+        rows.append(
+            f'<div class="entrant">{_esc(e.name)}</div><div class="stack">{"".join(segs)}</div>'
+            f'<div class="small muted">{total} games · mean {_fmt(mean)}</div>'
+        )
+    legend = "".join(
+        f'<span class="item"><span class="swatch" style="background:{_hex(c)}"></span>{_ordinal(i + 1)}</span>'
+        for i, c in enumerate(colors)
+    )
+    return f"""<section class="panel" id="places">
+<h2>Places<span class="hint">how often each entrant finished 1st, 2nd, …</span></h2>
+<div class="places">{"".join(rows)}</div>
+<div class="legend">{legend}</div>
+</section>"""
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _entrants_section(data: _Data, replay_games: set[str]) -> str:
+    cards = []
+    for i, e in enumerate(data.entrants.values()):
+        r = e.row
+        n = len(e.games) or r.get("games", 0)
+        fault_games = len({f["game"] for f in e.faults})
+        kinds = Counter(str(f.get("kind", "?")) for f in e.faults)
+        kind_tags = "".join(
+            f'<span class="tag {_esc(k)}">{_esc(k)} × {v}</span>'
+            for k, v in sorted(kinds.items(), key=lambda kv: (FAULT_KINDS.index(kv[0]) if kv[0] in FAULT_KINDS else 99, kv[0]))
+        )
+        reasons: dict[str, list[str]] = {}
+        for f in e.faults:
+            reason = str(f.get("reason") or f.get("kind") or "?")
+            reason = reason if len(reason) <= 200 else reason[:199] + "…"
+            reasons.setdefault(reason, []).append(f["game"])
+        top = sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:6]
+        reason_items = "".join(
+            f'<li>{_esc(reason)} <span class="muted">× {len(gs)} — {_game_link(gs[0], replay_games)}</span></li>'
+            for reason, gs in top
+        )
+        if len(reasons) > len(top):
+            reason_items += f'<li class="muted">… and {len(reasons) - len(top)} other reasons</li>'
+        replays = [(_game_name(g), g) for g, _ in e.games if _game_name(g) in replay_games]
+        replay_links = ", ".join(_game_link(gname, replay_games) for gname, _ in replays[:12])
+        if len(replays) > 12:
+            replay_links += f' <span class="muted">and {len(replays) - 12} more</span>'
+        rank = r.get("rank")
+        fault_html = (
+            f'<dd><span class="bad">{len(e.faults)}</span> in {fault_games} game{"s" if fault_games != 1 else ""}</dd>'
+            if e.faults else '<dd class="good">none</dd>'
+        )
+        cards.append(f"""<div class="entrant-card" id="entrant-{i}" data-entrant="{_esc(e.name)}">
+<h3><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}{f' <span class="tag">rank {_esc(rank)}</span>' if rank is not None else ''}</h3>
+<dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / len(e.games):.0f}%)" if e.games else ""}</dd>
+<dt>Rating</dt><dd>{f"μ {_fmt(r.get('mu'))} ± {_fmt(3 * (_num(r.get('sigma')) or 0.0))}" if _num(r.get("mu")) is not None else "—"}</dd>
+<dt>Faults</dt>{fault_html}{f"<dt>Forfeits</dt><dd class=bad>{e.forfeits}</dd>" if e.forfeits else ""}</dl>
+{f"<div>{kind_tags}</div>" if kind_tags else ""}
+{f'<ul class="reasons">{reason_items}</ul>' if reason_items else ""}
+{f'<div class="small"><b>Replays:</b> {replay_links}</div>' if replay_links else ""}
+<p class="small" style="margin:8px 0 0"><button type="button" class="linkbtn show-games" data-entrant="{_esc(e.name)}">Show its {len(e.games)} games</button></p>
+</div>""")
+    return f"""<section class="panel" id="entrants">
+<h2>Entrants<span class="hint">games, faults and their reasons, replays</span></h2>
+<div class="cards-grid">{"".join(cards)}</div>
+</section>"""
+
+
+def _game_link(game: str, replay_games: set[str]) -> str:
+    if game in replay_games:
+        return f'<a href="{_esc(_replay_href(game))}" title="Watch the replay">{_esc(game)}</a>'
+    return f'<span class="mono">{_esc(game)}</span>'
+
+
+def _games_section(data: _Data, replay_games: set[str]) -> str:
+    games = data.games[:MAX_GAME_ROWS]
+    rows = []
+    for g in games:
+        gname = _game_name(g)
+        seats = [str(s) for s in g.get("seats") or []]
+        places = list(g.get("places") or [])
+        scores = list(g.get("scores") or [])
+        phases = list(g.get("phases") or [])
+        order = sorted(range(len(seats)), key=lambda s: (places[s] if s < len(places) and isinstance(places[s], int) else 99, s))
+        forfeits = set(g.get("forfeits") or [])
+        seat_html = "".join(
+            f'<span class="{"p1" if s < len(places) and places[s] == 1 else ""}" title="seat {s}">'
+            f'{_esc(places[s] if s < len(places) else "?")}. {_esc(seats[s])}'
+            f' <span class="muted">{_esc(scores[s] if s < len(scores) else "")}'
+            f'{f" · ph {_esc(phases[s])}" if s < len(phases) else ""}{" · forfeit" if s in forfeits else ""}</span></span>'
+            for s in order
+        )
+        faults = [f for f in g.get("faults") or [] if isinstance(f, dict)]
+        fault_html = " ".join(
+            f'<span class="tag {_esc(f.get("kind"))}" title="{_esc(f.get("reason"))}">'
+            f'{_esc(f.get("entrant", seats[f["seat"]] if isinstance(f.get("seat"), int) and f["seat"] < len(seats) else "?"))}: '
+            f'{_esc(f.get("kind"))}</span>'
+            for f in faults
+        )
+        replay = (f'<a href="{_esc(_replay_href(gname))}">watch</a>' if gname in replay_games else "")
+        rows.append(
+            f'<tr data-entrants="{_esc(json.dumps(seats))}" data-faults="{len(faults)}" data-replay="{1 if replay else 0}">'
+            f'<td data-v="{_esc(g.get("id", ""))}">{_game_link(gname, replay_games)}</td>'
+            f'<td class="num mono" data-v="{_esc(g.get("seed", ""))}">{_esc(g.get("seed", ""))}</td>'
+            f'<td class="num" data-v="{_esc(g.get("group", ""))}">{_esc(g.get("group", ""))}</td>'
+            f'<td><div class="seatlist">{seat_html}</div></td>'
+            f'<td class="num" data-v="{_esc(g.get("hands", ""))}">{_esc(g.get("hands", ""))}'
+            f'{f" <span class=muted>({g.get("stalled_hands")} stalled)</span>" if g.get("stalled_hands") else ""}</td>'
+            f'<td data-v="{len(faults)}">{fault_html}</td>'
+            f'<td class="num" data-v="{_esc(g.get("duration_s", ""))}">{_fmt(g.get("duration_s"), 2)}</td>'
+            f'<td>{replay}</td></tr>'
+        )
+    note = ""
+    if len(data.games) > len(games):
+        note = f'<div class="notice">The first {len(games)} of {len(data.games)} games are listed; games.jsonl holds them all.</div>'
+    options = "".join(f'<option value="{_esc(n)}">{_esc(n)}</option>' for n in data.entrants)
+    return f"""<section class="panel" id="games">
+<h2>Games<span class="hint">places, penalty points and phases completed per seat · click a game to watch its replay when there is one</span></h2>
+{note}<div class="filters">
+<label>Entrant <select id="filter-entrant"><option value="">all</option>{options}</select></label>
+<label><input type="checkbox" id="filter-faults"> only games with faults</label>
+<label><input type="checkbox" id="filter-replays"> only games with a replay</label>
+<span class="muted" id="games-count">{len(games)} games</span>
+</div>
+<div class="table-wrap"><table class="sortable" id="games-table">
+<thead><tr><th data-type="num">Game</th><th data-type="num" class="num">Seed</th><th data-type="num" class="num">Group</th>
+<th>Result (place. entrant  points · phases)</th><th data-type="num" class="num">Hands</th><th data-type="num">Faults</th>
+<th data-type="num" class="num">Time (s)</th><th>Replay</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
+</section>"""
+
+
+def _settings_section(data: _Data) -> str:
+    cfg = data.config if isinstance(data.config, dict) else {}
+    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", data.seed)]
+    if cfg:
+        for k, v in cfg.items():
+            if k in ("name", "seed") or isinstance(v, (dict, list)):
+                continue
+            facts.append((str(k), v))
+        rules = cfg.get("rules")
+        if isinstance(rules, dict):
+            facts.append(("Rules", _rules_summary(rules) or "default"))
+        ents = cfg.get("entrants")
+        if isinstance(ents, list):
+            facts.append(("Entrants", len(ents)))
+    else:
+        facts.append(("Games", data.leaderboard.get("games", len(data.games))))
+        facts.append(("Entrants", len(data.entrants)))
+    dl = "".join(
+        f"<dt>{_esc(k)}</dt><dd>{_esc(json.dumps(v) if not isinstance(v, str) else v)}</dd>"
+        for k, v in facts
+    )
+    if data.config_text is not None:
+        body = (f'<p class="small">The resolved configuration, every default filled in. A tournament run with it '
+                f'(same seed, same entrants) plays the same games. '
+                f'<a href="config.resolved.yaml" download>Download config.resolved.yaml</a></p>'
+                f'<pre class="config" id="config">{_esc(data.config_text)}</pre>')
+    else:
+        body = ('<p class="small muted">config.resolved.yaml was not found next to the results; '
+                'the settings above come from leaderboard.json.</p>')
+    return f"""<section class="panel" id="settings">
+<h2>Settings<span class="hint">everything needed to reproduce this tournament</span></h2>
+<dl class="settings">{dl}</dl>
+{body}
+</section>"""
+
+
+def _index_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
+    replay_games = {r["game"] for r in replay_index}
+    body = "\n".join([
+        f'<h1 id="title">{_esc(data.name)}</h1>',
+        _summary(data, len(replay_index)),
+        _notices(data),
+        _leaderboard_section(data),
+        _history_section(data),
+        f'<div class="grid2 row-gap">{_h2h_section(data)}{_places_section(data)}</div>',
+        _entrants_section(data, replay_games),
+        _games_section(data, replay_games),
+        _settings_section(data),
+    ])
+    return _page(f"{data.name} · Phase 10 tournament", "Leaderboard", data, body, _asset("index.js"))
+
+
+def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
+    notes = _notices(data) if replay_index else ""
+    if replay_index:
+        intro = ""
+    else:
+        intro = ('<div class="notice">No replays in this tournament. Games that went wrong (a bot timed out, '
+                 'crashed, or broke a rule) are recorded by default; set the tournament\'s replay option to '
+                 'record every game.</div>')
+    body = f"""{notes}{intro}
+<section class="panel" id="viewer" data-frame="-1">
+<div class="viewer-top">
+<label>Game <select id="game-select" aria-label="Game"></select></label>
+<div class="controls" role="toolbar" aria-label="Step through the game">
+<button type="button" id="btn-first" title="First frame (Home)">⏮ First</button>
+<button type="button" id="btn-prev-hand" title="Previous hand (↑ or Page Up)">« Hand</button>
+<button type="button" id="btn-prev" title="Previous turn (←)">‹ Prev</button>
+<button type="button" id="btn-next" title="Next turn (→)">Next ›</button>
+<button type="button" id="btn-next-hand" title="Next hand (↓ or Page Down)">Hand »</button>
+<button type="button" id="btn-last" title="Last frame (End)">Last ⏭</button>
+</div>
+<div class="position" id="position" aria-live="polite"></div>
+</div>
+<input type="range" id="scrub" min="0" max="0" value="0" aria-label="Frame">
+<div class="action" id="action-text">Pick a game.</div>
+<div class="board">
+<div>
+<div class="piles">
+<div class="pile"><h3>Draw pile</h3><div class="cardrow" id="draw-pile"></div></div>
+<div class="pile"><h3 id="discard-title">Discard pile</h3><div class="cardrow" id="discard-pile"></div></div>
+</div>
+<div class="melds"><h3>On the table</h3><div id="table-melds"></div></div>
+<div class="players" id="players"></div>
+</div>
+<div>
+<h3>This hand</h3>
+<ol class="log" id="hand-log"></ol>
+<h3 style="margin-top:14px">Scores at each hand's end</h3>
+<div class="table-wrap"><table class="scores" id="score-table"></table></div>
+<div class="small muted" id="game-info" style="margin-top:10px"></div>
+</div>
+</div>
+<div class="keys"><kbd>←</kbd> <kbd>→</kbd> turn · <kbd>↑</kbd> <kbd>↓</kbd> or <kbd>Page Up</kbd> <kbd>Page Down</kbd> hand ·
+<kbd>Home</kbd> <kbd>End</kbd> first and last · every card of every hand is shown</div>
+<noscript><div class="notice">The replay viewer needs JavaScript.</div></noscript>
+</section>
+<script type="application/json" id="replay-index">{_json(replay_index)}</script>"""
+    return _page(f"Replays · {data.name}", "Replays", data, body, _asset("replay.js"))
+
+
+# --------------------------------------------------------------------------- entry point
+
+def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
+    """Write the results site into `results_dir/site/` and return that folder.
+
+    Reads leaderboard.json, games.jsonl, config.resolved.yaml (optional) and the replay
+    files the games name (and any others in replays/); embeds the first `max_replays`
+    replays in the viewer. A replay that cannot be read is left out with a notice on the
+    page; it never stops the build. Raises FileNotFoundError if `results_dir` holds
+    neither leaderboard.json nor games.jsonl.
+    """
+    results_dir = Path(results_dir)
+    data = _load(results_dir)
+    site = results_dir / "site"
+    site.mkdir(parents=True, exist_ok=True)
+    replay_index = _write_replays(data, site, max(0, int(max_replays)))
+    if data.config_text is not None:
+        (site / "config.resolved.yaml").write_text(data.config_text, encoding="utf-8")
+    (site / "index.html").write_text(_index_html(data, replay_index), encoding="utf-8")
+    (site / "replay.html").write_text(_replay_html(data, replay_index), encoding="utf-8")
+    return site
