@@ -96,6 +96,7 @@ class Game:
         self.end_reason: str | None = None
         self.stalled_hands = 0
         self.started = False
+        self.last_hand_snapshot: dict[str, Any] | None = None
 
     # ----- queries -------------------------------------------------------------------
 
@@ -160,6 +161,9 @@ class Game:
         stacked = None
         if self.deck is not None and self.hand_no <= len(self.deck.deals):
             stacked = self.deck.deals[self.hand_no - 1]
+        # Each hand's shuffle has its own stream from the seed, so hand h is dealt alike
+        # whatever happened in earlier hands (duplicate deals replay it for every seat).
+        self.rng = random.Random(f"p10:{self.seed}:{self.hand_no}")
         if stacked is None:
             cards = list(DECK)
             self.rng.shuffle(cards)
@@ -273,6 +277,7 @@ class Game:
                 "completed": completed,
             }
         )
+        self.last_hand_snapshot = self.snapshot()
         if game_over:
             self.decision = None
             if self.winner is None and self.end_reason != "fixed_hands":

@@ -83,6 +83,13 @@ def _preexec(limits: Limits):  # pragma: no cover - runs in the child
     import resource
 
     def apply() -> None:
+        try:  # end the bot if the process that started it dies (Linux)
+            import ctypes
+
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
         def setl(which: int, value: int) -> None:
             try:
                 soft, hard = resource.getrlimit(which)
@@ -170,7 +177,7 @@ class BotProcess:
                 cwd=self.spec.cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_preexec(self.spec.limits) if self.spec.limits != Limits() else None,
+                preexec_fn=_preexec(self.spec.limits),
                 close_fds=True,
             )
         except OSError as e:

@@ -150,7 +150,9 @@ class Referee:
         policy: FaultPolicy = FaultPolicy(),
         record: bool = False,
         on_event: Callable[[str, dict[str, Any]], None] | None = None,
+        unavailable: dict[int, tuple[str, str]] | None = None,
     ) -> None:
+        self.unavailable = unavailable or {}
         self.seats = [_Seat(i, b, e) for i, (b, e) in enumerate(zip(bots, entrants))]
         self.rules = rules
         self.seed = seed
@@ -232,7 +234,9 @@ class Referee:
              "deck": self.deck.to_dict() if self.deck else None}
         )
         for seat in self.seats:
-            if not seat.bot.alive:
+            if seat.n in self.unavailable:
+                self._forfeit(seat, *self.unavailable[seat.n])
+            elif not seat.bot.alive:
                 self._forfeit(seat, "crash", f"bot {seat.entrant!r} is not running at the start of the game")
         players = [{"seat": s.n, "name": s.entrant} for s in self.seats]
         rules_d = rules.to_dict()
@@ -375,10 +379,14 @@ def play_game(
     policy: FaultPolicy = FaultPolicy(),
     record: bool = False,
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    unavailable: dict[int, tuple[str, str]] | None = None,
 ) -> GameResult:
     """Play one game between bots that have completed their handshake (see `handshake`).
 
     Bots that are not running forfeit from the start. Returns a `GameResult`; its `replay`
-    holds the replay lines when `record` is true.
+    holds the replay lines when `record` is true. `unavailable` maps seats that could not
+    be started to (fault kind, reason); they forfeit from the start.
     """
-    return Referee(bots, entrants, rules, seed, game_id, deck, time_control, policy, record, on_event).play()
+    return Referee(
+        bots, entrants, rules, seed, game_id, deck, time_control, policy, record, on_event, unavailable
+    ).play()

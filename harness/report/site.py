@@ -538,12 +538,15 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
 
 # --------------------------------------------------------------------------- page parts
 
+_CURRENT = ' class="current"'
+
+
 def _page(title: str, current: str, data: _Data, body: str, script: str) -> str:
     nav = [("index.html", "Leaderboard"), ("index.html#history", "Ratings"), ("index.html#h2h", "Head to head"),
            ("index.html#entrants", "Entrants"), ("index.html#games", "Games"), ("index.html#settings", "Settings"),
            ("replay.html", "Replays")]
     links = "".join(
-        f'<a href="{href}"{" class=\"current\"" if label == current else ""}>{label}</a>' for href, label in nav
+        f'<a href="{href}"{_CURRENT if label == current else ""}>{label}</a>' for href, label in nav
     )
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -606,7 +609,7 @@ def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
     return lo - pad, hi + pad
 
 
-_WH_W, _WH_H, _WH_PAD = 240, 24, 8
+_WH_W, _WH_H, _WH_PAD = 190, 24, 8
 
 
 def _wx(v: float, dom: tuple[float, float]) -> float:
@@ -654,23 +657,25 @@ def _leaderboard_section(data: _Data) -> str:
     cols: list[tuple[str, str, str]] = [  # (label, type, css class)
         ("#", "num", "num"), ("Entrant", "text", ""), ("μ", "num", "num"), ("σ", "num", "num"),
         ("μ − 3σ", "num", "num"), ("μ ± 3σ", "num", ""), ("Games", "num", "num"), ("Wins", "num", "num"),
-        ("Win rate", "num", "num"), ("Mean place", "num", "num"), ("Mean score", "num", "num"),
-        ("Mean phases", "num", "num"), ("Faults", "num", "num"),
+        ("Win rate", "num", "num"), ("Place", "num", "num"), ("Points", "num", "num"),
+        ("Phases", "num", "num"), ("Faults", "num", "num"),
     ]
     titles = {
         "μ": "TrueSkill mean: the rating's best guess", "σ": "TrueSkill uncertainty",
         "μ − 3σ": "Conservative rating (μ − 3σ): the leaderboard's order",
-        "μ ± 3σ": "Where the true skill very likely lies", "Mean place": "Lower is better",
-        "Mean score": "Penalty points; lower is better", "Mean phases": "Phases completed per game",
+        "μ ± 3σ": "Where the true skill very likely lies", "Place": "Mean place per game; lower is better",
+        "Points": "Mean penalty points per game; lower is better", "Phases": "Mean phases completed per game",
+        "Faults": "Timeouts, malformed or illegal replies, crashes", "Wins": "Games won",
     }
+    ascending_first = {"#", "Entrant", "Place", "Points", "Faults"}
     head = []
     for label, typ, cls in cols:
         extra = _whisker_axis(dom) if label == "μ ± 3σ" and dom else ""
-        t = titles.get(label)
-        head.append(
-            f'<th data-type="{typ}" class="{cls}"{f" title={chr(34)}{_esc(t)}{chr(34)}" if t else ""}>'
-            f'{_esc(label)}{extra}</th>'
-        )
+        attrs = f' data-type="{typ}" class="{cls}"'
+        if label in titles:
+            attrs += f' title="{_esc(titles[label])}"'
+        attrs += f' data-first="{"ascending" if label in ascending_first else "descending"}"'
+        head.append(f'<th{attrs}><span class="lbl">{_esc(label)}</span>{extra}</th>')
     body = []
     for i, e in enumerate(ents):
         r = e.row
@@ -684,7 +689,7 @@ def _leaderboard_section(data: _Data) -> str:
         cells = [
             (rank, _esc(rank), "num rank"),
             (e.name, f'<span class="swatch" style="background:{e.color}"></span> '
-                     f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>', ""),
+                     f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>', "name-cell"),
             (r.get("mu"), _fmt(r.get("mu")), "num"),
             (r.get("sigma"), _fmt(r.get("sigma")), "num"),
             (cons, f"<b>{_fmt(cons)}</b>", "num"),
@@ -704,7 +709,7 @@ def _leaderboard_section(data: _Data) -> str:
         body.append(f'<tr data-entrant="{_esc(e.name)}">{tds}</tr>')
     games_n = data.leaderboard.get("games", len(data.games))
     return f"""<section class="panel" id="leaderboard">
-<h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · click a column to sort</span></h2>
+<h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
 <div class="table-wrap"><table class="sortable" id="leaderboard-table">
 <thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody>
@@ -725,7 +730,7 @@ def _history_section(data: _Data) -> str:
     if not series:
         return """<section class="panel" id="history"><h2>Rating history</h2>
 <p class="empty">No rating history was recorded.</p></section>"""
-    W, H, ml, mr, mt, mb = 760, 300, 46, 18, 14, 36
+    W, H, ml, mr, mt, mb = 1000, 320, 46, 18, 14, 36
     max_x = max(p[-1][0] for _, p in series)
     ys = [y for _, p in series for _, y, _ in p]
     y_lo, y_hi = min(ys), max(ys)
@@ -839,7 +844,7 @@ def _h2h_section(data: _Data) -> str:
 </section>"""
 
 
-_PLACE_STOPS = ((46, 125, 50), (240, 170, 30), (183, 28, 28))
+_PLACE_STOPS = ((46, 125, 50), (139, 195, 74), (243, 156, 18), (198, 40, 40))
 
 
 def _place_colors(n: int) -> list[tuple[int, int, int]]:
@@ -941,50 +946,75 @@ def _game_link(game: str, replay_games: set[str]) -> str:
     return f'<span class="mono">{_esc(game)}</span>'
 
 
+def _seat_html(s: int, seats: list[str], places: list[Any], scores: list[Any], phases: list[Any],
+               forfeits: set[Any]) -> str:
+    place = places[s] if s < len(places) else "?"
+    extra = _esc(scores[s] if s < len(scores) else "")
+    if s < len(phases):
+        extra += " · ph " + _esc(phases[s])
+    if s in forfeits:
+        extra += " · forfeit"
+    cls = "p1" if place == 1 else ""
+    return (f'<span class="{cls}" title="seat {s}">{_esc(place)}. {_esc(seats[s])} '
+            f'<span class="muted">{extra}</span></span>')
+
+
+def _fault_tag(f: Mapping[str, Any], seats: list[str]) -> str:
+    seat = f.get("seat")
+    who = f.get("entrant")
+    if who is None:
+        who = seats[seat] if isinstance(seat, int) and 0 <= seat < len(seats) else "?"
+    kind = f.get("kind")
+    return f'<span class="tag {_esc(kind)}" title="{_esc(f.get("reason"))}">{_esc(who)}: {_esc(kind)}</span>'
+
+
+def _game_row(g: Mapping[str, Any], replay_games: set[str]) -> str:
+    gname = _game_name(g)
+    seats = [str(s) for s in g.get("seats") or []]
+    places = list(g.get("places") or [])
+    scores = list(g.get("scores") or [])
+    phases = list(g.get("phases") or [])
+    forfeits = set(g.get("forfeits") or [])
+
+    def by_place(s: int) -> tuple[int, int]:
+        p = places[s] if s < len(places) and isinstance(places[s], int) else 99
+        return (p, s)
+
+    seat_html = "".join(_seat_html(s, seats, places, scores, phases, forfeits) for s in sorted(range(len(seats)), key=by_place))
+    faults = [f for f in g.get("faults") or [] if isinstance(f, Mapping)]
+    fault_html = " ".join(_fault_tag(f, seats) for f in faults)
+    has_replay = gname in replay_games
+    replay = f'<a href="{_esc(_replay_href(gname))}">watch</a>' if has_replay else ""
+    hands = _esc(g.get("hands", ""))
+    if g.get("stalled_hands"):
+        hands += f' <span class="muted">({_esc(g.get("stalled_hands"))} stalled)</span>'
+
+    def v(key: str) -> str:
+        return _esc(g.get(key, ""))
+
+    return (
+        f'<tr data-entrants="{_esc(json.dumps(seats))}" data-faults="{len(faults)}" data-replay="{int(has_replay)}">'
+        f'<td data-v="{v("id")}">{_game_link(gname, replay_games)}</td>'
+        f'<td class="num mono" data-v="{v("seed")}">{v("seed")}</td>'
+        f'<td class="num" data-v="{v("group")}">{v("group")}</td>'
+        f'<td><div class="seatlist">{seat_html}</div></td>'
+        f'<td class="num" data-v="{v("hands")}">{hands}</td>'
+        f'<td data-v="{len(faults)}">{fault_html}</td>'
+        f'<td class="num" data-v="{v("duration_s")}">{_fmt(g.get("duration_s"), 2)}</td>'
+        f"<td>{replay}</td></tr>"
+    )
+
+
 def _games_section(data: _Data, replay_games: set[str]) -> str:
     games = data.games[:MAX_GAME_ROWS]
-    rows = []
-    for g in games:
-        gname = _game_name(g)
-        seats = [str(s) for s in g.get("seats") or []]
-        places = list(g.get("places") or [])
-        scores = list(g.get("scores") or [])
-        phases = list(g.get("phases") or [])
-        order = sorted(range(len(seats)), key=lambda s: (places[s] if s < len(places) and isinstance(places[s], int) else 99, s))
-        forfeits = set(g.get("forfeits") or [])
-        seat_html = "".join(
-            f'<span class="{"p1" if s < len(places) and places[s] == 1 else ""}" title="seat {s}">'
-            f'{_esc(places[s] if s < len(places) else "?")}. {_esc(seats[s])}'
-            f' <span class="muted">{_esc(scores[s] if s < len(scores) else "")}'
-            f'{f" · ph {_esc(phases[s])}" if s < len(phases) else ""}{" · forfeit" if s in forfeits else ""}</span></span>'
-            for s in order
-        )
-        faults = [f for f in g.get("faults") or [] if isinstance(f, dict)]
-        fault_html = " ".join(
-            f'<span class="tag {_esc(f.get("kind"))}" title="{_esc(f.get("reason"))}">'
-            f'{_esc(f.get("entrant", seats[f["seat"]] if isinstance(f.get("seat"), int) and f["seat"] < len(seats) else "?"))}: '
-            f'{_esc(f.get("kind"))}</span>'
-            for f in faults
-        )
-        replay = (f'<a href="{_esc(_replay_href(gname))}">watch</a>' if gname in replay_games else "")
-        rows.append(
-            f'<tr data-entrants="{_esc(json.dumps(seats))}" data-faults="{len(faults)}" data-replay="{1 if replay else 0}">'
-            f'<td data-v="{_esc(g.get("id", ""))}">{_game_link(gname, replay_games)}</td>'
-            f'<td class="num mono" data-v="{_esc(g.get("seed", ""))}">{_esc(g.get("seed", ""))}</td>'
-            f'<td class="num" data-v="{_esc(g.get("group", ""))}">{_esc(g.get("group", ""))}</td>'
-            f'<td><div class="seatlist">{seat_html}</div></td>'
-            f'<td class="num" data-v="{_esc(g.get("hands", ""))}">{_esc(g.get("hands", ""))}'
-            f'{f" <span class=muted>({g.get("stalled_hands")} stalled)</span>" if g.get("stalled_hands") else ""}</td>'
-            f'<td data-v="{len(faults)}">{fault_html}</td>'
-            f'<td class="num" data-v="{_esc(g.get("duration_s", ""))}">{_fmt(g.get("duration_s"), 2)}</td>'
-            f'<td>{replay}</td></tr>'
-        )
+    rows = "".join(_game_row(g, replay_games) for g in games)
     note = ""
     if len(data.games) > len(games):
-        note = f'<div class="notice">The first {len(games)} of {len(data.games)} games are listed; games.jsonl holds them all.</div>'
+        note = (f'<div class="notice">The first {len(games)} of {len(data.games)} games are listed; '
+                f"games.jsonl holds them all.</div>")
     options = "".join(f'<option value="{_esc(n)}">{_esc(n)}</option>' for n in data.entrants)
     return f"""<section class="panel" id="games">
-<h2>Games<span class="hint">places, penalty points and phases completed per seat · click a game to watch its replay when there is one</span></h2>
+<h2>Games<span class="hint">place, penalty points and phases completed per seat · a linked game has a replay</span></h2>
 {note}<div class="filters">
 <label>Entrant <select id="filter-entrant"><option value="">all</option>{options}</select></label>
 <label><input type="checkbox" id="filter-faults"> only games with faults</label>
@@ -992,10 +1022,13 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
 <span class="muted" id="games-count">{len(games)} games</span>
 </div>
 <div class="table-wrap"><table class="sortable" id="games-table">
-<thead><tr><th data-type="num">Game</th><th data-type="num" class="num">Seed</th><th data-type="num" class="num">Group</th>
-<th>Result (place. entrant  points · phases)</th><th data-type="num" class="num">Hands</th><th data-type="num">Faults</th>
-<th data-type="num" class="num">Time (s)</th><th>Replay</th></tr></thead>
-<tbody>{"".join(rows)}</tbody></table></div>
+<thead><tr><th data-type="num" data-first="ascending"><span class="lbl">Game</span></th>
+<th data-type="num" class="num"><span class="lbl">Seed</span></th>
+<th data-type="num" class="num" data-first="ascending"><span class="lbl">Group</span></th>
+<th>Result (place. entrant points · phases)</th><th data-type="num" class="num"><span class="lbl">Hands</span></th>
+<th data-type="num"><span class="lbl">Faults</span></th><th data-type="num" class="num"><span class="lbl">Time (s)</span></th>
+<th>Replay</th></tr></thead>
+<tbody>{rows}</tbody></table></div>
 </section>"""
 
 
@@ -1064,12 +1097,12 @@ def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
 <div class="viewer-top">
 <label>Game <select id="game-select" aria-label="Game"></select></label>
 <div class="controls" role="toolbar" aria-label="Step through the game">
-<button type="button" id="btn-first" title="First frame (Home)">⏮ First</button>
+<button type="button" id="btn-first" title="First frame (Home)">|‹ First</button>
 <button type="button" id="btn-prev-hand" title="Previous hand (↑ or Page Up)">« Hand</button>
 <button type="button" id="btn-prev" title="Previous turn (←)">‹ Prev</button>
 <button type="button" id="btn-next" title="Next turn (→)">Next ›</button>
 <button type="button" id="btn-next-hand" title="Next hand (↓ or Page Down)">Hand »</button>
-<button type="button" id="btn-last" title="Last frame (End)">Last ⏭</button>
+<button type="button" id="btn-last" title="Last frame (End)">Last ›|</button>
 </div>
 <div class="position" id="position" aria-live="polite"></div>
 </div>

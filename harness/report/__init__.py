@@ -1,0 +1,1 @@
+"""Reports: leaderboards (Markdown, JSON, CSV, terminal), the HTML site and replays."""

@@ -1,0 +1,329 @@
+"""Tournament configuration: YAML loaded into frozen, validated settings.
+
+Every mistake raises `ConfigError` naming the file, the key and what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from ..engine import Rules, RulesError
+from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
+
+FORMATS = ("round-robin", "gauntlet", "random")
+REPLAYS = ("none", "failed", "all")
+EXECUTORS = ("local", "dask")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+class ConfigError(ValueError):
+    """A tournament configuration that cannot be run."""
+
+
+@dataclass(frozen=True)
+class DisqualifyPolicy:
+    """When an entrant is taken out of the rest of the tournament (None = never)."""
+
+    startup_failures: int | None = 3
+    forfeit_share: float | None = 0.5
+    min_games: int = 4
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A validated tournament."""
+
+    name: str
+    seed: int
+    bots: tuple[BotSpec, ...]
+    table_size: int
+    format: str
+    games_per_table: int
+    games: int | None
+    challengers: tuple[str, ...]
+    duplicate: bool
+    parallel: int
+    rules: Rules
+    time: TimeControl
+    faults: FaultPolicy
+    disqualify: DisqualifyPolicy
+    replays: str
+    output: Path
+    executor: str = "local"
+    scheduler: str | None = None
+    source: str = field(default="", compare=False)
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def entrants(self) -> list[str]:
+        """Entrant names in config order."""
+        return [b.name for b in self.bots]
+
+    def bot(self, name: str) -> BotSpec:
+        """The spec of entrant `name`."""
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def resolved(self) -> dict[str, Any]:
+        """Everything that decides the games, as plain data (written to config.resolved.yaml)."""
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "bots": [
+                {"name": b.name, "cmd": list(b.argv), "cwd": b.cwd, "env": dict(b.env),
+                 "limits": {k: v for k, v in asdict(b.limits).items() if v is not None}}
+                for b in self.bots
+            ],
+            "table_size": self.table_size,
+            "format": self.format,
+            "games_per_table": self.games_per_table,
+            "games": self.games,
+            "challengers": list(self.challengers),
+            "duplicate": self.duplicate,
+            "rules": self.rules.to_dict(),
+            "time": asdict(self.time),
+            "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
+            "replays": self.replays,
+        }
+
+    def fingerprint(self) -> str:
+        """A hash of what decides the games (not `parallel`, `output` or the executor), so a
+        results folder can tell whether it belongs to this config."""
+        data = self.resolved()
+        for b in data["bots"]:
+            b.pop("cwd", None)
+        text = json.dumps(data, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _err(source: str, key: str, what: str) -> ConfigError:
+    return ConfigError(f"{source}: {key}: {what}")
+
+
+def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = None) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise _err(src, key, f"must be an integer, not {v!r}")
+    if lo is not None and v < lo or hi is not None and v > hi:
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise _err(src, key, f"must be {rng}, not {v}")
+    return v
+
+
+def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(d) - allowed)
+    if unknown:
+        raise _err(src, f"{where}{unknown[0]}", f"unknown key (known: {', '.join(sorted(allowed))})")
+
+
+TOP_KEYS = {
+    "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
+    "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
+    "executor", "scheduler", "limits",
+}
+
+
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+    """Load and validate a YAML tournament file. `overrides` replace top-level keys."""
+    path = Path(path)
+    src = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{src}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{src}: cannot read: {e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{src}: not valid YAML{where}: {problem}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{src}: the file must be a mapping of keys (name, seed, bots, ...)")
+    data = dict(data)
+    for k, v in (overrides or {}).items():
+        if v is not None:
+            data[k] = v
+    return parse_config(data, src, base=path.parent)
+
+
+def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Path(".")) -> TournamentConfig:
+    """Validate a config mapping (see `load_config`)."""
+    _check_keys(src, "", data, TOP_KEYS)
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _err(src, "name", f"must be a short name of letters, digits, '-', '_', '.', not {name!r}")
+    seed = _int(src, "seed", data.get("seed", 1), 0)
+    base_dir = data.get("base_dir")
+    if base_dir is not None:
+        if not isinstance(base_dir, str):
+            raise _err(src, "base_dir", f"must be a path, not {base_dir!r}")
+        base = (base / base_dir)
+    base = base.resolve()
+
+    default_limits = _limits(src, "limits", data.get("limits") or {})
+    bots_raw = data.get("bots")
+    if not isinstance(bots_raw, list) or len(bots_raw) < 2:
+        raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
+    bots = []
+    seen: set[str] = set()
+    for i, b in enumerate(bots_raw):
+        where = f"bots[{i}]"
+        if not isinstance(b, dict):
+            raise _err(src, where, "must be a mapping with name and cmd")
+        _check_keys(src, f"{where}.", b, {"name", "cmd", "cwd", "env", "limits"})
+        bname = b.get("name")
+        if not isinstance(bname, str) or not _NAME.match(bname):
+            raise _err(src, f"{where}.name", f"must be a short name of letters, digits, '-', '_', '.', not {bname!r}")
+        if bname in seen:
+            raise _err(src, f"{where}.name", f"{bname!r} appears twice")
+        seen.add(bname)
+        cmd = b.get("cmd")
+        if isinstance(cmd, str):
+            try:
+                argv = shlex.split(cmd)
+            except ValueError as e:
+                raise _err(src, f"{where}.cmd", f"cannot be split into words: {e}") from None
+        elif isinstance(cmd, list) and all(isinstance(x, str) for x in cmd):
+            argv = list(cmd)
+        else:
+            raise _err(src, f"{where}.cmd", f"must be a command string or a list of strings, not {cmd!r}")
+        if not argv:
+            raise _err(src, f"{where}.cmd", "is empty")
+        cwd = b.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise _err(src, f"{where}.cwd", f"must be a path, not {cwd!r}")
+        cwd_path = (base / cwd) if cwd else base
+        if not cwd_path.is_dir():
+            raise _err(src, f"{where}.cwd", f"{str(cwd_path)!r} is not a directory")
+        env = b.get("env") or {}
+        if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
+            raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
+        limits = _limits(src, f"{where}.limits", b["limits"]) if b.get("limits") else default_limits
+        bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits))
+
+    table_size = _int(src, "table_size", data.get("table_size", 2), 2, 6)
+    fmt = data.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise _err(src, "format", f"must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    games_per_table = _int(src, "games_per_table", data.get("games_per_table", table_size), 1)
+    duplicate = data.get("duplicate", False)
+    if not isinstance(duplicate, bool):
+        raise _err(src, "duplicate", f"must be true or false, not {duplicate!r}")
+    games = data.get("games")
+    challengers: tuple[str, ...] = ()
+    if fmt == "round-robin":
+        if table_size > len(bots):
+            raise _err(src, "table_size", f"is {table_size} but there are only {len(bots)} bots")
+        if games_per_table % table_size:
+            raise _err(src, "games_per_table",
+                       f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
+    elif fmt == "gauntlet":
+        ch = data.get("challengers")
+        if not isinstance(ch, list) or not ch or not all(isinstance(c, str) for c in ch):
+            raise _err(src, "challengers", "the gauntlet format needs a list of challenger names")
+        for c in ch:
+            if c not in seen:
+                raise _err(src, "challengers", f"{c!r} is not the name of a bot")
+        challengers = tuple(ch)
+        field_size = len(bots) - len(challengers)
+        if field_size < table_size - 1:
+            raise _err(src, "table_size", f"is {table_size} but the field (bots that are not challengers) has only {field_size}")
+        if games_per_table % table_size:
+            raise _err(src, "games_per_table",
+                       f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
+    else:
+        games = _int(src, "games", games, 1)
+        if table_size > len(bots):
+            raise _err(src, "table_size", f"is {table_size} but there are only {len(bots)} bots")
+        if duplicate and games % table_size:
+            raise _err(src, "games", f"must be a multiple of table_size ({table_size}) with duplicate deals, not {games}")
+    if fmt != "random" and games is not None:
+        raise _err(src, "games", f"applies only to the random format (the {fmt} format plays games_per_table per table)")
+    if fmt != "gauntlet" and data.get("challengers"):
+        raise _err(src, "challengers", "applies only to the gauntlet format")
+
+    parallel = data.get("parallel", 1)
+    if parallel == "auto":
+        parallel = os.cpu_count() or 1
+    parallel = _int(src, "parallel", parallel, 1, 256)
+
+    rules_raw = data.get("rules") or {}
+    if not isinstance(rules_raw, dict):
+        raise _err(src, "rules", "must be a mapping (variant, phases, first_to, turn_limit, hand_limit)")
+    try:
+        rules = Rules.from_dict(rules_raw)
+    except RulesError as e:
+        raise _err(src, "rules", str(e)) from None
+
+    time_raw = data.get("time") or {}
+    if not isinstance(time_raw, dict):
+        raise _err(src, "time", "must be a mapping (move_ms, game_ms, startup_ms)")
+    _check_keys(src, "time.", time_raw, {"move_ms", "game_ms", "startup_ms"})
+    tc = TimeControl(
+        move_ms=_int(src, "time.move_ms", time_raw.get("move_ms", 1000), 1),
+        game_ms=None if time_raw.get("game_ms") is None else _int(src, "time.game_ms", time_raw["game_ms"], 1),
+        startup_ms=_int(src, "time.startup_ms", time_raw.get("startup_ms", 10000), 1),
+    )
+
+    faults_raw = data.get("faults") or {}
+    if not isinstance(faults_raw, dict):
+        raise _err(src, "faults", "must be a mapping (retries, max_strikes, disqualify)")
+    _check_keys(src, "faults.", faults_raw, {"retries", "max_strikes", "disqualify"})
+    policy = FaultPolicy(
+        retries=_int(src, "faults.retries", faults_raw.get("retries", 1), 0, 10),
+        max_strikes=_int(src, "faults.max_strikes", faults_raw.get("max_strikes", 5), 1),
+    )
+    dq_raw = faults_raw.get("disqualify") or {}
+    if not isinstance(dq_raw, dict):
+        raise _err(src, "faults.disqualify", "must be a mapping (startup_failures, forfeit_share, min_games)")
+    _check_keys(src, "faults.disqualify.", dq_raw, {"startup_failures", "forfeit_share", "min_games"})
+    share = dq_raw.get("forfeit_share", 0.5)
+    if share is not None and (not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1):
+        raise _err(src, "faults.disqualify.forfeit_share", f"must be a number in (0, 1] or null, not {share!r}")
+    sf = dq_raw.get("startup_failures", 3)
+    dq = DisqualifyPolicy(
+        startup_failures=None if sf is None else _int(src, "faults.disqualify.startup_failures", sf, 1),
+        forfeit_share=None if share is None else float(share),
+        min_games=_int(src, "faults.disqualify.min_games", dq_raw.get("min_games", 4), 1),
+    )
+
+    replays = data.get("replays", "failed")
+    if replays not in REPLAYS:
+        raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
+    output = data.get("output") or f"results/{name}"
+    if not isinstance(output, str):
+        raise _err(src, "output", f"must be a path, not {output!r}")
+    executor = data.get("executor", "local")
+    if executor not in EXECUTORS:
+        raise _err(src, "executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}")
+    scheduler = data.get("scheduler")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise _err(src, "scheduler", f"must be an address like tcp://host:8786, not {scheduler!r}")
+    return TournamentConfig(
+        name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
+        games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
+        parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
+        output=Path(output), executor=executor, scheduler=scheduler, source=src, raw=dict(data),
+    )
+
+
+def _limits(src: str, where: str, d: Any) -> Limits:
+    if not isinstance(d, dict):
+        raise _err(src, where, "must be a mapping (memory_mb, cpu_s, open_files, processes)")
+    _check_keys(src, f"{where}.", d, {"memory_mb", "cpu_s", "open_files", "processes"})
+    vals = {k: None if d.get(k) is None else _int(src, f"{where}.{k}", d[k], 1) for k in
+            ("memory_mb", "cpu_s", "open_files", "processes")}
+    return Limits(**vals)

@@ -1,0 +1,213 @@
+"""Where games run: a `GameRunner` keeps one bot process per entrant alive across games;
+the local executor runs `parallel` worker processes (multiprocess), each with its own
+runner, and streams results back in whatever order games finish."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import time
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import multiprocess as mp
+
+from ..referee import BotProcess, BotStartError, handshake, play_game
+from .config import TournamentConfig
+from .schedule import GameSpec
+
+
+class GameRunner:
+    """Plays scheduled games with bot processes that live across games (one per entrant)."""
+
+    def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None) -> None:
+        self.cfg = cfg
+        self.worker = worker
+        self.log_dir = log_dir
+        self.bots: dict[str, BotProcess] = {}
+        self.starts: dict[str, int] = {}
+
+    def _bot(self, name: str) -> BotProcess:
+        bot = self.bots.get(name)
+        if bot is None:
+            log = self.log_dir / f"{name}.{self.worker}.stderr.log" if self.log_dir else None
+            bot = self.bots[name] = BotProcess(self.cfg.bot(name), log_path=log)
+        return bot
+
+    def run(self, spec: GameSpec, excluded: Sequence[str] = ()) -> dict[str, Any]:
+        """Play one game; returns {"record", "replay", "starts", "startup_failures"}.
+
+        Entrants in `excluded` (disqualified) do not take part: the game is played by the
+        others, if at least two remain.
+        """
+        cfg = self.cfg
+        seats = [s for s in spec.seats if s not in excluded]
+        bots = []
+        unavailable: dict[int, tuple[str, str]] = {}
+        startup_failures: list[str] = []
+        for seat, name in enumerate(seats):
+            bot = self._bot(name)
+            if not bot.alive:
+                try:
+                    handshake(bot, name, cfg.time)
+                except BotStartError as e:
+                    unavailable[seat] = ("startup", str(e))
+                    startup_failures.append(name)
+            bots.append(bot)
+        if len(seats) >= 2:
+            result = play_game(
+                bots, seats, cfg.rules, spec.seed, spec.game, time_control=cfg.time, policy=cfg.faults,
+                record=cfg.replays != "none", unavailable=unavailable,
+            )
+            record = {"id": spec.index, "group": spec.group, **result.to_record()}
+            replay = result.replay
+            if cfg.replays == "failed" and not result.faults:
+                replay = None
+        else:
+            record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
+                      "seats": seats, "places": [1] * len(seats), "scores": [0] * len(seats),
+                      "phases": [0] * len(seats), "winner": None, "hands": 0, "stalled_hands": 0,
+                      "reason": "not_played", "faults": [], "forfeits": [], "duration_s": 0.0}
+            replay = None
+        if excluded and any(s in excluded for s in spec.seats):
+            record["disqualified"] = [s for s in spec.seats if s in excluded]
+        for bot in bots:
+            # A forfeited bot was ended; it is started afresh for its next game.
+            self.starts[bot.spec.name] = bot.starts
+        return {"record": record, "replay": replay, "starts": dict(self.starts),
+                "startup_failures": startup_failures}
+
+    def close(self) -> None:
+        """Say bye to every bot and end its process group."""
+        from ..referee import encode
+
+        for bot in self.bots.values():
+            if bot.alive:
+                try:
+                    bot.send(encode({"type": "bye"}))
+                except Exception:  # noqa: BLE001 - ending anyway
+                    pass
+        for bot in self.bots.values():
+            bot.stop()
+            bot.close_log()
+
+
+# ----- the local executor -----------------------------------------------------------------
+
+
+def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: Any, results: Any) -> None:
+    """A worker process: plays games from `tasks` until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+
+    def _term(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _term)
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # end with the parent (Linux)
+    except (OSError, AttributeError):
+        pass
+    runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None)
+    parent = os.getppid()
+    try:
+        while True:
+            try:
+                task = tasks.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    return
+                continue
+            if task is None:
+                return
+            spec, excluded = task
+            results.put(("started", wid, spec.index))
+            out = runner.run(spec, excluded)
+            results.put(("done", wid, out))
+    finally:
+        runner.close()
+
+
+class LocalExecutor:
+    """Runs games on `parallel` local worker processes."""
+
+    def __init__(self, cfg: TournamentConfig, log_dir: Path | None) -> None:
+        self.cfg = cfg
+        self.log_dir = log_dir
+        self.procs: list[Any] = []
+        self.ctx = mp.get_context("fork")
+
+    def run(self, specs: Sequence[GameSpec], excluded: Any = ()) -> Iterator[dict[str, Any]]:
+        """Yield each game's result as it finishes. `excluded` is a set that the caller may
+        grow (disqualifications); games handed out later leave those entrants out."""
+        if not specs:
+            return
+        ctx = self.ctx
+        tasks = ctx.Queue()
+        results = ctx.Queue()
+        n = min(self.cfg.parallel, len(specs))
+        pending = list(specs)
+        inflight: dict[int, int | None] = {}
+
+        def feed(k: int = 1) -> None:
+            for _ in range(k):
+                if pending:
+                    tasks.put((pending.pop(0), tuple(sorted(excluded))))
+
+        for wid in range(n):
+            p = ctx.Process(target=_worker_main, args=(wid, self.cfg, str(self.log_dir) if self.log_dir else None, tasks, results),
+                            daemon=True)
+            p.start()
+            self.procs.append(p)
+            inflight[wid] = None
+        # Two games queued per worker keeps every worker busy without fixing who plays what.
+        feed(2 * n)
+        remaining = len(specs)
+        by_index = {s.index: s for s in specs}
+        try:
+            while remaining:
+                try:
+                    kind, wid, payload = results.get(timeout=1.0)
+                except queue.Empty:
+                    for wid, p in enumerate(self.procs):
+                        if p is not None and not p.is_alive():
+                            # A worker died (not through a bot): its game is played again.
+                            self.procs[wid] = None
+                            lost = inflight.pop(wid, None)
+                            if lost is not None:
+                                pending.insert(0, by_index[lost])
+                                feed()
+                    if not any(p is not None for p in self.procs):
+                        raise RuntimeError("every worker process has died")
+                    continue
+                if kind == "started":
+                    inflight[wid] = payload
+                    continue
+                inflight[wid] = None
+                remaining -= 1
+                feed()
+                yield payload
+        finally:
+            self.shutdown(graceful=remaining == 0, tasks=tasks)
+
+    def shutdown(self, graceful: bool, tasks: Any = None) -> None:
+        """Stop the workers: politely when all games are done, at once otherwise (their
+        bots are ended either way)."""
+        procs = [p for p in self.procs if p is not None]
+        if graceful and tasks is not None:
+            for _ in procs:
+                tasks.put(None)
+            deadline = time.monotonic() + 10
+            for p in procs:
+                p.join(max(0.1, deadline - time.monotonic()))
+        for p in procs:
+            if p.is_alive():
+                p.terminate()  # SIGTERM: the worker ends its bots on the way out
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+                p.join(1)
+        self.procs = []
