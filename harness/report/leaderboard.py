@@ -83,6 +83,8 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 130)
     t = Table(title=f"{board['name']}: {board['games']} games (seed {board['seed']})")
     for h in ["#", "entrant", "μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]:
         t.add_column(h, justify="left" if h == "entrant" else "right")

@@ -186,6 +186,7 @@ class LocalExecutor:
                     inflight[wid] = payload
                     continue
                 inflight[wid] = None
+                payload["worker"] = f"w{wid}"
                 remaining -= 1
                 feed()
                 yield payload

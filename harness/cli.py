@@ -1,0 +1,316 @@
+"""The p10-tourney command line: parse, call the library, print."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+
+
+def _fail(e: BaseException) -> click.ClickException:
+    return click.ClickException(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="p10-tourney")
+def main() -> None:
+    """Phase 10 bot tournaments: play, rate and publish."""
+
+
+# ----- run ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--parallel", "-j", type=int, help="Worker processes (overrides the config).")
+@click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), help="Results folder (overrides the config).")
+@click.option("--fresh", is_flag=True, help="Discard earlier results in the output folder and start again.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), help="Where games run (overrides the config).")
+@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--no-site", is_flag=True, help="Do not build the HTML site at the end.")
+def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, executor: str | None,
+        scheduler: str | None, no_progress: bool, no_site: bool) -> None:
+    """Run the tournament described by CONFIG (YAML). Run it again to continue an
+    interrupted tournament."""
+    from rich.console import Console
+
+    from .report.leaderboard import print_leaderboard
+    from .tournament.config import ConfigError, load_config
+    from .tournament.runner import ResultsError, run_tournament
+
+    overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
+                                 "executor": executor, "scheduler": scheduler}
+    if scheduler and not executor:
+        overrides["executor"] = "dask"
+    try:
+        cfg = load_config(config, overrides)
+    except ConfigError as e:
+        raise _fail(e) from None
+    console = Console(stderr=True)
+    show = not no_progress and console.is_terminal
+    progress_cb, stop = _progress(console, show)
+    try:
+        outcome = run_tournament(cfg, fresh=fresh, on_progress=progress_cb, build_site=not no_site)
+    except KeyboardInterrupt:
+        stop()
+        console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
+                      "run the same command again to continue.")
+        sys.exit(130)
+    except (ResultsError, ConfigError) as e:
+        stop()
+        raise _fail(e) from None
+    except ImportError as e:
+        stop()
+        raise click.ClickException(f"{e}; the dask executor needs: pip install 'p10-tourney[cluster]'") from None
+    stop()
+    print_leaderboard(outcome.board, Console())
+    click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
+               + ("" if no_site else f" (site: {cfg.output}/site/index.html)"))
+
+
+def _progress(console: Any, show: bool) -> tuple[Any, Any]:
+    """A rich progress bar: games done of total, games per second, time left, the leader."""
+    if not show:
+        return None, lambda: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:.1f} games/s"), TimeRemainingColumn(),
+        TextColumn("leader: {task.fields[leader]}"), console=console, transient=True,
+    )
+    state: dict[str, Any] = {}
+
+    def update(p: Any) -> None:
+        if "task" not in state:
+            bar.start()
+            state["task"] = bar.add_task("games", total=p.total, completed=p.done, rate=0.0, leader="—")
+            state["first"] = p.done
+        import time as _t
+
+        elapsed = max(1e-6, _t.monotonic() - p.started_at)
+        bar.update(state["task"], completed=p.done, rate=(p.done - state["first"]) / elapsed, leader=p.leader or "—")
+
+    def stop() -> None:
+        if "task" in state:
+            bar.stop()
+
+    return update, stop
+
+
+# ----- leaderboard, report, replay -----------------------------------------------------------
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "csv"]), default="table")
+def leaderboard(results: Path, fmt: str) -> None:
+    """Print the leaderboard of a results folder."""
+    board = _load_board(results)
+    if fmt == "table":
+        from .report.leaderboard import print_leaderboard
+
+        print_leaderboard(board)
+    elif fmt == "markdown":
+        from .report.leaderboard import to_markdown
+
+        click.echo(to_markdown(board), nl=False)
+    elif fmt == "csv":
+        from .report.leaderboard import to_csv
+
+        click.echo(to_csv(board), nl=False)
+    else:
+        click.echo(json.dumps(board, indent=1))
+
+
+def _load_board(results: Path) -> dict[str, Any]:
+    path = results / "leaderboard.json"
+    if not results.is_dir():
+        raise click.ClickException(f"{results}: no such results folder")
+    if not path.exists():
+        raise click.ClickException(f"{results}: no leaderboard.json (not a finished or started p10-tourney run?)")
+    try:
+        board = json.loads(path.read_text())
+        if not isinstance(board, dict) or "entrants" not in board:
+            raise ValueError("no entrants")
+    except ValueError as e:
+        raise click.ClickException(f"{path}: not a leaderboard ({e})") from None
+    return board
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+def report(results: Path) -> None:
+    """(Re)build the HTML site of a results folder: RESULTS/site/index.html."""
+    _load_board(results)
+    from .report.site import build_site
+
+    try:
+        site = build_site(results)
+    except (OSError, ValueError) as e:
+        raise _fail(e) from None
+    click.echo(f"site written: {site}/index.html")
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+def replay(file: Path) -> None:
+    """Print a recorded game turn by turn."""
+    from .report.terminal_replay import print_replay
+
+    try:
+        print_replay(file)
+    except (OSError, ValueError, KeyError) as e:
+        raise click.ClickException(f"{file}: not a replay file ({e})") from None
+
+
+# ----- play ----------------------------------------------------------------------------------
+
+
+def _bot_option(values: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    bots = []
+    for v in values:
+        name, sep, cmd = v.partition("=")
+        if not sep or not name or not cmd.strip():
+            raise click.BadParameter(f"{v!r}: expected NAME=COMMAND, e.g. greedy='python bots/python/greedy.py'", param_hint="--bot")
+        try:
+            argv = shlex.split(cmd)
+        except ValueError as e:
+            raise click.BadParameter(f"{v!r}: {e}", param_hint="--bot") from None
+        bots.append((name, argv))
+    return bots
+
+
+@main.command()
+@click.option("--bot", "bots", multiple=True, metavar="NAME=CMD", help="A seat: entrant name and command (repeat; seats in order).")
+@click.option("--human", "human", metavar="NAME", default=None, is_flag=False, flag_value="you",
+              help="Seat a person at the terminal (first seat).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals (JSON deck file).")
+@click.option("--rules", "rules_text", help='Rules as JSON or YAML, e.g. \'{"phases": [1, 2, 3]}\' or a file path.')
+@click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
+@click.option("--move-ms", type=int, default=2000, show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None, rules_text: str | None,
+         replay_file: Path | None, move_ms: int, quiet: bool) -> None:
+    """Play one game between bots and print it hand by hand."""
+    from .engine import Deck, DeckError
+    from .referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake, play_game
+
+    seats = _bot_option(bots)
+    if human:
+        seats.insert(0, (human, []))
+    if not 2 <= len(seats) <= 6:
+        raise click.UsageError(f"a game has 2 to 6 players; {len(seats)} given (use --bot NAME=CMD)")
+    names = [n for n, _ in seats]
+    if len(set(names)) != len(names):
+        raise click.UsageError("each seat needs its own name")
+    rules = _parse_rules(rules_text)
+    stacked = None
+    if deck:
+        try:
+            stacked = Deck.from_dict(json.loads(deck.read_text()))
+        except (ValueError, DeckError) as e:
+            raise click.ClickException(f"{deck}: {e}") from None
+        if any(len(d.hands) != len(seats) for d in stacked.deals):
+            raise click.ClickException(f"{deck}: its deals have hands for {len(stacked.deals[0].hands)} players, not {len(seats)}")
+    tc = TimeControl(move_ms=move_ms, startup_ms=max(10000, move_ms))
+    procs: list[Any] = []
+    unavailable: dict[int, tuple[str, str]] = {}
+    try:
+        for seat, (name, argv) in enumerate(seats):
+            if not argv:
+                from .human import human_spec
+
+                spec = human_spec(name)
+                tc = TimeControl(move_ms=24 * 3600 * 1000, startup_ms=tc.startup_ms)
+            else:
+                spec = BotSpec(name, tuple(argv))
+            p = BotProcess(spec)
+            procs.append(p)
+            try:
+                handshake(p, name, tc)
+            except BotStartError as e:
+                unavailable[seat] = ("startup", str(e))
+                click.echo(f"warning: {e}", err=True)
+        printer = _HandPrinter(names, quiet)
+        result = play_game(procs, names, rules, seed, "g000000", stacked, tc, record=replay_file is not None,
+                           on_event=printer, unavailable=unavailable)
+    finally:
+        for p in procs:
+            if p.alive:
+                try:
+                    p.send(encode({"type": "bye"}))
+                except Exception:  # noqa: BLE001
+                    pass
+            p.stop()
+    for f in result.faults:
+        click.echo(f"fault: {f.entrant} (seat {f.seat}) {f.kind}: {f.reason}")
+    order = sorted(range(len(names)), key=lambda s: result.places[s])
+    click.echo("result: " + ", ".join(f"{result.places[s]}. {names[s]} ({result.phases[s]} phases, {result.scores[s]} points)"
+                                      for s in order))
+    if replay_file is not None and result.replay is not None:
+        replay_file.parent.mkdir(parents=True, exist_ok=True)
+        replay_file.write_bytes(b"\n".join(result.replay) + b"\n")
+        click.echo(f"replay written: {replay_file}")
+
+
+def _parse_rules(text: str | None) -> Any:
+    from .engine import Rules, RulesError
+
+    if not text:
+        return Rules()
+    import yaml
+
+    src = text
+    p = Path(text)
+    if p.exists() and p.is_file():
+        src = p.read_text()
+    try:
+        data = yaml.safe_load(src)
+    except yaml.YAMLError as e:
+        raise click.BadParameter(f"not JSON or YAML: {str(e).splitlines()[0]}", param_hint="--rules") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter("must be a mapping such as {\"phases\": [1, 2, 3]}", param_hint="--rules")
+    try:
+        return Rules.from_dict(data)
+    except RulesError as e:
+        raise click.BadParameter(str(e), param_hint="--rules") from None
+
+
+class _HandPrinter:
+    """Prints each hand's summary: who laid, who went out, points, phases."""
+
+    def __init__(self, names: list[str], quiet: bool) -> None:
+        self.names = names
+        self.quiet = quiet
+
+    def __call__(self, kind: str, msg: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        if kind == "hand_end":
+            n = self.names
+            if msg["stalled"]:
+                head = f"hand {msg['hand']}: stalled (turn limit)"
+            elif msg["winner"] is not None:
+                head = f"hand {msg['hand']}: {n[msg['winner']]} went out"
+            else:
+                head = f"hand {msg['hand']}: ended"
+            laid = ", ".join(n[s] for s in msg["completed"]) or "nobody"
+            click.echo(f"{head}; laid: {laid}")
+            for s, name in enumerate(n):
+                nxt = msg["phases"][s]
+                click.echo(f"    {name:<16} +{msg['points'][s]:<4} total {msg['scores'][s]:<5} next phase {nxt if nxt is not None else '—'}")
+        elif kind == "fault":
+            click.echo(f"    fault: {msg['entrant']} {msg['kind']}: {msg['reason']}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

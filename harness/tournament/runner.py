@@ -1,0 +1,236 @@
+"""Running a tournament: schedule, resume from games.jsonl, execute, rate and publish."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import orjson
+import yaml
+
+from ..report.leaderboard import write_leaderboard
+from .config import TournamentConfig
+from .journal import Journal, JournalError, read_journal
+from .ratings import Ratings
+from .schedule import GameSpec, schedule
+from .standings import build_leaderboard
+
+MARKER = "tournament.json"
+FORMAT = "p10-results/1"
+_OWN = ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
+        "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json")
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be used for this tournament."""
+
+
+@dataclass
+class Progress:
+    """What a progress display needs after each game."""
+
+    done: int
+    total: int
+    started_at: float
+    leader: str | None
+    last: dict[str, Any] | None = None
+
+
+@dataclass
+class Outcome:
+    """The end of a run."""
+
+    played: int
+    total: int
+    finished: bool
+    board: dict[str, Any] = field(default_factory=dict)
+    bot_starts: dict[str, int] = field(default_factory=dict)
+    disqualified: dict[str, str] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+
+def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict[str, Any]]:
+    """Check (or create) the results folder; returns the games already finished.
+
+    A folder of another config, another program, or an older format is refused unless
+    `fresh`, which removes this program's files from it first.
+    """
+    out = cfg.output
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{out}: exists and is not a folder")
+    marker = out / MARKER
+    if fresh and out.exists():
+        if any(out.iterdir()) and not marker.exists():
+            raise ResultsError(f"{out}: not a p10-tourney results folder; refusing to clear it (choose another output)")
+        for name in _OWN:
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    if marker.exists():
+        try:
+            meta = json.loads(marker.read_text())
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{marker}: unreadable ({e}); use --fresh to start again") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ResultsError(
+                f"{out}: written by another version of p10-tourney (format {meta.get('format') if isinstance(meta, dict) else '?'!r}, "
+                f"this one writes {FORMAT!r}); use --fresh to start again or choose another output"
+            )
+        if meta.get("fingerprint") != cfg.fingerprint():
+            raise ResultsError(
+                f"{out}: holds results of a different config (tournament {meta.get('name')!r}); "
+                "use --fresh to start again, or set another output"
+            )
+    elif any(out.iterdir()):
+        raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
+    else:
+        marker.write_text(json.dumps({"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint()}) + "\n")
+    (out / "config.resolved.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
+    try:
+        done = read_journal(out / "games.jsonl")
+    except JournalError as e:
+        raise ResultsError(str(e)) from None
+    return done
+
+
+def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path) -> None:
+    by_index = {s.index: s for s in specs}
+    for i, rec in done.items():
+        spec = by_index.get(i)
+        if spec is None or rec.get("seed") != spec.seed or rec.get("game") != spec.game:
+            raise ResultsError(f"{out}/games.jsonl: game {i} does not belong to this schedule; use --fresh")
+
+
+def _executor(cfg: TournamentConfig, log_dir: Path) -> Any:
+    if cfg.executor == "dask":
+        from .dask_executor import DaskExecutor  # optional extra
+
+        return DaskExecutor(cfg, log_dir)
+    from .executor import LocalExecutor
+
+    return LocalExecutor(cfg, log_dir)
+
+
+def run_tournament(
+    cfg: TournamentConfig,
+    fresh: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    build_site: bool = True,
+) -> Outcome:
+    """Play every game not yet in games.jsonl, then write the leaderboards and the site.
+
+    KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
+    finished games kept; the leaderboard of what finished is written, and the exception
+    is raised again for the caller.
+    """
+    t0 = time.monotonic()
+    out = cfg.output
+    done = prepare_output(cfg, fresh)
+    specs = schedule(cfg)
+    _check_done(done, specs, out)
+    todo = [s for s in specs if s.index not in done]
+    (out / "replays").mkdir(exist_ok=True)
+    log_dir = out / "logs"
+    log_dir.mkdir(exist_ok=True)
+    records = dict(done)
+    live = _LiveRatings(cfg.entrants, records)
+    outcome = Outcome(played=0, total=len(specs), finished=False)
+    journal = Journal(out / "games.jsonl")
+    interrupted = False
+    starts_by_worker: dict[str, Mapping[str, int]] = {}
+    try:
+        if on_progress:
+            on_progress(Progress(len(records), len(specs), t0, live.leader()))
+        executor = _executor(cfg, log_dir)
+        for res in executor.run(todo):
+            rec = res["record"]
+            if res.get("replay"):
+                path = out / "replays" / f"{rec['game']}.jsonl"
+                path.write_bytes(b"\n".join(res["replay"]) + b"\n")
+                rec["replay"] = f"replays/{rec['game']}.jsonl"
+            else:
+                rec["replay"] = None
+            journal.append(rec)
+            records[rec["id"]] = rec
+            starts_by_worker[res.get("worker", "")] = res.get("starts", {})
+            outcome.played += 1
+            live.add(rec)
+            if on_progress:
+                on_progress(Progress(len(records), len(specs), t0, live.leader(), rec))
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        journal.close()
+        outcome.finished = len(records) == len(specs)
+        outcome.board = publish(cfg, records, build_site=build_site and not interrupted)
+        outcome.elapsed_s = time.monotonic() - t0
+        for starts in starts_by_worker.values():
+            for name, n in starts.items():
+                outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
+        _write_stats(out, outcome)
+    return outcome
+
+
+def _write_stats(out: Path, outcome: Outcome) -> None:
+    (out / "stats.json").write_text(json.dumps({
+        "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
+        "elapsed_s": round(outcome.elapsed_s, 3), "bot_processes_started": outcome.bot_starts,
+    }, indent=1) + "\n")
+
+
+def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True) -> dict[str, Any]:
+    """Write leaderboard.md/.json/.csv, head_to_head.csv and (optionally) the HTML site."""
+    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed)
+    write_leaderboard(cfg.output, board)
+    if build_site:
+        try:
+            from ..report.site import build_site as _site
+        except ImportError:  # pragma: no cover
+            return board
+        _site(cfg.output)
+    return board
+
+
+def load_records(out: Path) -> dict[int, dict[str, Any]]:
+    """The finished games of a results folder (without repairing it)."""
+    return read_journal(out / "games.jsonl", repair=False)
+
+
+class _LiveRatings:
+    """Ratings over the finished games with no gap in index order, for the progress display
+    (the final ratings are computed from all games, in index order)."""
+
+    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]]) -> None:
+        self.ratings = Ratings(entrants)
+        self.pending: dict[int, Mapping[str, Any]] = dict(records)
+        self.next = 0
+        self._advance()
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.pending[rec["id"]] = rec
+        self._advance()
+
+    def _advance(self) -> None:
+        while self.next in self.pending:
+            r = self.pending.pop(self.next)
+            if r.get("reason") != "not_played":
+                self.ratings.update(r["id"], r["seats"], r["places"])
+            self.next += 1
+
+    def leader(self) -> str | None:
+        return self.ratings.leader() if self.next else None
+
+
+def iter_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a games.jsonl in file order (for tools)."""
+    for line in path.read_bytes().splitlines():
+        if line.strip():
+            yield orjson.loads(line)
