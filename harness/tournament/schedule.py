@@ -79,34 +79,31 @@ def _random_tables(cfg: TournamentConfig, count: int) -> list[tuple[str, ...]]:
 
 
 def schedule(cfg: TournamentConfig) -> list[GameSpec]:
-    """Every game of the tournament, in index order."""
+    """Every game of the tournament, in index order.
+
+    A game's seed depends on its table (the entrants, whatever other entrants the
+    tournament has) and its number at that table, so the games between the same entrants
+    are the same games in any field. With duplicate deals, the games of one group share
+    one seed, and so one deal, in every seat rotation.
+    """
     n = cfg.table_size
-    seatings: list[tuple[str, ...]] = []
-    groups: list[int] = []
+    plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
     if cfg.format == "random":
         assert cfg.games is not None
         if cfg.duplicate:
             for g, table in enumerate(_random_tables(cfg, cfg.games // n)):
-                seatings += _rotations(table, n)
-                groups += [g] * n
+                plan += [(rot, f"deal:{g}") for rot in _rotations(table, n)]
         else:
-            seatings = _random_tables(cfg, cfg.games)
-            groups = list(range(len(seatings)))
+            plan = [(t, f"game:{i}") for i, t in enumerate(_random_tables(cfg, cfg.games))]
     else:
-        g = 0
         for table in tables_for(cfg):
-            rot = _rotations(table, cfg.games_per_table)
-            seatings += rot
-            if cfg.duplicate:
-                # Each deal is replayed once per seat rotation.
-                for k in range(0, cfg.games_per_table, n):
-                    groups += [g] * n
-                    g += 1
-            else:
-                groups += list(range(g, g + len(rot)))
-                g += len(rot)
+            key = ",".join(sorted(table))
+            for k, rot in enumerate(_rotations(table, cfg.games_per_table)):
+                label = f"deal:{key}:{k // n}" if cfg.duplicate else f"game:{key}:{k}"
+                plan.append((rot, label))
     specs = []
-    for i, (seats, group) in enumerate(zip(seatings, groups)):
-        seed = derive_seed(cfg.seed, "deal", group) if cfg.duplicate else derive_seed(cfg.seed, "game", i)
-        specs.append(GameSpec(i, game_id(i), seats, seed, group))
+    groups: dict[str, int] = {}
+    for i, (seats, label) in enumerate(plan):
+        group = groups.setdefault(label, len(groups)) if label.startswith("deal:") else len(groups) + i
+        specs.append(GameSpec(i, game_id(i), seats, derive_seed(cfg.seed, label), group))
     return specs
