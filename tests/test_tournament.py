@@ -1,0 +1,258 @@
+"""Tournaments end to end: schedules, determinism across parallelism, resume, outputs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from harness.cli import main
+from harness.tournament.config import ConfigError, load_config, parse_config
+from harness.tournament.journal import read_journal
+from harness.tournament.runner import ResultsError, run_tournament
+from harness.tournament.schedule import schedule
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
+RANDOM = [sys.executable, str(ROOT / "bots/python/random_bot.py")]
+
+
+def write_config(tmp: Path, **over) -> Path:
+    cfg = {
+        "name": "t",
+        "seed": 11,
+        "bots": [
+            {"name": "greedy", "cmd": GREEDY},
+            {"name": "random", "cmd": RANDOM + ["5"]},
+            {"name": "greedy2", "cmd": GREEDY},
+        ],
+        "table_size": 2,
+        "format": "round-robin",
+        "games_per_table": 4,
+        "parallel": 1,
+        "rules": {"phases": [1, 2, 3], "hand_limit": 20},
+        "time": {"move_ms": 5000, "startup_ms": 10000},
+        "replays": "all",
+        "output": str(tmp / "out"),
+    }
+    cfg.update(over)
+    path = tmp / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def records(out: Path) -> list[dict]:
+    recs = sorted(read_journal(out / "games.jsonl", repair=False).values(), key=lambda r: r["id"])
+    for r in recs:
+        r.pop("duration_s")
+    return recs
+
+
+# ----- schedules -----------------------------------------------------------------------------
+
+
+def test_round_robin_every_table_and_every_seat_equally(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, table_size=3, games_per_table=6,
+                                   bots=[{"name": n, "cmd": GREEDY} for n in "abcd"]))
+    specs = schedule(cfg)
+    assert len(specs) == 4 * 6  # C(4,3) tables x 6 games
+    tables = Counter(frozenset(s.seats) for s in specs)
+    assert set(tables) == {frozenset(t) for t in combinations("abcd", 3)}
+    for table in tables:
+        seats = Counter((name, i) for s in specs if frozenset(s.seats) == table for i, name in enumerate(s.seats))
+        assert set(seats.values()) == {2}  # each entrant in each seat twice
+    assert [s.index for s in specs] == list(range(len(specs)))
+    assert len({s.seed for s in specs}) == len(specs)
+
+
+def test_duplicate_replays_each_deal_in_every_rotation(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, table_size=3, games_per_table=6, duplicate=True))
+    specs = schedule(cfg)
+    groups: dict[int, list] = {}
+    for s in specs:
+        groups.setdefault(s.group, []).append(s)
+    assert len(groups) == 2
+    for members in groups.values():
+        assert len({m.seed for m in members}) == 1
+        # every entrant holds every seat's cards once in the group
+        assert {m.seats[0] for m in members} == set(members[0].seats)
+
+
+def test_gauntlet_challengers_meet_every_table_of_the_field(tmp_path: Path) -> None:
+    bots = [{"name": n, "cmd": GREEDY} for n in ["new", "a", "b", "c"]]
+    cfg = load_config(write_config(tmp_path, format="gauntlet", challengers=["new"], bots=bots, table_size=3,
+                                   games_per_table=3))
+    specs = schedule(cfg)
+    assert all("new" in s.seats for s in specs)
+    assert {frozenset(s.seats) - {"new"} for s in specs} == {frozenset(t) for t in combinations("abc", 2)}
+
+
+def test_random_format_balances_games_and_pairs(tmp_path: Path) -> None:
+    bots = [{"name": f"b{i}", "cmd": GREEDY} for i in range(7)]
+    cfg = load_config(write_config(tmp_path, format="random", games=70, bots=bots, table_size=3,
+                                   games_per_table=3))
+    specs = schedule(cfg)
+    assert len(specs) == 70
+    played = Counter(x for s in specs for x in s.seats)
+    assert max(played.values()) - min(played.values()) <= 1
+    met = Counter(frozenset(p) for s in specs for p in combinations(s.seats, 2))
+    assert len(met) == 21 and max(met.values()) - min(met.values()) <= 3
+
+
+def test_seeds_depend_on_the_table_not_on_the_rest_of_the_field(tmp_path: Path) -> None:
+    small = schedule(load_config(write_config(tmp_path, bots=[{"name": "a", "cmd": GREEDY}, {"name": "b", "cmd": GREEDY}])))
+    big = schedule(load_config(write_config(tmp_path, bots=[{"name": n, "cmd": GREEDY} for n in "abz"])))
+    ab = [(s.seats, s.seed) for s in big if set(s.seats) == {"a", "b"}]
+    assert ab == [(s.seats, s.seed) for s in small]
+
+
+# ----- config errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "over, key",
+    [
+        ({"table_size": 7}, "table_size"),
+        ({"games_per_table": 3}, "games_per_table"),
+        ({"format": "swiss"}, "format"),
+        ({"bots": [{"name": "a", "cmd": GREEDY}]}, "bots"),
+        ({"bots": [{"name": "a", "cmd": GREEDY}, {"name": "a", "cmd": GREEDY}]}, "bots[1].name"),
+        ({"bots": [{"name": "a", "cmd": 5}, {"name": "b", "cmd": GREEDY}]}, "bots[0].cmd"),
+        ({"rules": {"phases": [1, 21]}}, "rules"),
+        ({"time": {"move_ms": "fast"}}, "time.move_ms"),
+        ({"colour": "red"}, "colour"),
+        ({"replays": "some"}, "replays"),
+        ({"format": "gauntlet"}, "challengers"),
+        ({"format": "random"}, "games"),
+    ],
+)
+def test_bad_configs_name_the_file_and_key(tmp_path: Path, over: dict, key: str) -> None:
+    path = write_config(tmp_path, **over)
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path}: {key}")
+
+
+def test_config_is_frozen_and_cmd_strings_are_split(tmp_path: Path) -> None:
+    cfg = parse_config({"name": "x", "bots": [{"name": "a", "cmd": "python 'my bot.py' --x"},
+                                              {"name": "b", "cmd": ["node", "b.js"]}]}, base=tmp_path)
+    assert cfg.bots[0].argv == ("python", "my bot.py", "--x")
+    with pytest.raises(Exception):
+        cfg.seed = 3  # type: ignore[misc]
+
+
+# ----- running --------------------------------------------------------------------------------
+
+
+def test_parallel_1_and_2_give_identical_results(tmp_path: Path) -> None:
+    outs = []
+    for par in (1, 2):
+        d = tmp_path / f"p{par}"
+        d.mkdir()
+        cfg = load_config(write_config(d, parallel=par, duplicate=True))
+        outcome = run_tournament(cfg, build_site=False)
+        assert outcome.finished and outcome.played == 12
+        # one bot process per entrant per worker, never one per game
+        assert all(n <= par for n in outcome.bot_starts.values()), outcome.bot_starts
+        outs.append(cfg.output)
+    a, b = outs
+    assert records(a) == records(b)
+    for name in ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    replays = sorted(p.name for p in (a / "replays").iterdir())
+    assert replays and replays == sorted(p.name for p in (b / "replays").iterdir())
+
+
+def test_greedy_ranks_above_random(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, parallel=2, games_per_table=6, replays="none"))
+    outcome = run_tournament(cfg, build_site=False)
+    ranks = {row["entrant"]: row["rank"] for row in outcome.board["entrants"]}
+    assert ranks["random"] == 3
+    board = json.loads((cfg.output / "leaderboard.json").read_text())
+    row = {r["entrant"]: r for r in board["entrants"]}
+    assert row["greedy"]["mean_place"] < row["random"]["mean_place"]
+    assert row["random"]["games"] == 12 and row["random"]["faults"] == 0
+    csv = (cfg.output / "leaderboard.csv").read_text().splitlines()
+    assert csv[0] == "rank,entrant,mu,sigma,conservative,games,wins,win_rate,mean_place,mean_score,mean_phases,faults"
+
+
+def test_resume_after_interruption_equals_one_run(tmp_path: Path) -> None:
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    cfg = load_config(write_config(whole))
+    run_tournament(cfg, build_site=False)
+
+    part = tmp_path / "part"
+    part.mkdir()
+    cfg2 = load_config(write_config(part, parallel=2))
+    seen = []
+
+    def stop_after_5(p) -> None:
+        seen.append(p.done)
+        if p.done >= 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(cfg2, on_progress=stop_after_5, build_site=False)
+    kept = read_journal(cfg2.output / "games.jsonl", repair=False)
+    assert 5 <= len(kept) < 12
+    # a torn last line, as a kill in the middle of a write would leave
+    with open(cfg2.output / "games.jsonl", "ab") as f:
+        f.write(b'{"id": 11, "game": "g0000')
+    outcome = run_tournament(cfg2, build_site=False)
+    assert outcome.played == 12 - len(kept)
+    assert records(cfg2.output) == records(cfg.output)
+    assert (cfg2.output / "leaderboard.json").read_bytes() == (cfg.output / "leaderboard.json").read_bytes()
+    # running again plays nothing
+    assert run_tournament(cfg2, build_site=False).played == 0
+
+
+def test_other_config_on_same_output_is_refused_unless_fresh(tmp_path: Path) -> None:
+    cfg = load_config(write_config(tmp_path, games_per_table=2))
+    run_tournament(cfg, build_site=False)
+    other = load_config(write_config(tmp_path, games_per_table=2, seed=99))
+    with pytest.raises(ResultsError, match="different config"):
+        run_tournament(other, build_site=False)
+    assert len(read_journal(cfg.output / "games.jsonl")) == 6  # nothing damaged
+    assert run_tournament(other, fresh=True, build_site=False).played == 6
+
+
+def test_cli_run_and_leaderboard(tmp_path: Path) -> None:
+    path = write_config(tmp_path, games_per_table=2, replays="failed")
+    runner = CliRunner()
+    res = runner.invoke(main, ["run", str(path), "--no-site", "-j", "2"])
+    assert res.exit_code == 0, res.output
+    assert "6 games played" in res.output
+    out = tmp_path / "out"
+    for name in ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
+                 "config.resolved.yaml"):
+        assert (out / name).exists(), name
+    assert any((out / "logs").iterdir())
+    res = runner.invoke(main, ["leaderboard", str(out)])
+    assert res.exit_code == 0 and "greedy" in res.output and "random" in res.output
+    res = runner.invoke(main, ["leaderboard", str(out), "--format", "markdown"])
+    assert res.output.startswith("# Leaderboard: t") and "## Head to head" in res.output
+    res = runner.invoke(main, ["leaderboard", str(tmp_path / "nope")])
+    assert res.exit_code != 0 and res.output.startswith("Error: ")
+
+
+def test_cli_bad_config_is_one_error_line(tmp_path: Path) -> None:
+    path = write_config(tmp_path, table_size=9)
+    res = CliRunner().invoke(main, ["run", str(path)])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: ") and res.output.count("\n") == 1
+    assert "table_size" in res.output
+
+
+def test_quickstart_config_is_valid() -> None:
+    cfg = load_config(ROOT / "tournaments/quickstart.yaml")
+    assert cfg.parallel == 2 and len(schedule(cfg)) > 0
+    for path in (ROOT / "tournaments").glob("*.yaml"):
+        load_config(path)
