@@ -268,7 +268,13 @@ class Referee:
                "faults": [s.faults for s in self.seats]}
         data = encode(end)
         for seat in self.seats:
-            self._send(seat, data)
+            if seat.forfeit:
+                continue
+            self._rec_msg("to", seat.n, data)
+            try:
+                seat.bot.send(data)
+            except BotError:
+                pass  # the result is final: a bot gone by now is started afresh for its next game
         for seat in self.seats:
             seat.bot.drain_stderr()
         self._rec({"type": "result", **{k: v for k, v in end.items() if k != "type"}})
