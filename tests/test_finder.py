@@ -305,20 +305,14 @@ def test_missing_is_zero_iff_layable_and_drops_by_at_most_one(hand: list[Card], 
 @given(hands(lo=6, hi=11), st.sampled_from(ALL_PHASES))
 def test_missing_matches_brute_force_with_few_wilds(hand: list[Card], phase: Phase) -> None:
     """missing() is the fewest cards to add before a lay exists — where the hand holds at
-    most 2 Wilds (with more, see the xfail below)."""
+    most 2 Wilds, and at most what it says with more."""
     wilds = sum(1 for c in hand if c.is_wild)
     _, need = brute(hand, phase)
     m = missing(hand, phase)
     assert m <= need, f"missing says {m}, but {need} cards are enough"
-    if wilds <= 2:
-        assert m == need, f"missing says {m}, the brute force needs {need}"
+    assert m == need, f"missing says {m}, the brute force needs {need}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: missing() counts Wild places only, and ignores that every meld needs "
-    "a natural card (R4.5), so a hand rich in Wilds is said to need fewer cards than it does",
-)
 @pytest.mark.parametrize(
     "cards, phase, need",
     [

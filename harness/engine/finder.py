@@ -9,7 +9,7 @@ already need more Wilds than the best lay so far are cut.
 >>> from harness.engine.cards import parse_cards
 >>> from harness.engine.phases import PHASES
 >>> [" ".join(map(str, m)) for m in find_lay(parse_cards("R3 B3 W G7 Y7 R7 B1 G9".split()), PHASES[1])]
-['G7 Y7 R7', 'R3 B3 W']
+['R3 B3 W', 'R7 G7 Y7']
 >>> missing(parse_cards("R3 B3 G7 Y7 B1 G9".split()), PHASES[1])
 2
 """
@@ -40,19 +40,28 @@ def _multisets(types: list[int], avail: list[int], k: int) -> Iterator[list[int]
 
 
 class _Search:
-    """One search for the cheapest way to lay a phase (cost = Wild places)."""
+    """One search for the cheapest way to lay a phase (cost = Wild places).
 
-    __slots__ = ("avail", "wilds", "order", "virtual", "colour_matters", "best_cost", "best", "chosen")
+    With no colour meld in the phase, colours do not matter and the search works on counts
+    per number (12 of them); otherwise on counts per card (48). Each generator yields only
+    candidates within `budget`, the Wild places still affordable, so hopeless branches are
+    never built.
+    """
+
+    __slots__ = ("avail", "ncount", "wilds", "order", "virtual", "colour_matters", "best_cost", "best", "chosen")
 
     def __init__(self, hand: Sequence[Card], phase: Phase, virtual: bool) -> None:
         avail = [0] * 48
+        ncount = [0] * 14
         wilds = 0
         for c in hand:
             if c.number:
                 avail[c.index] += 1
+                ncount[c.number] += 1
             elif c.is_wild:
                 wilds += 1
         self.avail = avail
+        self.ncount = ncount
         self.wilds = wilds
         self.virtual = virtual
         reqs = list(enumerate(phase.melds))
@@ -64,22 +73,31 @@ class _Search:
         self.best: list[tuple[int, MeldReq, list[int | None]]] | None = None
         self.chosen: list[tuple[int, MeldReq, list[int | None]]] = []
 
-    # Each candidate is (cards, wild places): cards lists natural type indexes, with None
-    # for a Wild place in a run (so the run's order is kept).
-    def _sets(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+    # Candidates are (cards, wild places). In number mode, cards are numbers (ints); in
+    # card mode, natural card type indexes; None marks a Wild place in a run.
+    def _sets(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
+        kmin = max(1, size - budget)
+        if not self.colour_matters:
+            ncount = self.ncount
+            for n in range(1, 13):
+                c = ncount[n]
+                if c < kmin:
+                    continue
+                kmax = c if c < size else size
+                for k in ((kmax,) if last else range(kmax, kmin - 1, -1)):
+                    yield [n] * k, size - k
+            return
         avail = self.avail
         for n in range(1, 13):
             types = [t for t in _NUMBER_TYPES[n] if avail[t]]
             if not types:
                 continue
             total = sum(avail[t] for t in types)
+            if total < kmin:
+                continue
             kmax = min(total, size)
-            ks = (kmax,) if last else range(kmax, 0, -1)
-            for k in ks:
-                if self.colour_matters and not last:
-                    for combo in _multisets(types, avail, k):
-                        yield combo, size - k  # type: ignore[misc]
-                else:
+            for k in ((kmax,) if last else range(kmax, kmin - 1, -1)):
+                if last:
                     picked: list[int | None] = []
                     for t in types:
                         take = min(avail[t], k - len(picked))
@@ -87,48 +105,58 @@ class _Search:
                         if len(picked) == k:
                             break
                     yield picked, size - k
+                else:
+                    for combo in _multisets(types, avail, k):
+                        yield combo, size - k  # type: ignore[misc]
 
-    def _runs(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+    def _runs(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
+        number_mode = not self.colour_matters
+        ncount = self.ncount
         avail = self.avail
         for start in range(1, 14 - size):
-            options: list[list[int | None]] = []
-            present = 0
-            for n in range(start, start + size):
-                types = [t for t in _NUMBER_TYPES[n] if avail[t]]
-                if types:
-                    present += 1
-                    if self.colour_matters:
-                        options.append(types + [None])  # type: ignore[operator]
-                    elif last:
-                        options.append([types[0]])
-                    else:
-                        options.append([types[0], None])
-                else:
-                    options.append([None])
-            if not present:
+            numbers = range(start, start + size)
+            present = sum(1 for n in numbers if ncount[n])
+            wild_places = size - present
+            if present == 0 or wild_places > budget:
                 continue
-            yield from self._product(options, 0, [], size)
+            if number_mode:
+                if last:
+                    yield [n if ncount[n] else None for n in numbers], wild_places
+                    continue
+                options: list[list[int | None]] = [[n, None] if ncount[n] else [None] for n in numbers]
+            else:
+                options = []
+                for n in numbers:
+                    types: list[int | None] = [t for t in _NUMBER_TYPES[n] if avail[t]]
+                    options.append(types + [None] if types else [None])
+            yield from self._product(options, 0, [], size, budget)
 
     def _product(
-        self, options: list[list[int | None]], i: int, acc: list[int | None], size: int
+        self, options: list[list[int | None]], i: int, acc: list[int | None], size: int, budget: int
     ) -> Iterator[tuple[list[int | None], int]]:
         if i == len(options):
             wild_places = acc.count(None)
             if wild_places < size:
                 yield list(acc), wild_places
             return
+        wilds_so_far = acc.count(None)
         for o in options[i]:
+            if o is None and wilds_so_far >= budget:
+                continue
             acc.append(o)
-            yield from self._product(options, i + 1, acc, size)
+            yield from self._product(options, i + 1, acc, size, budget)
             acc.pop()
 
-    def _colours(self, size: int, last: bool) -> Iterator[tuple[list[int | None], int]]:
+    def _colours(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
         avail = self.avail
+        kmin = max(1, size - budget)
         for c in range(4):
             types = [t for t in _COLOR_TYPES[c] if avail[t]]
             if not types:
                 continue
             total = sum(avail[t] for t in types)
+            if total < kmin:
+                continue
             kmax = min(total, size)
             if last:
                 picked: list[int | None] = []
@@ -139,52 +167,85 @@ class _Search:
                         break
                 yield picked, size - kmax
             else:
-                for k in range(kmax, 0, -1):
+                for k in range(kmax, kmin - 1, -1):
                     for combo in _multisets(types, avail, k):
                         yield combo, size - k  # type: ignore[misc]
 
     def run(self) -> None:
-        self._solve(0, 0)
+        self._solve(0, 0, 0)
 
-    def _solve(self, i: int, cost: int) -> None:
+    def _take(self, cards: list[int | None], sign: int) -> None:
+        if self.colour_matters:
+            avail = self.avail
+            for t in cards:
+                if t is not None:
+                    avail[t] -= sign
+                    self.ncount[t % 12 + 1] -= sign
+        else:
+            ncount = self.ncount
+            for n in cards:
+                if n is not None:
+                    ncount[n] -= sign
+
+    def _solve(self, i: int, places: int, empties: int) -> None:
+        """Place meld `i` of the order. `places`: Wild places so far; `empties`: melds with
+        no natural card yet (virtual mode only; each will need one natural, R4.5).
+
+        Cost: Wild places (real mode, at most the Wilds in hand); in virtual mode the
+        cards still missing, max(empties, places - wilds)."""
         order = self.order
+        virtual = self.virtual
         if i == len(order):
+            cost = max(empties, places - self.wilds) if virtual else places
             if cost < self.best_cost:
                 self.best_cost = cost
                 self.best = list(self.chosen)
             return
         pos, req = order[i]
         last = i == len(order) - 1
+        if virtual:
+            budget = self.best_cost - 1 + self.wilds - places
+        else:
+            budget = min(self.wilds, self.best_cost - 1) - places
+        if budget < 0:
+            return
         kind = req.kind
         gen = (
-            self._sets(req.size, last) if kind == "set"
-            else self._runs(req.size, last) if kind == "run"
-            else self._colours(req.size, last)
+            self._sets(req.size, last, budget) if kind == "set"
+            else self._runs(req.size, last, budget) if kind == "run"
+            else self._colours(req.size, last, budget)
         )
-        limit = _INF if self.virtual else self.wilds
-        avail = self.avail
         for cards, wild_places in gen:
-            new_cost = cost + wild_places
-            if new_cost >= self.best_cost or new_cost > limit:
-                continue
-            for t in cards:
-                if t is not None:
-                    avail[t] -= 1
+            self._take(cards, 1)
             self.chosen.append((pos, req, cards))
-            self._solve(i + 1, new_cost)
+            self._solve(i + 1, places + wild_places, empties)
             self.chosen.pop()
-            for t in cards:
-                if t is not None:
-                    avail[t] += 1
+            self._take(cards, -1)
             if self.best_cost == 0:
                 return
-        if self.virtual:
+        if virtual and empties + 1 < self.best_cost:
             # A meld with no natural card yet: every place still to be found.
-            new_cost = cost + req.size
-            if new_cost < self.best_cost:
-                self.chosen.append((pos, req, []))
-                self._solve(i + 1, new_cost)
-                self.chosen.pop()
+            self.chosen.append((pos, req, []))
+            self._solve(i + 1, places + req.size, empties + 1)
+            self.chosen.pop()
+
+    def best_types(self) -> list[tuple[int, MeldReq, list[int | None]]] | None:
+        """The best layout with card type indexes (number mode picks any colours)."""
+        if self.best is None or self.colour_matters:
+            return self.best
+        left = list(self.avail)
+        out = []
+        for pos, req, numbers in self.best:
+            cards: list[int | None] = []
+            for n in numbers:
+                if n is None:
+                    cards.append(None)
+                    continue
+                t = next(t for t in _NUMBER_TYPES[n] if left[t])
+                left[t] -= 1
+                cards.append(t)
+            out.append((pos, req, cards))
+        return out
 
 
 def find_lay(hand: Sequence[Card], phase: Phase, extend: bool = True) -> list[list[Card]] | None:
@@ -196,15 +257,16 @@ def find_lay(hand: Sequence[Card], phase: Phase, extend: bool = True) -> list[li
     """
     search = _Search(hand, phase, virtual=False)
     search.run()
-    if search.best is None:
+    best = search.best_types()
+    if best is None:
         return None
     avail = search.avail
-    for _, _, cards in search.best:
+    for _, _, cards in best:
         for t in cards:
             if t is not None:
                 avail[t] -= 1
     melds: list[tuple[int, list[Card]]] = []
-    for pos, req, cards in search.best:
+    for pos, req, cards in best:
         if req.kind == "run":
             out = [CARD_TYPES[t] if t is not None else WILD for t in cards]
         else:
@@ -260,7 +322,7 @@ def missing(hand: Sequence[Card], phase: Phase) -> int:
         return 0
     search = _Search(hand, phase, virtual=True)
     search.run()
-    return max(1, search.best_cost - search.wilds)
+    return max(1, search.best_cost)
 
 
 def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
@@ -273,7 +335,7 @@ def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
     search.run()
     used_types: dict[int, int] = {}
     wild_places = 0
-    for _, req, cards in search.best or []:
+    for _, req, cards in search.best_types() or []:
         wild_places += req.size - sum(1 for t in cards if t is not None)
         for t in cards:
             if t is not None:
@@ -287,7 +349,7 @@ def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
         elif c.is_wild and wilds_used > 0:
             wilds_used -= 1
             used.add(i)
-    return max(0, search.best_cost - search.wilds), used
+    return search.best_cost, used
 
 
 def legal_hits(hand: Sequence[Card], table: Sequence[Meld]) -> list[tuple[Card, int, str | None]]:
