@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 MAX_REPLAYS = 50
 """Replays embedded in the viewer at most (the first ones, in game order)."""
 
+MAX_REPLAY_BYTES = 25_000_000
+"""Replay data embedded at most, in bytes (the viewer stops taking replays past it)."""
+
 MAX_GAME_ROWS = 2000
 """Games listed in the games table at most."""
 
@@ -369,29 +372,32 @@ def _player_row(p: Mapping[str, Any]) -> list[Any]:
     return [p.get("phase"), bool(p.get("laid")), p.get("cards"), p.get("score"), bool(p.get("skip_pending"))]
 
 
-def _compact_frames(frames: Sequence[Mapping[str, Any]], keep_discard: int = 14) -> list[dict[str, Any]]:
+def _compact_frames(frames: Sequence[Mapping[str, Any]], keep_discard: int = 12) -> list[dict[str, Any]]:
     """Frames with what did not change since the previous frame left out.
 
-    Keys: h hand, t turn, s seat, x text, k event kind; and only when changed: H hands
-    (one string per seat, null = unchanged), d draw size, D [discard size, top cards],
-    T table melds [id, owner, label, cards], P players [phase, laid, cards, score, skip].
+    Keys: h hand, t turn, s seat, x text; and only when changed: H hands (one string per
+    seat, null = unchanged), P players ([phase, laid, cards, score, skip] per seat, null =
+    unchanged), d draw size, D [discard size, top cards], T table melds [id, owner, label,
+    cards].
     """
     out: list[dict[str, Any]] = []
     prev_hands: list[str] | None = None
+    prev_players: list[list[Any]] | None = None
     prev: dict[str, Any] = {}
     for f in frames:
         c: dict[str, Any] = {"h": f.get("hand"), "t": f.get("turn"), "s": f.get("seat"), "x": str(f.get("text") or "")}
-        ev = f.get("event")
-        if isinstance(ev, Mapping):
-            kind = ev.get("e") or ev.get("type") or ev.get("kind")
-            if kind is not None:
-                c["k"] = str(kind)
         hands = [_cards(h) for h in f.get("hands") or []]
         if prev_hands is None or len(hands) != len(prev_hands):
             c["H"] = hands
         elif hands != prev_hands:
             c["H"] = [h if h != p else None for h, p in zip(hands, prev_hands)]
         prev_hands = hands
+        players = [_player_row(p) for p in f.get("players") or [] if isinstance(p, Mapping)]
+        if prev_players is None or len(players) != len(prev_players):
+            c["P"] = players
+        elif players != prev_players:
+            c["P"] = [p if p != q else None for p, q in zip(players, prev_players)]
+        prev_players = players
         discard = [str(x) for x in f.get("discard") or []]
         values = {
             "d": f.get("draw_size"),
@@ -400,7 +406,6 @@ def _compact_frames(frames: Sequence[Mapping[str, Any]], keep_discard: int = 14)
                 [m.get("id"), m.get("owner"), _meld_label(m), _cards(m.get("cards"))]
                 for m in f.get("table") or [] if isinstance(m, Mapping)
             ],
-            "P": [_player_row(p) for p in f.get("players") or [] if isinstance(p, Mapping)],
         }
         for key, val in values.items():
             if key not in prev or prev[key] != val:
@@ -424,6 +429,11 @@ def _hand_ends(frames: Sequence[Mapping[str, Any]], result: Mapping[str, Any] | 
     ends: list[dict[str, Any]] = []
     before: list[Any] | None = None
     for k, h in enumerate(order):
+        end_info = next(
+            (frames[i]["hand_end"] for i in range(first[h], last[h] + 1)
+             if isinstance(frames[i].get("hand_end"), Mapping)),
+            None,
+        )
         after = frames[first[order[k + 1]]] if k + 1 < len(order) else frames[last[h]]
         players = [p for p in after.get("players") or [] if isinstance(p, Mapping)]
         scores = [p.get("score") for p in players]
@@ -431,13 +441,24 @@ def _hand_ends(frames: Sequence[Mapping[str, Any]], result: Mapping[str, Any] | 
         if k + 1 == len(order) and result and isinstance(result.get("scores"), list):
             scores = list(result["scores"])
         laid = [bool(p.get("laid")) for p in frames[last[h]].get("players") or [] if isinstance(p, Mapping)]
+        if end_info is not None:  # the engine's own account of the hand's end
+            if isinstance(end_info.get("scores"), list):
+                scores = list(end_info["scores"])
+            if isinstance(end_info.get("phases"), list):
+                phases = list(end_info["phases"])
+            if isinstance(end_info.get("completed"), list):
+                laid = [s in end_info["completed"] for s in range(len(scores))]
         base = before or [0] * len(scores)
         points = [
             (s - b) if isinstance(s, (int, float)) and isinstance(b, (int, float)) else None
             for s, b in zip(scores, base)
         ]
+        if end_info is not None and isinstance(end_info.get("points"), list):
+            points = list(end_info["points"])
         ends.append({"hand": h, "start": first[h], "end": last[h], "scores": scores,
-                     "points": points, "phases": phases, "laid": laid})
+                     "points": points, "phases": phases, "laid": laid,
+                     "stalled": bool(end_info.get("stalled")) if end_info else False,
+                     "winner": end_info.get("winner") if end_info else None})
         before = scores
     return ends
 
@@ -453,7 +474,7 @@ def _replay_payload(rep: _Replay) -> dict[str, Any]:
     rules = header.get("rules") if isinstance(header.get("rules"), Mapping) else {}
     return {
         "game": rep.game,
-        "seed": header.get("seed"),
+        "seed": None if header.get("seed") is None else str(header.get("seed")),  # 64-bit: keep exact
         "players": names,
         "rules": _rules_summary(rules),
         "result": {k: result.get(k) for k in ("places", "scores", "phases_completed", "winner")} if result else None,
@@ -472,11 +493,25 @@ def _rules_summary(rules: Mapping[str, Any]) -> str:
     parts = [str(rules.get("variant", "standard"))]
     phases = rules.get("phases")
     if isinstance(phases, list):
-        nums = [str(p.get("number", "?")) if isinstance(p, Mapping) else str(p) for p in phases]
-        parts.append("phases " + ", ".join(nums))
+        nums = [p.get("number", "?") if isinstance(p, Mapping) else p for p in phases]
+        parts.append("phases " + _ranges(nums))
     if rules.get("first_to"):
         parts.append(f"first to {rules['first_to']} phases")
     return " · ".join(parts)
+
+
+def _ranges(nums: Sequence[Any]) -> str:
+    """1, 2, 3, 4, 7 → "1–4, 7"."""
+    out: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while (j + 1 < len(nums) and isinstance(nums[j], int) and isinstance(nums[j + 1], int)
+               and nums[j + 1] == nums[j] + 1):
+            j += 1
+        out.append(f"{nums[i]}–{nums[j]}" if j - i >= 2 else ", ".join(str(n) for n in nums[i:j + 1]))
+        i = j + 1
+    return ", ".join(out)
 
 
 def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, Any]]:
@@ -495,12 +530,15 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
     out_dir.mkdir(parents=True)
     index: list[dict[str, Any]] = []
     used: set[str] = set()
+    failed = 0
+    written = 0
     for rep in found:
-        if len(index) >= max_replays:
+        if len(index) >= max_replays or written >= MAX_REPLAY_BYTES:
             break
         try:
             payload = _replay_payload(rep)
         except Exception as e:  # a bad replay must not stop the site
+            failed += 1
             log.warning("replay %s skipped: %s", rep.path, e)
             data.warnings.append(f"The replay of {rep.game} could not be read: {type(e).__name__}: {e}")
             continue
@@ -510,11 +548,12 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
             n += 1
             fname = f"{stem}-{n}"
         used.add(fname.lower())
-        (out_dir / f"{fname}.js").write_text(
+        script = (
             "window.P10_REPLAYS=window.P10_REPLAYS||{};\n"
-            f"window.P10_REPLAYS[{_json(rep.game)}]={_json(payload)};\n",
-            encoding="utf-8",
+            f"window.P10_REPLAYS[{_json(rep.game)}]={_json(payload)};\n"
         )
+        (out_dir / f"{fname}.js").write_text(script, encoding="utf-8")
+        written += len(script)
         rec = rep.record or {}
         index.append({
             "game": rep.game,
@@ -524,13 +563,11 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
             "faults": [f.get("kind") for f in rec.get("faults") or [] if isinstance(f, Mapping)],
             "hands": len(payload["hand_ends"]),
         })
-    left = len(found) - len(index)
-    skipped = sum(1 for w in data.warnings if w.startswith("The replay of") and "could not be read" in w)
-    not_embedded = left - skipped
+    not_embedded = len(found) - len(index) - failed
     if not_embedded > 0:
         data.warnings.append(
             f"{len(index)} replays are in the viewer; {not_embedded} more in {data.results_dir.name}/replays/ "
-            f"are not (the viewer holds at most {max_replays}). "
+            f"are not (the viewer holds at most {max_replays}, and {MAX_REPLAY_BYTES // 1_000_000} MB). "
             "Print any replay in a terminal with: p10-tourney replay FILE"
         )
     return index
@@ -1043,7 +1080,7 @@ def _settings_section(data: _Data) -> str:
         rules = cfg.get("rules")
         if isinstance(rules, dict):
             facts.append(("Rules", _rules_summary(rules) or "default"))
-        ents = cfg.get("entrants")
+        ents = cfg.get("entrants", cfg.get("bots"))
         if isinstance(ents, list):
             facts.append(("Entrants", len(ents)))
     else:

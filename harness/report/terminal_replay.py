@@ -90,7 +90,8 @@ def _print_table(console: Console, frame: Mapping[str, Any], before: Sequence[An
     for m in frame.get("table") or []:
         if not isinstance(m, Mapping) or old.get(m.get("id")) == m.get("cards"):
             continue
-        line = Text(f"      table #{m.get('id')} {_name(names, m.get('owner'))}, {_meld_label(m)}: ", style="dim")
+        line = Text()
+        line.append(f"      table #{m.get('id')} {_name(names, m.get('owner'))}, {_meld_label(m)}: ", style="dim")
         line.append_text(_cards(m.get("cards") or []))
         console.print(line)
 
@@ -125,7 +126,8 @@ def print_replay(path: Path, console: Console | None = None) -> None:
         names = [f"seat {i}" for i in range(len(frames[0].get("hands") or []))]
     rules = header.get("rules") if isinstance(header.get("rules"), Mapping) else {}
 
-    title = Text(f"Game {header.get('game', '?')}", style="bold")
+    title = Text()
+    title.append(f"Game {header.get('game', '?')}", style="bold")
     title.append(f"  seed {header.get('seed')}", style="dim")
     summary = _rules_summary(rules)
     if summary:
@@ -145,14 +147,16 @@ def print_replay(path: Path, console: Console | None = None) -> None:
             console.rule(Text(f"Hand {f.get('hand')}", style="bold"))
             console.print(_players_table(f, names))
             discard = f.get("discard") or []
-            line = Text(f"draw pile {f.get('draw_size', '?')} cards · up-card ", style="dim")
+            line = Text()
+            line.append(f"draw pile {f.get('draw_size', '?')} cards · up-card ", style="dim")
             line.append_text(card_text(str(discard[-1])) if discard else Text("none", style="dim"))
             console.print(line)
             prev_table = None
         seat = f.get("seat")
         text = str(f.get("text") or "")
         if seat is not None or (text and i not in ends):
-            line = Text(f"{f.get('turn', ''):>5}  ", style="dim")
+            line = Text()
+            line.append(f"{f.get('turn', ''):>5}  ", style="dim")
             who = _name(names, seat) if seat is not None else ""
             if who and not text.startswith(who):
                 line.append(f"{who}: ", style="bold")
@@ -160,7 +164,8 @@ def print_replay(path: Path, console: Console | None = None) -> None:
             console.print(line)
             hands = f.get("hands") or []
             if isinstance(seat, int) and seat < len(hands) and (seat >= len(prev_hands) or hands[seat] != prev_hands[seat]):
-                hand_line = Text("      hand: ", style="dim")
+                hand_line = Text()
+                hand_line.append("      hand: ", style="dim")
                 hand_line.append_text(_cards(hands[seat]))
                 console.print(hand_line)
         elif text:
@@ -177,7 +182,8 @@ def print_replay(path: Path, console: Console | None = None) -> None:
         places = result.get("places") or []
         scores = result.get("scores") or []
         order = sorted(range(len(places)), key=lambda s: (places[s], s))
-        line = Text("Result: ", style="bold")
+        line = Text()
+        line.append("Result: ", style="bold")
         line.append(", ".join(
             f"{places[s]}. {_name(names, s)}" + (f" ({scores[s]} points)" if s < len(scores) else "") for s in order
         ))

@@ -54,9 +54,9 @@
       if ('d' in c) cur.draw = c.d;
       if (c.D) { cur.discardN = c.D[0]; cur.discard = c.D[1]; }
       if (c.T) cur.table = c.T;
-      if (c.P) cur.players = c.P;
+      if (c.P) cur.players = c.P.map(function (p, i) { return p === null ? cur.players[i] : p; });
       out.push({
-        hand: c.h, turn: c.t, seat: c.s, text: c.x, kind: c.k, hands: cur.hands, draw: cur.draw,
+        hand: c.h, turn: c.t, seat: c.s, text: c.x, hands: cur.hands, draw: cur.draw,
         discardN: cur.discardN, discard: cur.discard, table: cur.table, players: cur.players
       });
     });
@@ -66,6 +66,19 @@
   function playerName(seat) {
     var names = (st.data && st.data.players) || [];
     return seat !== null && seat !== undefined && names[seat] !== undefined ? names[seat] : 'seat ' + seat;
+  }
+
+  // Cards the mover holds now that they did not hold one frame before (same hand only).
+  function drawnCards(f, prev) {
+    if (!prev || prev.hand !== f.hand || f.seat === null || f.seat === undefined) return [];
+    var before = {};
+    (prev.hands[f.seat] || '').split(' ').forEach(function (c) { if (c) before[c] = (before[c] || 0) + 1; });
+    var out = [];
+    (f.hands[f.seat] || '').split(' ').forEach(function (c) {
+      if (!c) return;
+      if (before[c]) before[c] -= 1; else out.push(c);
+    });
+    return out;
   }
 
   function handIndex(pos) {
@@ -115,6 +128,11 @@
     var who = f.seat !== null && f.seat !== undefined ? playerName(f.seat) : null;
     if (who !== null && String(f.text || '').indexOf(who) !== 0) action.appendChild(el('b', null, who + ':'));
     richText(action, f.text || (st.pos === 0 ? 'The cards are dealt.' : ''));
+    var gained = drawnCards(f, st.pos > 0 ? st.frames[st.pos - 1] : null);
+    if (gained.length === 1 && !new RegExp('\\b' + gained[0] + '\\b').test(f.text || '')) {
+      action.appendChild(el('span', 'muted', '\u00a0· card drawn:'));
+      action.appendChild(card(gained[0], true));
+    }
 
     var draw = clear($('draw-pile'));
     var back = el('span', 'pcard back', f.draw === null || f.draw === undefined ? '?' : f.draw);
@@ -160,7 +178,12 @@
       meta.appendChild(el('span', null, (p[2] === undefined ? (f.hands[s] ? f.hands[s].split(' ').length : 0) : p[2]) + ' cards'));
       meta.appendChild(el('span', null, (p[3] === undefined || p[3] === null ? 0 : p[3]) + ' points'));
       box.appendChild(meta);
-      box.appendChild(cardRow(f.hands[s] || ''));
+      var row = cardRow(f.hands[s] || '');
+      if (s === f.seat && gained.length === 1) {
+        var cs = row.querySelectorAll('[data-card="' + gained[0] + '"]');
+        if (cs.length) cs[cs.length - 1].classList.add('new');
+      }
+      box.appendChild(row);
       players.appendChild(box);
     }
 
