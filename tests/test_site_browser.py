@@ -1,0 +1,388 @@
+"""The results site in a real browser: headless Chromium (Debian package `chromium`).
+
+Two ways in, both without extra Python packages:
+- `--dump-dom`: load a page from file://, let its scripts run, read the DOM back. The
+  replay viewer honours `#game=…&keys=ArrowRight,…`, pressing those keys through its own
+  keyboard handler once the game is loaded.
+- the DevTools protocol over `--remote-debugging-pipe` (JSON messages on file descriptors
+  3 and 4): real key presses and mouse clicks through the browser's input pipeline, every
+  network request the page makes, and screenshots.
+
+The browser resolves no host names (--host-resolver-rules), and the tests check that the
+pages ask for nothing but local files. With P10_SCREENSHOTS=1 the tests also write
+docs/leaderboard.png and docs/replay.png.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import html
+import importlib.util
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from harness.report.site import build_site
+
+FIXTURE = Path(__file__).parent / "fixtures" / "site"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+CHROMIUM = _chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install chromium); the browser tests need it",
+)
+
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND", "--allow-file-access-from-files",
+]
+
+
+# ----------------------------------------------------------------------------- the site
+
+def _frames_module() -> types.ModuleType | None:
+    """The fake frames module, if the engine's replay module cannot be imported."""
+    try:
+        from harness.engine.replay import frames  # noqa: F401
+        return None
+    except ImportError:
+        spec = importlib.util.spec_from_file_location("p10_fake_frames", FIXTURE / "fake_frames.py")
+        assert spec and spec.loader
+        fake = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fake)
+        module = types.ModuleType("harness.engine.replay")
+        module.frames = fake.frames  # type: ignore[attr-defined]
+        return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("results") / "demo"
+    shutil.copytree(FIXTURE, results, ignore=shutil.ignore_patterns("*.py", "__pycache__", "site"))
+    with pytest.MonkeyPatch.context() as mp:
+        fake = _frames_module()
+        if fake is not None:
+            mp.setitem(sys.modules, "harness.engine.replay", fake)
+        return build_site(results)
+
+
+def _has_replay(site: Path) -> bool:
+    return (site / "replays" / "g000003.js").exists()
+
+
+def _need_replay(site: Path) -> None:
+    if not _has_replay(site):
+        page = (site / "index.html").read_text()
+        why = re.search(r"The replay of g000003 could not be read: ([^<]*)", page)
+        pytest.skip("REPLAY FIXTURE REJECTED: the engine could not replay the fixture game"
+                    + (f" ({html.unescape(why.group(1))})" if why else "") + "; the other browser tests still ran")
+
+
+# ----------------------------------------------------------------------------- --dump-dom
+
+def _dump_dom(url: str) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _attr(dom: str, element_id: str, name: str) -> str | None:
+    tag = re.search(r"<[a-z]+[^>]*\sid=\"%s\"[^>]*>" % re.escape(element_id), dom)
+    if not tag:
+        return None
+    m = re.search(r'\s%s="([^"]*)"' % re.escape(name), tag.group(0))
+    return m.group(1) if m else None
+
+
+def _no_js_errors(dom: str) -> None:
+    m = re.search(r'<div id="js-errors"[^>]*>(.*?)</div>', dom, re.S)
+    assert m, "the error collector is missing"
+    assert _attr(dom, "js-errors", "data-count") == "0", html.unescape(m.group(1))
+
+
+def test_leaderboard_page_runs_its_scripts_from_file_urls(site: Path) -> None:
+    dom = _dump_dom((site / "index.html").as_uri())
+    assert re.search(r'<body[^>]*data-rendered="1"', dom), "the page's script did not finish"
+    _no_js_errors(dom)
+    assert _attr(dom, "leaderboard-table", "data-sortable") == "1"
+    assert _attr(dom, "history-chart", "data-rendered") == "1"
+    assert "greedy-js" in dom
+
+
+def test_replay_viewer_steps_with_keys_given_in_the_address(site: Path) -> None:
+    _need_replay(site)
+    base = (site / "replay.html").as_uri()
+    dom = _dump_dom(base + "#game=g000003")
+    _no_js_errors(dom)
+    assert re.search(r'<body[^>]*data-rendered="1"', dom)
+    assert _attr(dom, "viewer", "data-frame") == "0"
+    assert 'class="pcard R' in dom or 'class="pcard B' in dom  # cards are drawn
+    dom = _dump_dom(base + "#game=g000003&keys=ArrowRight,ArrowRight,ArrowRight,ArrowLeft")
+    _no_js_errors(dom)
+    assert _attr(dom, "viewer", "data-frame") == "2"
+    dom = _dump_dom(base + "#game=g000003&keys=ArrowDown")
+    hand_two = _attr(dom, "viewer", "data-frame")
+    assert hand_two not in (None, "0") and _attr(dom, "viewer", "data-hand") == "2"
+    dom = _dump_dom(base + "#game=g000003&keys=End,PageUp")
+    assert _attr(dom, "viewer", "data-frame") != "0"
+    dom = _dump_dom(base + "#game=g000003&keys=ArrowDown,ArrowRight,ArrowUp")
+    assert _attr(dom, "viewer", "data-frame") == hand_two
+
+
+# ----------------------------------------------------------------------------- DevTools over a pipe
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over --remote-debugging-pipe."""
+
+    def __init__(self, profile: str) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+
+        def child_fds() -> None:  # the browser reads commands on fd 3 and answers on fd 4
+            a = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10)
+            b = fcntl.fcntl(res_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=child_fds, pass_fds=(3, 4),
+        )
+        os.close(cmd_r)
+        os.close(res_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict[str, Any]] = []
+        self.session: str | None = None
+
+    def close(self) -> None:
+        for fd in (self._cmd_w, self._res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the browser did not answer in time")
+            ready, _, _ = select.select([self._res_r], [], [], left)
+            if ready:
+                chunk = os.read(self._res_r, 1 << 16)
+                if not chunk:
+                    raise ConnectionError("the browser closed its DevTools pipe")
+                self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30, session: bool = True) -> Any:
+        self._id += 1
+        msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._read(deadline)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            if "method" in reply:
+                self.events.append(reply)
+
+    def open(self, url: str) -> None:
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        self.call("Network.enable")
+        self.call("Page.enable")
+        self.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        self.call("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        self.call("Page.navigate", {"url": url})
+        self.wait_for("document.body && document.body.getAttribute('data-rendered') === '1'")
+
+    def eval(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.eval(expression):
+                    return
+            except RuntimeError:
+                pass
+            time.sleep(0.05)
+        raise TimeoutError(f"never true: {expression}")
+
+    def key(self, key: str) -> None:
+        codes = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "PageUp": 33, "PageDown": 34,
+                 "Home": 36, "End": 35}
+        common = {"key": key, "code": key, "windowsVirtualKeyCode": codes[key], "nativeVirtualKeyCode": codes[key]}
+        self.call("Input.dispatchKeyEvent", {"type": "rawKeyDown", **common})
+        self.call("Input.dispatchKeyEvent", {"type": "keyUp", **common})
+
+    def click(self, selector: str) -> None:
+        box = self.eval(
+            "(function(){var e=document.querySelector(%s); e.scrollIntoView({block:'center'});"
+            "var r=e.getBoundingClientRect(); return [r.left + r.width/2, r.top + r.height/2];})()" % json.dumps(selector)
+        )
+        x, y = box
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+
+    def screenshot(self, path: Path) -> None:
+        data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+
+    def requested_urls(self) -> list[str]:
+        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[DevTools]:
+    tools = DevTools(str(tmp_path / "profile"))
+    try:
+        try:
+            tools.call("Browser.getVersion", session=False, timeout=30)
+        except (TimeoutError, ConnectionError, OSError) as e:
+            pytest.skip(f"Chromium did not answer on --remote-debugging-pipe ({e})")
+        yield tools
+    finally:
+        tools.close()
+
+
+def _check_local_only(browser: DevTools) -> None:
+    urls = browser.requested_urls()
+    assert urls, "no requests were seen at all"
+    for url in urls:
+        assert url.startswith(("file://", "data:", "about:")), f"the page asked the network for {url}"
+
+
+def test_leaderboard_sorts_when_a_header_is_clicked(browser: DevTools, site: Path) -> None:
+    browser.open((site / "index.html").as_uri())
+    order = "Array.from(document.querySelectorAll('#leaderboard-table tbody tr')).map(r => r.dataset.entrant)"
+    assert browser.eval(order) == ["greedy", "greedy-js", "cautious", "random"]
+    browser.click("#leaderboard-table th:nth-child(2)")  # Entrant: A→Z
+    assert browser.eval(order) == ["cautious", "greedy", "greedy-js", "random"]
+    browser.click("#leaderboard-table th:nth-child(2)")  # and Z→A
+    assert browser.eval(order) == ["random", "greedy-js", "greedy", "cautious"]
+    browser.click("#leaderboard-table th:nth-child(13)")  # Faults: fewest first, ties keep their order
+    assert browser.eval(order)[-2:] == ["cautious", "random"] or browser.eval(order)[-2:] == ["random", "cautious"]
+    browser.click("#leaderboard-table th:nth-child(5)")  # μ − 3σ: highest first
+    assert browser.eval(order) == ["greedy", "greedy-js", "cautious", "random"]
+    assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
+    _check_local_only(browser)
+    if os.environ.get("P10_SCREENSHOTS") == "1":
+        browser.eval("window.scrollTo(0, 0)")
+        browser.screenshot(DOCS / "leaderboard.png")
+
+
+def test_games_filter_by_entrant(browser: DevTools, site: Path) -> None:
+    browser.open((site / "index.html").as_uri())
+    visible = "Array.from(document.querySelectorAll('#games-table tbody tr')).filter(r => !r.classList.contains('hidden')).length"
+    assert browser.eval(visible) == 6
+    browser.click("#filter-faults")
+    assert browser.eval(visible) == 1
+    assert browser.eval("document.getElementById('games-count').textContent") == "1 of 6 games"
+
+
+def test_replay_viewer_answers_real_key_presses_and_buttons(browser: DevTools, site: Path) -> None:
+    _need_replay(site)
+    browser.open((site / "replay.html").as_uri() + "#game=g000003")
+    frame = "+document.getElementById('viewer').dataset.frame"
+    hand = "+document.getElementById('viewer').dataset.hand"
+    total = browser.eval("+document.getElementById('scrub').max") + 1
+    assert total >= 3
+    assert browser.eval(frame) == 0
+    browser.key("ArrowRight")
+    browser.key("ArrowRight")
+    assert browser.eval(frame) == 2
+    browser.key("ArrowLeft")
+    assert browser.eval(frame) == 1
+    browser.key("ArrowDown")
+    assert browser.eval(hand) == 2
+    start_two = browser.eval(frame)
+    browser.key("PageDown")
+    assert browser.eval(hand) == 3
+    browser.key("PageUp")
+    assert browser.eval(frame) == start_two
+    browser.key("ArrowRight")
+    browser.key("ArrowUp")  # back to the start of this hand
+    assert browser.eval(frame) == start_two
+    browser.key("End")
+    assert browser.eval(frame) == total - 1
+    browser.click("#btn-first")
+    assert browser.eval(frame) == 0
+    assert browser.eval("document.getElementById('btn-prev').disabled") is True
+    browser.click("#btn-next")
+    browser.click("#btn-next")
+    assert browser.eval(frame) == 2
+    browser.click("#btn-prev")
+    assert browser.eval(frame) == 1
+    browser.click("#btn-next-hand")
+    assert browser.eval(hand) == 2
+    browser.click("#btn-prev-hand")
+    assert browser.eval(frame) == 0
+    browser.click("#btn-last")
+    assert browser.eval(frame) == total - 1
+    # what a frame shows: every hand, the piles, the table, the text, the scores
+    assert browser.eval("document.querySelectorAll('#players .player').length") == 4
+    assert browser.eval("document.getElementById('action-text').textContent.length") > 0
+    assert browser.eval("document.querySelectorAll('#score-table tbody tr').length") >= 1
+    assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
+    _check_local_only(browser)
+    if os.environ.get("P10_SCREENSHOTS") == "1":
+        # a moment mid-game: a few hands played, melds on the table
+        pick = browser.eval(
+            "(function(){var n=+document.getElementById('scrub').max;"
+            "for (var i=0;i<=n;i++){document.getElementById('scrub').value=i;"
+            "document.getElementById('scrub').dispatchEvent(new Event('input'));"
+            "if (+document.getElementById('viewer').dataset.hand>=3 && "
+            "document.querySelectorAll('#table-melds .meld').length>=3) return i;} return 0;})()"
+        )
+        browser.eval(f"document.getElementById('scrub').value={int(pick)};"
+                     "document.getElementById('scrub').dispatchEvent(new Event('input'));window.scrollTo(0,0)")
+        browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 890})
+        browser.screenshot(DOCS / "replay.png")
