@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""A p10/1 bot that misbehaves on purpose, for the referee's fault tests.
+
+Usage: faulty.py MODE [ARG]
+
+It plays the greedy strategy except where MODE says otherwise:
+
+  silent            answers hello, then never answers anything
+  garbage           answers every request with a line that is not JSON
+  exit_after N      answers N requests, then exits (code 3) in the middle of a hand
+  late_once S       sleeps S seconds before answering its first request (with that
+                    request's id, by then an old one), then answers at once
+  late_always S     sleeps S seconds before every answer
+  illegal           draws from the discard pile when it may not (a Skip on top), and
+                    discards a card it does not hold
+  illegal_once      discards a card it does not hold in its first play reply, then plays well
+  long_line N       answers every request with a line of N bytes
+  stderr_flood N    writes N bytes to stderr before every answer (and at start-up)
+  tee FILE          plays well and appends every line it reads and writes to FILE,
+                    as {"dir": "to"|"from", "line": "..."} JSON lines
+  no_options        plays well, and says "options": false in its hello
+  bad_hello         answers hello with a message of another type
+  no_hello          exits at once with a message on stderr
+
+Everything it would send is built from the request alone, so it is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from harness.players import GreedyStrategy
+
+CARD_TYPES = [f"{c}{n}" for c in "RBGY" for n in range(1, 13)] + ["W", "S"]
+
+
+def main() -> int:
+    mode = sys.argv[1]
+    arg = sys.argv[2] if len(sys.argv) > 2 else None
+    if mode == "no_hello":
+        print("no_hello: giving up before the handshake", file=sys.stderr, flush=True)
+        return 2
+    out = sys.stdout
+    tee = open(arg, "a", encoding="utf-8") if mode == "tee" else None
+    strategy = GreedyStrategy()
+    requests = 0
+    played = 0
+
+    def send(obj: dict) -> None:
+        line = json.dumps(obj, separators=(",", ":"))
+        if tee is not None:
+            tee.write(json.dumps({"dir": "from", "line": line}) + "\n")
+            tee.flush()
+        out.write(line + "\n")
+        out.flush()
+
+    if mode == "stderr_flood":
+        sys.stderr.write("x" * int(arg) + "\n")
+        sys.stderr.flush()
+    for raw in sys.stdin:
+        if tee is not None:
+            tee.write(json.dumps({"dir": "to", "line": raw.rstrip("\n")}) + "\n")
+            tee.flush()
+        msg = json.loads(raw)
+        kind = msg.get("type")
+        if kind == "hello":
+            if mode == "bad_hello":
+                send({"type": "greeting", "name": "faulty"})
+            else:
+                hello = {"type": "hello", "name": f"faulty-{mode}", "version": "1"}
+                if mode == "no_options":
+                    hello["options"] = False
+                send(hello)
+            continue
+        if kind == "game_start":
+            strategy.new_game(msg.get("game", ""), msg.get("seat", 0))
+            continue
+        if kind == "bye":
+            break
+        if kind != "request":
+            continue
+        requests += 1
+        state, decision = msg["state"], msg["decision"]
+        if mode == "silent":
+            continue
+        if mode == "garbage":
+            out.write("this is {not json\n")
+            out.flush()
+            continue
+        if mode == "long_line":
+            out.write(json.dumps({"id": msg["id"], "pad": "x" * int(arg)}) + "\n")
+            out.flush()
+            continue
+        if mode == "exit_after" and requests > int(arg):
+            return 3
+        reply = strategy.decide(state, decision, msg.get("options"))
+        if mode == "illegal" or (mode == "illegal_once" and decision == "play" and played == 0):
+            if decision == "draw":
+                reply = {"draw": "deck" if state["can_take_discard"] else "discard"}
+            else:
+                held = set(state["cards"])
+                reply = {"discard": next(c for c in CARD_TYPES if c not in held and c != "S")}
+        if decision == "play":
+            played += 1
+        if mode == "late_always" or (mode == "late_once" and requests == 1):
+            time.sleep(float(arg))
+        if mode == "stderr_flood":
+            sys.stderr.write("y" * int(arg) + "\n")
+            sys.stderr.flush()
+        reply["id"] = msg["id"]
+        send(reply)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

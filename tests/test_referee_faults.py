@@ -1,0 +1,336 @@
+"""Misbehaving bots: every fault is a result, never the end of a game.
+
+The bots of tests/bots/faulty.py go silent, print garbage, exit in the middle of a hand,
+answer late with an old id, play illegal moves, print over-long lines and flood stderr.
+For each: the game still ends, each fault is in `GameResult.faults` with its kind and
+reason, the other seats play on and place ahead, a forfeited seat is last, and its
+process is ended. Time limits are small so that the file runs in seconds; no assertion
+depends on the clock beyond limits far above what the good bots need.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from harness.engine import Rules
+from harness.referee import (
+    BotProcess, BotSpec, BotStartError, FaultPolicy, GameResult, TimeControl, handshake, play_game,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "bots"))
+from replay_check import check_replay  # noqa: E402
+
+GREEDY = (sys.executable, str(ROOT / "bots" / "python" / "greedy.py"))
+RANDOM = (sys.executable, str(ROOT / "bots" / "python" / "random_bot.py"), "5")
+FAULTY = (sys.executable, str(ROOT / "tests" / "bots" / "faulty.py"))
+RULES = Rules.from_dict({"phases": [1, 2, 3]})  # short games
+TC = TimeControl(move_ms=5000, startup_ms=20000)
+# For the timeout tests: the good bots answer in a few milliseconds, far inside 600 ms.
+FAST = TimeControl(move_ms=600, startup_ms=20000)
+POLICY = FaultPolicy(retries=1, max_strikes=5)
+
+
+@pytest.fixture
+def start(tmp_path):
+    """start(name, argv, **BotProcess kwargs) -> a BotProcess that has completed its handshake."""
+    made: list[BotProcess] = []
+
+    def start(name: str, argv: tuple[str, ...], tc: TimeControl = TC, **kw) -> BotProcess:
+        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT)), log_path=tmp_path / f"{name}.log", **kw)
+        made.append(bot)
+        handshake(bot, name, tc)
+        return bot
+
+    yield start
+    for bot in made:
+        bot.stop()
+        bot.close_log()
+
+
+def gone(pid: int) -> bool:
+    """The process has exited and been reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def play(bots, tc=TC, seed=21, game_id="g-fault", policy=POLICY) -> GameResult:
+    names = [b.spec.name for b in bots]
+    return play_game(bots, names, RULES, seed=seed, game_id=game_id, time_control=tc, policy=policy, record=True)
+
+
+def records(res: GameResult) -> list[dict]:
+    return [orjson.loads(x) for x in res.replay]
+
+
+def assert_forfeit(res: GameResult, bad: int, kinds: set[str], bot: BotProcess, pid: int) -> list:
+    """The game ended; only `bad` faulted, with `kinds`; it forfeited, is last, and its
+    process is gone; the others played on after the forfeit and placed ahead of it."""
+    n = len(res.seats)
+    assert res.reason in ("finished", "tiebreak", "hand_limit")
+    assert res.forfeits == [bad]
+    assert res.faults, "no fault was recorded"
+    assert {f.seat for f in res.faults} == {bad}
+    assert {f.kind for f in res.faults} <= kinds, [f.to_dict() for f in res.faults]
+    assert all(f.entrant == res.seats[bad] and f.reason for f in res.faults)
+    assert res.places[bad] == n
+    assert all(res.places[s] < n for s in range(n) if s != bad)
+    assert res.winner is not None and res.winner != bad
+    assert not bot.alive and bot.proc is None
+    assert gone(pid), f"the forfeited bot's process {pid} is still there"
+    recs = records(res)
+    note = next(i for i, r in enumerate(recs) if r["type"] == "note" and "forfeits" in r["text"])
+    after = recs[note + 1 :]
+    assert not any(r["type"] == "msg" and r["seat"] == bad for r in after)
+    assert any(r["type"] == "action" and r["seat"] == bad and r["fallback"] for r in after)
+    for s in range(n):
+        if s != bad:
+            assert any(r["type"] == "msg" and r["dir"] == "from" and r["seat"] == s for r in after), \
+                f"seat {s} was not asked anything after the forfeit"
+    assert recs[-1]["faults"][bad] == len(res.faults)
+    assert recs[-1]["places"] == res.places
+    check_replay(res.replay)  # re-simulates, and checks what each seat was told
+    return recs
+
+
+def errors_to(recs: list[dict], seat: int) -> list[dict]:
+    return [r["msg"] for r in recs if r["type"] == "msg" and r["dir"] == "to" and r["seat"] == seat
+            and r["msg"].get("type") == "error"]
+
+
+def test_silent_bot_times_out_and_forfeits(start):
+    bots = [start("good", GREEDY, FAST), start("silent", FAULTY + ("silent",), FAST), start("good2", RANDOM, FAST)]
+    pid = bots[1].pid
+    res = play(bots, tc=FAST)
+    recs = assert_forfeit(res, 1, {"timeout"}, bots[1], pid)
+    timeouts = [f for f in res.faults if f.reason.startswith("no reply to request")]
+    assert len(timeouts) == POLICY.max_strikes
+    assert all("within 600 ms" in f.reason for f in timeouts)
+    assert "5 strikes (the limit is 5)" in res.faults[-1].reason
+    errors = errors_to(recs, 1)
+    assert [e["strikes"] for e in errors] == [1, 2, 3, 4, 5]
+    assert [e["retry"] for e in errors] == [True, False, True, False, False]
+    assert all(e["fault"] == "timeout" for e in errors)
+
+
+def test_garbage_is_malformed(start):
+    bots = [start("good", GREEDY), start("garbage", FAULTY + ("garbage",)), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)
+    recs = assert_forfeit(res, 1, {"malformed"}, bots[1], pid)
+    assert sum(f.reason.startswith("protocol: not JSON") for f in res.faults) == POLICY.max_strikes
+    raws = [r for r in recs if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from"]
+    assert raws and all(r.get("raw") == "this is {not json" and "msg" not in r for r in raws)
+
+
+def test_bot_that_exits_mid_hand_forfeits(start):
+    bots = [start("good", GREEDY), start("quitter", FAULTY + ("exit_after", "3")), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)
+    recs = assert_forfeit(res, 1, {"crash"}, bots[1], pid)
+    assert len(res.faults) == 1
+    assert "quitter" in res.faults[0].reason
+    note = next(i for i, r in enumerate(recs) if r["type"] == "note")
+    # It died in the first hand: no hand had ended yet.
+    assert not any(r["type"] == "msg" and r["msg"].get("type") == "hand_end" for r in recs[:note])
+    assert sum(1 for r in recs[:note] if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from") == 3
+
+
+def test_dead_bot_is_started_afresh_for_its_next_game(start):
+    bots = [start("good", GREEDY), start("quitter", FAULTY + ("exit_after", "2"))]
+    first_pid = bots[1].pid
+    res = play(bots, game_id="g-dead1")
+    assert res.forfeits == [1] and gone(first_pid)
+    handshake(bots[1], "quitter", TC)  # what a tournament does before the bot's next game
+    assert bots[1].starts == 2 and bots[1].alive and bots[1].pid != first_pid
+    res2 = play(bots, game_id="g-dead2")
+    assert res2.forfeits == [1] and res2.places == [1, 2]
+    assert bots[0].starts == 1
+
+
+def test_late_answer_with_an_old_id_is_dropped(start):
+    """The first reply comes after move_ms: a timeout strike, then a new request; the late
+    reply (to the old id) is dropped and the reply to the new id is taken."""
+    bots = [start("good", GREEDY, FAST), start("late", FAULTY + ("late_once", "0.7"), FAST)]
+    res = play(bots, tc=FAST)
+    assert res.forfeits == []
+    assert [(f.seat, f.kind) for f in res.faults] == [(1, "timeout")]
+    assert res.stale_replies == 1
+    recs = records(res)
+    assert any(r["type"] == "note" and r["text"] == "dropped a reply to old request id 1" for r in recs)
+    from_late = [r["msg"] for r in recs if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from"]
+    assert [m["id"] for m in from_late[:2]] == [1, 2]
+    # The reply to request 2 was applied: it is not a fallback.
+    first_action = next(r for r in recs if r["type"] == "action" and r["seat"] == 1)
+    assert first_action["fallback"] is False
+    assert res.reason in ("finished", "tiebreak", "hand_limit")
+    check_replay(res.replay)
+
+
+def test_always_late_bot_forfeits(start):
+    bots = [start("good", GREEDY, FAST), start("late", FAULTY + ("late_always", "0.7"), FAST), start("good2", RANDOM, FAST)]
+    pid = bots[1].pid
+    res = play(bots, tc=FAST)
+    assert_forfeit(res, 1, {"timeout"}, bots[1], pid)
+    assert res.stale_replies >= 1
+
+
+def test_game_time_budget_used_up_forfeits(start):
+    """game_ms: a bot 0.4 s per reply under a 1.5 s game budget forfeits once it is spent."""
+    tc = TimeControl(move_ms=5000, game_ms=1500, startup_ms=20000)
+    bots = [start("good", GREEDY, tc), start("slow", FAULTY + ("late_always", "0.4"), tc), start("good2", RANDOM, tc)]
+    pid = bots[1].pid
+    res = play(bots, tc=tc)
+    assert_forfeit(res, 1, {"timeout"}, bots[1], pid)
+    assert res.faults[-1].reason == "game time of 1500 ms used up"
+    assert res.think_s[1] >= 1.5
+
+
+def test_illegal_moves_are_strikes(start):
+    bots = [start("good", GREEDY), start("cheat", FAULTY + ("illegal",)), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)
+    recs = assert_forfeit(res, 1, {"illegal"}, bots[1], pid)
+    strikes = res.faults[:-1]
+    assert len(strikes) == POLICY.max_strikes
+    for f in strikes:
+        assert f.reason.startswith(("R3.2:", "R3.5:", "R3.1:")), f.reason
+    assert any("holds 0" in f.reason for f in strikes)  # a discard of a card it does not hold
+    errors = errors_to(recs, 1)
+    assert [e["fault"] for e in errors] == ["illegal"] * POLICY.max_strikes
+
+
+def test_illegal_once_then_legal_costs_one_strike(start):
+    bots = [start("good", GREEDY), start("oops", FAULTY + ("illegal_once",))]
+    res = play(bots)
+    assert res.forfeits == []
+    assert [(f.seat, f.kind) for f in res.faults] == [(1, "illegal")]
+    recs = records(res)
+    (error,) = errors_to(recs, 1)
+    assert error["retry"] is True and error["strikes"] == 1
+    i = next(i for i, r in enumerate(recs) if r["type"] == "msg" and r["msg"].get("type") == "error")
+    nxt = next(r for r in recs[i + 1 :] if r["type"] == "msg" and r["seat"] == 1)
+    assert nxt["msg"]["type"] == "request" and nxt["msg"]["id"] == error["id"] + 1
+    assert nxt["msg"]["decision"] == "play"
+    check_replay(res.replay)
+
+
+def test_line_over_the_cap_is_malformed(start):
+    bots = [start("good", GREEDY), start("long", FAULTY + ("long_line", "5000"), line_cap=300), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)
+    assert_forfeit(res, 1, {"malformed"}, bots[1], pid)
+    caps = [f for f in res.faults if f.reason.startswith("protocol: a line of") and f.reason.endswith("longer than the cap of 300")]
+    assert len(caps) == POLICY.max_strikes
+
+
+def test_two_forfeits_tie_for_last(start):
+    bots = [start("garbage", FAULTY + ("garbage",)), start("good", GREEDY), start("quitter", FAULTY + ("exit_after", "1"))]
+    res = play(bots)
+    assert sorted(res.forfeits) == [0, 2]
+    assert res.places == [2, 1, 2]
+    assert res.winner == 1
+    check_replay(res.replay)
+
+
+def test_stderr_flood_does_not_block_and_its_log_is_capped(start, tmp_path):
+    log_cap = 10_000
+    bots = [start("good", GREEDY), start("flood", FAULTY + ("stderr_flood", "200000"), log_cap=log_cap)]
+    res = play(bots)
+    assert res.faults == [] and res.forfeits == []
+    assert res.reason in ("finished", "tiebreak", "hand_limit")
+    bots[1].stop()
+    log = tmp_path / "flood.log"
+    size = log.stat().st_size
+    assert size <= log_cap + 1024, size
+    assert b"[stderr log cap reached; the rest is dropped]" in log.read_bytes()
+
+
+# ----- the handshake -----------------------------------------------------------------
+
+
+def handshake_error(tmp_path, argv, tc=TC) -> tuple[str, BotProcess]:
+    bot = BotProcess(BotSpec("broken", tuple(argv), cwd=str(ROOT)), log_path=tmp_path / "broken.log")
+    try:
+        with pytest.raises(BotStartError) as info:
+            handshake(bot, "broken", tc)
+        return str(info.value), bot
+    finally:
+        bot.stop()
+        bot.close_log()
+
+
+def test_handshake_wrong_reply(tmp_path):
+    text, bot = handshake_error(tmp_path, FAULTY + ("bad_hello",))
+    assert text.startswith("bot 'broken' failed the handshake:")
+    assert '"type": "hello"' in text and "greeting" in text
+    assert not bot.alive
+
+
+def test_handshake_exit_names_the_stderr(tmp_path):
+    text, _ = handshake_error(tmp_path, FAULTY + ("no_hello",))
+    assert "failed the handshake" in text
+    assert "giving up before the handshake" in text  # the bot's last stderr line
+
+
+def test_handshake_silent_times_out(tmp_path):
+    code = "import sys, time\nfor line in sys.stdin: time.sleep(60)"
+    pids = []
+
+    class Spy(BotProcess):
+        def start(self) -> None:
+            super().start()
+            pids.append(self.pid)
+
+    bot = Spy(BotSpec("sleepy", (sys.executable, "-c", code)))
+    try:
+        with pytest.raises(BotStartError, match="did not answer hello in time"):
+            handshake(bot, "sleepy", TimeControl(move_ms=100, startup_ms=300))
+        assert pids and gone(pids[0])
+    finally:
+        bot.stop()
+
+
+def test_handshake_garbage(tmp_path):
+    code = "import sys\nsys.stdin.readline()\nprint('HELLO THERE', flush=True)"
+    text, _ = handshake_error(tmp_path, (sys.executable, "-c", code))
+    assert "failed the handshake" in text and "not JSON" in text
+
+
+def test_command_not_found(tmp_path):
+    text, _ = handshake_error(tmp_path, ("/nonexistent/bot-binary", "--x"))
+    assert "command not found" in text and "/nonexistent/bot-binary" in text
+
+
+def test_bot_gone_when_game_end_is_sent_is_no_fault_of_that_game(start):
+    """The result is final before game_end goes out: a bot whose pipe is closed by then
+    (it died on the last hand_end, say) must not get a fault appended to a result whose
+    places, forfeits and game_end fault counts were already fixed without it."""
+    from harness.referee.process import BotDied
+
+    class GoneAtGameEnd(BotProcess):
+        def send(self, data: bytes) -> None:
+            if b'"type":"game_end"' in data:
+                raise BotDied(f"bot {self.spec.name!r} closed its stdin (exit code 1)")
+            super().send(data)
+
+    good = start("good", GREEDY)
+    gone_bot = GoneAtGameEnd(BotSpec("gone", GREEDY, cwd=str(ROOT)))
+    try:
+        handshake(gone_bot, "gone", TC)
+        res = play([good, gone_bot])
+        assert res.reason in ("finished", "tiebreak", "hand_limit")
+        assert res.faults == [] and res.forfeits == []
+        recs = records(res)
+        assert recs[-1]["faults"] == [0, 0]
+        assert res.to_record()["faults"] == []
+    finally:
+        gone_bot.stop()
