@@ -90,11 +90,19 @@ class Phase:
         return " + ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """The protocol form: {"number": 3, "melds": [{"kind": "set", "size": 4}, ...]}."""
-        return {"number": self.number, "melds": [m.to_dict() for m in self.melds]}
+        """The protocol form: {"number": 3, "melds": [{"kind": "set", "size": 4}, ...]}.
+
+        Built once per phase and shared: treat it as read-only."""
+        d = _DICTS.get(self)
+        if d is None:
+            d = _DICTS[self] = {"number": self.number, "melds": [m.to_dict() for m in self.melds]}
+        return d
 
     def __repr__(self) -> str:
         return f"Phase({self.number}, {self.describe()!r})"
+
+
+_DICTS: dict[Phase, dict[str, Any]] = {}
 
 
 def _p(number: int, *melds: tuple[str, int]) -> Phase:
