@@ -208,11 +208,18 @@ def match_lay(groups: Sequence[Sequence[Card]], phase: Phase) -> list[tuple[str,
     for perm in permutations(range(len(reqs))):
         if all(not isinstance(fits[g][r], IllegalMove) for g, r in enumerate(perm)):
             return [fits[g][r] for g, r in enumerate(perm)]
+    # Name the fault of the meld a group is left to stand for once the other groups have
+    # taken the melds they fit (a 3-card run beside a good set breaks R5.2, not R4.1).
+    best = max(
+        permutations(range(len(reqs))),
+        key=lambda perm: sum(not isinstance(fits[g][r], IllegalMove) for g, r in enumerate(perm)),
+    )
     for g, row in enumerate(fits):
         if all(isinstance(x, IllegalMove) for x in row):
-            raise row[0] if len(row) == 1 else IllegalMove(
-                row[0].rule,
-                f"{_names(groups[g])} fits none of phase {phase.number}'s melds ({phase.describe()}): {row[0]}",
+            err = row[best[g]]
+            raise err if len(row) == 1 else IllegalMove(
+                err.rule,
+                f"{_names(groups[g])} fits none of phase {phase.number}'s melds ({phase.describe()}): {err}",
             )
     raise IllegalMove(
         "R5.2",
