@@ -330,7 +330,10 @@
     o.value = r.game;
     select.appendChild(o);
   });
-  select.addEventListener('change', function () { load(select.value); });
+  select.addEventListener('change', function () {
+    load(select.value);
+    select.blur();  // so the arrow keys step through the new game instead of changing it
+  });
   $('scrub').addEventListener('input', function () { go(+this.value); });
   $('btn-first').addEventListener('click', function () { go(0); });
   $('btn-prev').addEventListener('click', function () { step(-1); });
