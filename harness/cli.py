@@ -43,6 +43,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
 
     from .report.leaderboard import print_leaderboard
     from .tournament.config import ConfigError, load_config
+    from .tournament.dask_executor import ClusterError
     from .tournament.runner import ResultsError, run_tournament
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
@@ -63,7 +64,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
                       "run the same command again to continue.")
         sys.exit(130)
-    except (ResultsError, ConfigError) as e:
+    except (ResultsError, ConfigError, ClusterError) as e:
         stop()
         raise _fail(e) from None
     except ImportError as e:

@@ -1,0 +1,368 @@
+"""Games as Dask tasks: the same `run(specs, excluded)` stream as the local executor, played
+by the workers of a Dask cluster (`distributed`, the optional `cluster` extra).
+
+With no scheduler address a `LocalCluster` of `parallel` single-threaded worker processes
+is started for the run. Each worker process keeps its bot processes alive across games
+(a `GameRunner` per worker thread, held by a worker plugin whose teardown says bye to the
+bots). Before the first game every worker must start every entrant, or the run stops with
+a `ClusterError` naming the worker and the bot. Results stream back to the caller, which
+alone writes games.jsonl; a game lost with a dying worker is played again elsewhere by
+Dask and yielded once.
+
+A `DaskExecutor` used as a context manager keeps its cluster (and the workers' bots) up
+across `run` calls until the block ends; otherwise each `run` call connects, checks the
+workers, plays and lets go of everything when its games are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import tempfile
+import threading
+import time
+import uuid
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
+from .config import TournamentConfig
+from .executor import GameRunner
+from .schedule import GameSpec
+
+try:
+    import distributed
+    from distributed.diagnostics.plugin import WorkerPlugin
+except ImportError:  # the cluster extra is not installed; ClusterError stays importable
+    distributed = None  # type: ignore[assignment]
+    WorkerPlugin = object  # type: ignore[assignment,misc]
+
+#: How many workers may die while playing one game before the game (and the run) is given
+#: up; a game that keeps killing workers is more likely the cause than their victim.
+ALLOWED_FAILURES = 3
+#: Seconds to reach the scheduler, and to wait for a first worker.
+CONNECT_TIMEOUT = 30.0
+#: Where a worker writes its bots' stderr logs when it is not on this machine's results
+#: folder: this environment variable on the worker, else <tmp>/p10-tourney/<name>/logs.
+LOG_DIR_ENV = "P10_TOURNEY_LOG_DIR"
+#: Games handed to the scheduler at once, per worker thread.
+INFLIGHT_PER_THREAD = 2
+
+
+class ClusterError(ValueError):
+    """A Dask cluster that cannot run the tournament (unreachable, no workers, a worker
+    that cannot start a bot, a game lost with too many workers)."""
+
+
+# ----- on the workers ---------------------------------------------------------------------
+
+
+def worker_label(worker: Any) -> str:
+    """A short name for a worker, fit for file names: w0, w1, ... for a LocalCluster's
+    numbered workers, else its host and port."""
+    name = worker.name
+    if isinstance(name, int) or (isinstance(name, str) and name.isdigit()):
+        return f"w{name}"
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", str(worker.address).split("://")[-1]).strip("_")
+
+
+def worker_log_dir(tournament: str) -> Path:
+    """Where a worker that does not share the results folder keeps the bots' stderr logs."""
+    base = os.environ.get(LOG_DIR_ENV)
+    if base:
+        return Path(base) / tournament
+    return Path(tempfile.gettempdir()) / "p10-tourney" / tournament / "logs"
+
+
+class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
+    """Lives in each worker process for a tournament: hands each game to an idle
+    `GameRunner` (one per worker thread, made on demand, kept across games), and ends the
+    bots when the plugin is removed or the worker closes."""
+
+    def __init__(self, name: str, cfg: TournamentConfig, log_dir: str | None) -> None:
+        self.name = name
+        self.cfg = cfg
+        self.log_dir = log_dir
+
+    def setup(self, worker: Any) -> None:
+        self._lock = threading.Lock()
+        self._free: list[GameRunner] = []
+        self._runners: list[GameRunner] = []
+        self._label = worker_label(worker)
+        self._address = str(worker.address)
+        self._logs = Path(self.log_dir) if self.log_dir else worker_log_dir(self.cfg.name)
+
+    def play(self, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
+        with self._lock:
+            if self._free:
+                runner = self._free.pop()
+            else:
+                k = len(self._runners)
+                label = self._label if k == 0 else f"{self._label}.{k}"
+                runner = GameRunner(self.cfg, label, self._logs)
+                self._runners.append(runner)
+        try:
+            out = runner.run(spec, excluded)
+        finally:
+            with self._lock:
+                self._free.append(runner)
+        # Unique per runner (a restarted worker has a new address), so the caller can add
+        # up bot starts per runner.
+        out["worker"] = f"{self._address}#{self._runners.index(runner)}"
+        return out
+
+    def teardown(self, worker: Any) -> None:
+        with self._lock:
+            runners, self._runners, self._free = self._runners, [], []
+        for r in runners:
+            try:
+                r.close()
+            except Exception:  # noqa: BLE001 - ending the others anyway
+                logging.getLogger(__name__).exception("closing the bots of %s", r.worker)
+
+
+def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
+    """The Dask task: play game `spec` with this worker's bots."""
+    worker = distributed.get_worker()
+    try:
+        games = worker.plugins[plugin]
+    except KeyError:
+        raise RuntimeError(f"worker {worker.address} has no p10-tourney plugin {plugin!r}") from None
+    return games.play(spec, excluded)
+
+
+def check_bots(bots: Sequence[BotSpec], time_control: TimeControl) -> dict[str, str]:
+    """Start each bot, complete the handshake, say bye; returns {entrant: why} for those
+    that failed. Bots are checked at the same time, each in its own thread."""
+
+    def one(spec: BotSpec) -> tuple[str, str | None]:
+        bot = BotProcess(spec)
+        try:
+            handshake(bot, spec.name, time_control)
+            bot.send(encode({"type": "bye"}))
+        except BotStartError as e:
+            return spec.name, str(e)
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            return spec.name, f"{type(e).__name__}: {e}"
+        finally:
+            bot.stop()
+        return spec.name, None
+
+    if not bots:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(bots))) as pool:
+        return {name: why for name, why in pool.map(one, bots) if why}
+
+
+async def _check_on_worker(bots: Sequence[BotSpec], time_control: TimeControl) -> dict[str, str]:
+    # Off the worker's event loop, so it keeps talking to the scheduler meanwhile.
+    return await asyncio.get_running_loop().run_in_executor(None, check_bots, bots, time_control)
+
+
+# ----- in the process that runs the tournament --------------------------------------------
+
+
+def _bot_reason(name: str, why: str) -> str:
+    for prefix in (f"bot {name!r}: ", f"bot {name!r} "):
+        if why.startswith(prefix):
+            return why[len(prefix):]
+    return why
+
+
+def check_report(results: Mapping[str, Any]) -> str | None:
+    """One line describing what `check_bots` found on each worker ({address: failures or
+    the exception the worker raised}), or None when every worker started every bot."""
+    problems: list[str] = []
+    for address in sorted(results):
+        res = results[address]
+        if isinstance(res, BaseException):
+            problems.append(f"worker {address} could not run the bot check ({type(res).__name__}: "
+                            f"{str(res).splitlines()[0] if str(res) else ''}); is p10-tourney installed "
+                            "in the worker's Python environment?")
+            continue
+        for name, why in res.items():
+            problems.append(f"worker {address} cannot start bot {name!r}: {_bot_reason(name, why)}")
+    if not problems:
+        return None
+    text = problems[0]
+    if len(problems) > 1:
+        text += f" (and {len(problems) - 1} more: " + "; ".join(problems[1:]) + ")"
+    return (text + ". Every worker needs each bot's command and files at the paths of the config"
+            " (see docs/cluster.md)")
+
+
+class DaskExecutor:
+    """Runs games as tasks on a Dask cluster (`cfg.scheduler`, or a LocalCluster of
+    `cfg.parallel` workers started for the run)."""
+
+    def __init__(self, cfg: TournamentConfig, log_dir: Path | None, scheduler: str | None = None) -> None:
+        if distributed is None:
+            raise ImportError("No module named 'distributed'", name="distributed")
+        self.cfg = cfg
+        self.log_dir = log_dir
+        self.scheduler = scheduler or cfg.scheduler
+        self.client: Any = None
+        self.cluster: Any = None
+        self.plugin: str | None = None
+        self._keep = 0
+        self._threads = (0.0, 0)
+
+    # ----- life cycle ---------------------------------------------------------------------
+
+    def __enter__(self) -> DaskExecutor:
+        self._keep += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._keep -= 1
+        if not self._keep:
+            self.close()
+
+    def start(self, excluded: Iterable[str] = ()) -> None:
+        """Connect (or start a LocalCluster), check that every worker starts every entrant
+        not in `excluded`, and install the game plugin on the workers. Idempotent."""
+        if self.client is not None:
+            return
+        try:
+            self._connect()
+            self._check_workers(excluded)
+            name = f"p10-tourney-{self.cfg.name}-{uuid.uuid4().hex[:8]}"
+            log_dir = str(self.log_dir) if self.cluster is not None and self.log_dir else None
+            # register_plugin is distributed >= 2023.9.2; register_worker_plugin before.
+            register = getattr(self.client, "register_plugin", None) or self.client.register_worker_plugin
+            register(GamePlugin(name, self.cfg, log_dir), name=name)
+            self.plugin = name
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self) -> None:
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ClusterError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}") from None
+        else:
+            self.cluster = LocalCluster(
+                n_workers=self.cfg.parallel, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None, silence_logs=logging.ERROR,
+                # No dashboard; its HTTP server (health, metrics) on any free port, not 8787.
+                scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES, "dashboard_address": ":0"},
+            )
+            self.client = Client(self.cluster, set_as_default=False)
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except TimeoutError:
+            raise ClusterError(
+                f"no Dask worker joined the scheduler at {self.client.scheduler.address} within "
+                f"{CONNECT_TIMEOUT:.0f} s; start some with: dask worker {self.client.scheduler.address} --nthreads 1"
+            ) from None
+
+    def _check_workers(self, excluded: Iterable[str]) -> None:
+        out = set(excluded)
+        bots = [b for b in self.cfg.bots if b.name not in out]
+        results = self.client.run(_check_on_worker, bots, self.cfg.time, on_error="return")
+        problem = check_report(results)
+        if problem:
+            raise ClusterError(problem)
+
+    def close(self) -> None:
+        """End the bots on the workers (the plugin's teardown), and the LocalCluster if this
+        executor started it. Safe to call twice."""
+        client, cluster, plugin = self.client, self.cluster, self.plugin
+        self.client = self.cluster = self.plugin = None
+        try:
+            if client is not None and plugin is not None and client.status == "running":
+                try:
+                    client.unregister_worker_plugin(plugin)
+                except Exception:  # noqa: BLE001 - workers gone; their bots ended with them
+                    pass
+        finally:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+
+    # ----- games --------------------------------------------------------------------------
+
+    def _limit(self) -> int:
+        at, n = self._threads
+        now = time.monotonic()
+        if now - at > 1.0:
+            n = sum(self.client.nthreads().values())
+            self._threads = (now, n)
+        return max(INFLIGHT_PER_THREAD, INFLIGHT_PER_THREAD * n)
+
+    def run(self, specs: Sequence[GameSpec], excluded: Any = ()) -> Iterator[dict[str, Any]]:
+        """Yield each game's result as it finishes. `excluded` is a set that the caller may
+        grow (disqualifications); games submitted later leave those entrants out."""
+        if not specs:
+            return
+        self.start(excluded)
+        try:
+            yield from self._play(specs, excluded)
+        finally:
+            if not self._keep:
+                self.close()
+
+    def _play(self, specs: Sequence[GameSpec], excluded: Any) -> Iterator[dict[str, Any]]:
+        from distributed import as_completed
+
+        client = self.client
+        token = uuid.uuid4().hex[:8]
+        pending = deque(specs)
+        inflight: dict[Any, GameSpec] = {}
+        done: set[int] = set()
+        results = as_completed(loop=client.loop, with_results=True, raise_errors=False)
+
+        def submit() -> None:
+            limit = self._limit()
+            while pending and len(inflight) < limit:
+                spec = pending.popleft()
+                fut = client.submit(play_one, self.plugin, spec, tuple(sorted(excluded)),
+                                    key=f"p10-{spec.game}-{token}", pure=False)
+                inflight[fut] = spec
+                results.add(fut)
+
+        try:
+            submit()
+            while inflight:
+                fut, res = next(results)
+                spec = inflight.pop(fut)
+                if fut.status != "finished":
+                    self._failed(fut, spec, res)
+                del fut
+                if spec.index in done:  # a game is recorded once, however often it was played
+                    submit()
+                    continue
+                done.add(spec.index)
+                yield res
+                submit()  # after the caller has seen the result (and perhaps disqualified)
+        finally:
+            if inflight:
+                try:
+                    client.cancel(list(inflight))
+                except Exception:  # noqa: BLE001 - closing anyway
+                    pass
+
+    def _failed(self, fut: Any, spec: GameSpec, res: Any) -> None:
+        exc = res[1] if isinstance(res, tuple) and len(res) == 3 else res
+        if fut.status == "cancelled":
+            raise ClusterError(f"game {spec.game} was cancelled on the cluster")
+        if isinstance(exc, distributed.KilledWorker):
+            last = getattr(exc, "last_worker", None)
+            n = getattr(exc, "allowed_failures", None)
+            raise ClusterError(
+                f"game {spec.game} was lost: {'several' if n is None else n + 1} workers died while playing it"
+                + (f" (the last {getattr(last, 'address', last)})" if last is not None else "")
+                + "; see the workers' logs"
+            )
+        if isinstance(exc, BaseException):
+            raise exc.with_traceback(res[2] if isinstance(res, tuple) else None)
+        raise ClusterError(f"game {spec.game} failed on the cluster: {exc!r}")
