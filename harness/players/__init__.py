@@ -6,8 +6,10 @@ protocol, so a strategy plays the same moves either way.
 
 from .base import Strategy, TableModel, play_local
 from .greedy import GreedyStrategy
+from .noisy import NoisyGreedyStrategy
 from .random import RandomStrategy
 
 STRATEGIES = {"greedy": GreedyStrategy, "random": RandomStrategy}
 
-__all__ = ["Strategy", "TableModel", "play_local", "GreedyStrategy", "RandomStrategy", "STRATEGIES"]
+__all__ = ["Strategy", "TableModel", "play_local", "GreedyStrategy", "RandomStrategy", "NoisyGreedyStrategy",
+           "STRATEGIES"]
