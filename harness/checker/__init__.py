@@ -1,0 +1,18 @@
+"""check-bot: a conformance suite for p10/1 bots.
+
+Runs one bot command through scenarios with stacked deals (a phase in the first hand,
+Skips, a reshuffle, tables of 2 and 6, the variants), sends it errors, plays several
+games in one process and a whole standard game, and reports each check as passed or
+failed with the exchange that failed.
+
+>>> from harness.checker import run_checks  # doctest: +SKIP
+>>> report = run_checks(["python", "my_bot.py"], move_ms=1000)  # doctest: +SKIP
+>>> report.exit_code  # doctest: +SKIP
+0
+"""
+
+from .checks import CHECKS, Check
+from .context import CheckFailed, Context
+from .runner import NAMES, CheckResult, Report, run_checks, select
+
+__all__ = ["CHECKS", "Check", "CheckFailed", "Context", "NAMES", "CheckResult", "Report", "run_checks", "select"]

@@ -1,0 +1,267 @@
+"""What the checks share: the bot under test (one process for the whole suite, tapped),
+greedy opponents, the games played so far, and how a fault becomes a message for the
+bot's author with the exchange that failed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..bots import GREEDY_ARGV
+from ..referee import (
+    BotProcess, BotSpec, BotStartError, Fault, FaultPolicy, GameResult, TimeControl, handshake, play_game,
+)
+from .scenarios import Scenario
+from .schemas import Schemas
+from .tap import Entry, TappedProcess
+
+SPEC_REPLIES = "protocol/SPEC.md (Replies)"
+
+
+class CheckFailed(Exception):
+    """A check failed: `message` tells the author what to fix; `exchange` is the part of the
+    transcript that shows it."""
+
+    def __init__(self, message: str, exchange: Sequence[Entry] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exchange = list(exchange)
+
+
+@dataclass
+class Played:
+    """One game the bot under test played: which check, the result, its seat and the
+    transcript range [start, end)."""
+
+    check: str
+    scenario: Scenario
+    result: GameResult
+    seat: int
+    start: int
+    end: int
+
+    @property
+    def faults(self) -> list[Fault]:
+        """The bot's own faults in this game."""
+        return [f for f in self.result.faults if f.seat == self.seat]
+
+
+@dataclass
+class DirectFault:
+    """A fault in a game the checker played itself (not through the referee)."""
+
+    kind: str
+    reason: str
+    exchange: list[Entry] = field(default_factory=list)
+
+
+class Context:
+    """The state of one check-bot run."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        move_ms: int = 1000,
+        startup_ms: int = 10000,
+        cwd: str | None = None,
+        name: str = "candidate",
+    ) -> None:
+        self.tap: list[Entry] = []
+        self.spec = BotSpec(name, tuple(argv), cwd=cwd)
+        self.bot = TappedProcess(self.spec, self.tap)
+        self.tc = TimeControl(move_ms=move_ms, startup_ms=startup_ms)
+        # Strict: any fault fails a check; few strikes keep a broken bot's games short.
+        self.policy = FaultPolicy(retries=1, max_strikes=3)
+        self.schemas = Schemas()
+        self.games: list[Played] = []
+        self.direct_faults: list[DirectFault] = []
+        self.handshake_ok = False
+        self.t0 = time.monotonic()
+        self._opponents: list[BotProcess] = []
+        self._full: Played | None = None
+
+    @property
+    def name(self) -> str:
+        """The entrant name the bot is given in hello."""
+        return self.spec.name
+
+    # ----- processes ------------------------------------------------------------------------
+
+    def ensure_bot(self) -> None:
+        """Start the bot again (with a handshake) if its process has ended."""
+        if self.bot.alive:
+            return
+        try:
+            handshake(self.bot, self.name, self.tc)
+        except BotStartError as e:
+            raise CheckFailed(
+                f"the bot had to be started again (its process had ended) and failed: {e}",
+                self.tap[-6:],
+            ) from None
+
+    def opponents(self, k: int) -> list[BotProcess]:
+        """`k` started greedy opponents (started once, reused for every game)."""
+        tc = TimeControl(move_ms=self.tc.move_ms, startup_ms=max(20000, self.tc.startup_ms))
+        while len(self._opponents) < k:
+            i = len(self._opponents) + 1
+            self._opponents.append(BotProcess(BotSpec(f"greedy-{i}", GREEDY_ARGV)))
+        for opp in self._opponents[:k]:
+            if not opp.alive:
+                handshake(opp, opp.spec.name, tc)  # BotStartError: check-bot itself is broken
+        return self._opponents[:k]
+
+    def close(self) -> None:
+        """Say bye and end every process."""
+        from ..referee import encode
+
+        for p in [self.bot, *self._opponents]:
+            if p.alive:
+                try:
+                    p.send(encode({"type": "bye"}))
+                except Exception:  # noqa: BLE001 - it may be gone already
+                    pass
+            p.stop()
+
+    # ----- games ----------------------------------------------------------------------------
+
+    def play(self, check: str, sc: Scenario) -> Played:
+        """Play scenario `sc` with the bot in `sc.seat` and greedy opponents elsewhere."""
+        self.ensure_bot()
+        opps = self.opponents(sc.players - 1)
+        bots: list[BotProcess] = list(opps[: sc.seat]) + [self.bot] + list(opps[sc.seat:])
+        names = [b.spec.name for b in bots]
+        names[sc.seat] = self.name
+        start = len(self.tap)
+        self.bot.note(f"game {sc.label}: {sc.players} players, the bot in seat {sc.seat}")
+        result = play_game(bots, names, sc.make_rules(), sc.seed, sc.label, sc.make_deck(), self.tc,
+                           self.policy, record=True)
+        played = Played(check, sc, result, sc.seat, start, len(self.tap))
+        self.games.append(played)
+        return played
+
+    def full_game(self, check: str) -> Played:
+        """A whole standard game at a table of 4, played once per run."""
+        from .scenarios import FULL
+
+        if self._full is None:
+            self._full = self.play(check, FULL)
+        return self._full
+
+    # ----- turning faults into advice ---------------------------------------------------------
+
+    def require_clean(self, played: Played, doing: str) -> None:
+        """Fail with the bot's first fault in `played`, if it has one."""
+        faults = played.faults
+        if faults:
+            f = faults[0]
+            more = f" ({len(faults)} faults in this game)" if len(faults) > 1 else ""
+            raise CheckFailed(f"{doing}{more}: " + self.advice(f.kind, f.reason),
+                              self.fault_exchange(played, f))
+
+    def advice(self, kind: str, reason: str) -> str:
+        """What a fault means and what to fix."""
+        ms = self.tc.move_ms
+        if kind == "timeout":
+            text = (f"{reason}. Answer every request within move_ms ({ms} ms here; the bot is told it in "
+                    f"hello.time.move_ms), write the reply as one line and flush stdout after it")
+            hint = self._id_hint()
+            return text + (f". {hint}" if hint else ".")
+        if kind == "malformed":
+            return (f"a reply was malformed: {reason}. Each reply is one JSON object on one line, e.g. "
+                    f'{{"id": 58, "discard": "R5"}}, with the id of the request it answers; see {SPEC_REPLIES} '
+                    "and protocol/schemas/")
+        if kind == "illegal":
+            return (f"the referee refused a reply: {reason}. The rule named is in RULES.md; build each reply "
+                    "from the state of the request it answers (state.cards, state.table, state.players)")
+        if kind == "crash":
+            tail = self.stderr_tail()
+            return (f"{reason}. A bot keeps reading stdin until bye or the end of input; an exception "
+                    "in it ends the process" + (f". Its stderr ends: {tail}" if tail else ""))
+        return f"{kind}: {reason}"
+
+    def stderr_tail(self) -> str:
+        """The last line the bot wrote to stderr."""
+        lines = self.bot.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][:300] if lines else ""
+
+    def _id_hint(self) -> str:
+        """If the bot answered with an id of the wrong type, say so."""
+        open_id = None
+        for e in self.tap:
+            if e.dir == "to" and e.type == "request":
+                open_id = e.msg.get("id")
+            elif e.dir == "from" and isinstance(e.msg, dict) and "id" in e.msg and e.msg.get("type") != "hello":
+                rid = e.msg["id"]
+                if rid != open_id and str(rid) == str(open_id):
+                    return (f"The bot did answer, but with the id {rid!r} ({type(rid).__name__}) where the "
+                            f"request's id was {open_id!r}: send the id back exactly as received, a JSON number")
+        return ""
+
+    def fault_exchange(self, played: Played, fault: Fault) -> list[Entry]:
+        """The transcript lines that show `fault`: from the request that led to it to the
+        `error` the referee sent (or the bot's end)."""
+        entries = self.tap[played.start: played.end]
+        if fault.kind in ("timeout", "malformed", "illegal"):
+            idx = next((i for i, e in enumerate(entries) if e.dir == "to" and e.type == "error"), None)
+        else:
+            idx = next((i for i, e in enumerate(entries) if e.dir == "note" and
+                        (e.text.startswith("the bot is gone") or e.text.startswith("could not send")
+                         or e.text.startswith("process had ended"))), None)
+            if idx is None:
+                return entries[-4:] + [Entry("note", entries[-1].t if entries else 0.0, f"forfeit: {fault.reason}")]
+        if idx is None:
+            return entries[-4:]
+        start = next((i for i in range(idx, -1, -1) if entries[i].dir == "to" and entries[i].type == "request"),
+                     max(0, idx - 3))
+        return entries[start: idx + 1]
+
+
+def reply_pairs(entries: Sequence[Entry]) -> list[tuple[Entry, Entry | None]]:
+    """Each request sent to the bot with the reply that carried its id (None if none did)."""
+    out: list[tuple[Entry, Entry | None]] = []
+    open_req: Entry | None = None
+    for e in entries:
+        if e.dir == "to" and e.type == "request":
+            if open_req is not None:
+                out.append((open_req, None))
+            open_req = e
+        elif e.dir == "from" and open_req is not None and isinstance(e.msg, dict) and e.msg.get("id") == open_req.msg["id"] \
+                and type(e.msg.get("id")) is type(open_req.msg["id"]):
+            out.append((open_req, e))
+            open_req = None
+    if open_req is not None:
+        out.append((open_req, None))
+    return out
+
+
+def first_play(entries: Sequence[Entry], hand: int) -> tuple[Entry, Entry | None] | None:
+    """The bot's first play request of hand `hand` and its reply."""
+    for req, rep in reply_pairs(entries):
+        if req.msg.get("decision") == "play" and req.msg["state"].get("hand") == hand:
+            return req, rep
+    return None
+
+
+def brief(msg: Any) -> Any:
+    """A request without the parts that rarely matter to a failure (events, players, table
+    are summarised), for the text report."""
+    if not isinstance(msg, dict) or msg.get("type") != "request":
+        return msg
+    out = {k: v for k, v in msg.items() if k not in ("events", "state")}
+    st = msg.get("state") or {}
+    keep = ("hand", "turn", "seat", "cards", "phase", "laid", "discard_top", "can_take_discard", "draw_size")
+    s = {k: st[k] for k in keep if k in st}
+    if st.get("table"):
+        s["table"] = st["table"]
+    if "players" in st:
+        s["players"] = f"<{len(st['players'])} players>"
+    if msg.get("events"):
+        out["events"] = f"<{len(msg['events'])} events: {', '.join(ev.get('e', '?') for ev in msg['events'][:8])}" \
+                        f"{', ...' if len(msg['events']) > 8 else ''}>"
+    out["state"] = s
+    order = ["type", "id", "decision", "events", "state", "options"]
+    return {k: out[k] for k in order if k in out} | {k: v for k, v in out.items() if k not in order}
+
+
+__all__ = ["CheckFailed", "Context", "Played", "DirectFault", "reply_pairs", "first_play", "brief"]
