@@ -313,5 +313,50 @@ class _HandPrinter:
             click.echo(f"    fault: {msg['entrant']} {msg['kind']}: {msg['reason']}")
 
 
+# ----- check-bot -------------------------------------------------------------------------------
+
+
+@main.command("check-bot", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--move-ms", type=click.IntRange(1), default=1000, show_default=True, help="Time allowed per reply.")
+@click.option("--startup-ms", type=click.IntRange(1), default=10000, show_default=True, help="Time allowed for the hello reply.")
+@click.option("--only", multiple=True, metavar="NAME", help="Run only this check (repeat, or comma-separated).")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable report.")
+def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tuple[str, ...], as_json: bool) -> None:
+    """Check that the bot started by COMMAND speaks p10/1: run it through a conformance
+    suite and report each check. Exit status: 0 all passed, 1 a check failed, 2 check-bot
+    itself failed.
+
+    \b
+    p10-tourney check-bot -- python my_bot.py
+    p10-tourney check-bot --only options-lay -- node bot.js
+    """
+    from .checker import NAMES, run_checks, select
+    from .checker.report import header, result_lines, summary, to_json
+
+    argv = list(command)
+    if len(argv) == 1 and " " in argv[0].strip():
+        argv = shlex.split(argv[0])  # check-bot "python my_bot.py"
+    try:
+        select(only)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--only") from None
+    if not as_json:
+        click.echo(header(argv, move_ms))
+
+    def show(result: Any) -> None:
+        if not as_json:
+            click.echo("\n".join(result_lines(result)))
+
+    report = run_checks(argv, move_ms=move_ms, startup_ms=startup_ms, only=only, on_result=show)
+    if as_json:
+        click.echo(to_json(report))
+    else:
+        click.echo(summary(report))
+        if not report.ok and report.exit_code == 1:
+            click.echo(f"Checks: {', '.join(NAMES)}; run one with --only NAME. The protocol: protocol/SPEC.md")
+    sys.exit(report.exit_code)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -117,8 +117,9 @@ def _could_lay(req: Entry) -> list[list[str]] | None:
     return [[c.text for c in m] for m in found] if found else None
 
 
-def _require_lays(ctx: Context, played: Played, hands: tuple[int, ...]) -> None:
-    """The bot laid on its first play of each of `hands` in which it held its phase."""
+def _require_lays(ctx: Context, played: Played, hands: tuple[int, ...], answered_only: bool = False) -> None:
+    """The bot laid on its first play of each of `hands` in which it held its phase
+    (`answered_only`: judge only the plays it answered)."""
     entries = ctx.tap[played.start: played.end]
     for hand in hands:
         found = first_play(entries, hand)
@@ -129,7 +130,12 @@ def _require_lays(ctx: Context, played: Played, hands: tuple[int, ...]) -> None:
         lay = _could_lay(req)
         if lay is None:
             continue
-        if rep is None or not isinstance(rep.msg, dict) or not rep.msg.get("lay"):
+        if rep is None:
+            if answered_only:
+                continue  # no reply: the fault says why
+            raise CheckFailed(f"the bot never answered its first play request of hand {hand} in game "
+                              f"{played.scenario.label}", [req])
+        if not isinstance(rep.msg, dict) or not rep.msg.get("lay"):
             phase = _phase_of(req)
             how = ("options.lay offered " + _short(lay) + ": a play reply may carry \"lay\": options.lay as it is"
                    if req.msg.get("options") is not None else
@@ -147,8 +153,9 @@ def _short(lay: Any) -> str:
 
 def check_options_lay(ctx: Context) -> str:
     played = ctx.play("options-lay", S.OPTIONS_LAY)
+    _require_lays(ctx, played, (1,), answered_only=True)  # a bot that does not lay hears that first
     ctx.require_clean(played, "while laying a phase it was dealt")
-    _require_lays(ctx, played, (1, 2))
+    _require_lays(ctx, played, (2,))
     how = "from options.lay or its own finder" if ctx.bot.wants_options else "with its own finder"
     return f"laid phase 1 and then phase 2 (a run with a Wild inside) on its first plays, {how}"
 
@@ -180,6 +187,8 @@ class _Direct:
 
     def fail(self, kind: str, reason: str, advice: str) -> None:
         ctx = self.ctx
+        if not self.after and kind in ("timeout", "malformed", "illegal", "crash"):
+            reason, advice = ctx.advice(kind, reason), ""  # no error sent yet: the usual advice
         entries = ctx.tap[self.start:]
         idx = max((i for i, e in enumerate(entries) if e.dir == "to" and e.type in ("request", "error")), default=0)
         # Show from the error before the failing request, if there was one.
@@ -206,12 +215,13 @@ class _Direct:
             try:
                 line = bot.read_line(deadline)
             except BotTimeout:
-                self.fail("timeout", f"no reply to request {rid} within {ctx.tc.move_ms} ms (move_ms)",
+                self.fail("timeout", f"no reply to request {rid} within {ctx.tc.move_ms} ms",
                           ". An error needs no answer: log its reason and answer the next request as usual")
             except BotDied as e:
                 tail = ctx.stderr_tail()
+                tail = f". Its stderr ends: {tail}" if tail and tail not in str(e) else ""
                 self.fail("crash", str(e), ". An error needs no answer and must not end the bot: log its "
-                          "reason to stderr and wait for the next request" + (f". Its stderr ends: {tail}" if tail else ""))
+                          "reason to stderr and wait for the next request" + tail)
             except LineTooLong as e:
                 self.fail("malformed", str(e), "")
             if not line.strip():
@@ -224,7 +234,9 @@ class _Direct:
                 self.fail("malformed", f"the reply to request {rid} has no id: {line[:200].decode('utf-8', 'replace')}",
                           ". Nothing but requests is answered; every reply carries the id of the request")
             if reply["id"] != rid or type(reply["id"]) is not int:
-                self.fail("stale", f"the bot sent a reply with id {reply['id']!r} while request {rid} was open",
+                typed = (f" (a {type(reply['id']).__name__}: send the id back exactly as received, a JSON number)"
+                         if str(reply["id"]) == str(rid) else "")
+                self.fail("stale", f"the bot sent a reply with id {reply['id']!r}{typed} while request {rid} was open",
                           ". Answer each request once, with its own id (an error is not answered, and after "
                           "an error with retry true the new request has a new id)")
             return rid, reply
@@ -285,7 +297,18 @@ class _Direct:
 
 
 def check_errors(ctx: Context) -> str:
-    return _Direct(ctx).play()
+    direct = _Direct(ctx)
+    try:
+        return direct.play()
+    except CheckFailed:
+        # A process that ended after the previous game (several-games judges that) gets
+        # one fresh start here.
+        last = ctx.direct_faults[-1] if ctx.direct_faults else None
+        if last is None or last.kind != "crash" or ctx.answered(direct.start):
+            raise
+        ctx.direct_faults.pop()
+        ctx.bot.note("the process had ended before this game: started again, the game is played once more")
+        return _Direct(ctx).play()
 
 
 # ----- Skips, reshuffles, table sizes, variants -------------------------------------------------
@@ -349,25 +372,26 @@ def check_variants(ctx: Context) -> str:
 
 
 def check_several(ctx: Context) -> str:
-    ctx.ensure_bot()
     bot = ctx.bot
+    if _wait_gone(bot, 0.3):  # it may be ending after the previous check's game
+        bot.note("the process had ended after the previous game: started again for this check")
+    ctx.ensure_bot()
     starts, pid = bot.starts, bot.pid
     for i, sc in enumerate(S.SEVERAL):
-        played = ctx.play("several-games", sc)
-        ctx.require_clean(played, f"in game {i + 1} of {len(S.SEVERAL)}")
-        if bot.starts != starts:  # pragma: no cover - ctx.play restarted it: caught below first
-            break
-        if i < len(S.SEVERAL) - 1:
-            gone = _wait_gone(bot, 0.3)
-            if gone:
-                code = bot.exit_code()
-                bot.note(f"the process ended after game {i + 1} (exit code {code})")
-                entries = ctx.tap[played.start:]
-                last = max((j for j, e in enumerate(entries) if e.dir == "to"), default=0)
-                raise CheckFailed(
-                    f"the process ended after game {i + 1} (exit code {code}); one process plays many games: after "
-                    "game_end wait for the next game_start, and exit only on bye or at the end of input",
-                    entries[last:])
+        if i and _wait_gone(bot, 0.3):
+            code = bot.exit_code()
+            bot.note(f"the process ended after game {i} (exit code {code})")
+            entries = ctx.tap[ctx.games[-1].start:]
+            last = max((j for j, e in enumerate(entries) if e.dir == "to"), default=0)
+            raise CheckFailed(
+                f"the process ended after game {i} (exit code {code}); one process plays many games: after "
+                "game_end wait for the next game_start, and exit only on bye or at the end of input",
+                entries[last:])
+        played = ctx._play("several-games", sc)
+        ctx.require_clean(played, f"in game {i + 1} of {len(S.SEVERAL)} in one process")
+        if bot.starts != starts:
+            raise CheckFailed(f"the bot had to be started again for game {i + 1}; one process plays many games",
+                              ctx.tap[played.start:played.start + 4])
     return f"played {len(S.SEVERAL)} games in one process (pid {pid})"
 
 
@@ -500,6 +524,9 @@ def check_late(ctx: Context) -> str:
                 if open_req is not None and str(e.msg["id"]) == str(open_req.msg["id"]):
                     example = (f" Its id {e.msg['id']!r} is a {type(e.msg['id']).__name__} where the request's id was "
                                f"{open_req.msg['id']!r}: send the id back exactly as received, a JSON number.")
+                elif open_req is not None:
+                    example = (f" For example, a reply with id {e.msg['id']!r} came while request "
+                               f"{open_req.msg['id']} was open{' (and already answered)' if answered else ''}.")
                 break
         n = stale + len(direct)
         raise CheckFailed(

@@ -126,7 +126,23 @@ class Context:
     # ----- games ----------------------------------------------------------------------------
 
     def play(self, check: str, sc: Scenario) -> Played:
-        """Play scenario `sc` with the bot in `sc.seat` and greedy opponents elsewhere."""
+        """Play scenario `sc` with the bot in `sc.seat` and greedy opponents elsewhere.
+
+        If the bot's process turns out to have ended before it answered anything in this
+        game (it exits after each game), it is started again and the game played once more:
+        only the several-games check judges that."""
+        played = self._play(check, sc)
+        if any(f.kind == "crash" for f in played.faults) and not self.answered(played.start, played.end):
+            self.bot.note("the process had ended before this game: started again, the game is played once more")
+            self.games.remove(played)
+            played = self._play(check, sc)
+        return played
+
+    def answered(self, start: int, end: int | None = None) -> bool:
+        """Did the bot write a line in the transcript range?"""
+        return any(e.dir == "from" for e in self.tap[start:end])
+
+    def _play(self, check: str, sc: Scenario) -> Played:
         self.ensure_bot()
         opps = self.opponents(sc.players - 1)
         bots: list[BotProcess] = list(opps[: sc.seat]) + [self.bot] + list(opps[sc.seat:])
@@ -177,7 +193,7 @@ class Context:
         if kind == "crash":
             tail = self.stderr_tail()
             return (f"{reason}. A bot keeps reading stdin until bye or the end of input; an exception "
-                    "in it ends the process" + (f". Its stderr ends: {tail}" if tail else ""))
+                    "in it ends the process" + (f". Its stderr ends: {tail}" if tail and tail not in reason else ""))
         return f"{kind}: {reason}"
 
     def stderr_tail(self) -> str:
