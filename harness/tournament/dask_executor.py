@@ -20,6 +20,7 @@ import asyncio
 import logging
 import os
 import re
+import signal
 import tempfile
 import threading
 import time
@@ -49,6 +50,8 @@ CONNECT_TIMEOUT = 30.0
 #: Where a worker writes its bots' stderr logs when it is not on this machine's results
 #: folder: this environment variable on the worker, else <tmp>/p10-tourney/<name>/logs.
 LOG_DIR_ENV = "P10_TOURNEY_LOG_DIR"
+#: Seconds after which a worker ends the bots of a runner that has had no game.
+IDLE_CLOSE_S = 600.0
 #: Games handed to the scheduler at once, per worker thread.
 INFLIGHT_PER_THREAD = 2
 
@@ -81,48 +84,77 @@ def worker_log_dir(tournament: str) -> Path:
 class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
     """Lives in each worker process for a tournament: hands each game to an idle
     `GameRunner` (one per worker thread, made on demand, kept across games), and ends the
-    bots when the plugin is removed or the worker closes."""
+    bots when the plugin is removed or the worker closes.
 
-    def __init__(self, name: str, cfg: TournamentConfig, log_dir: str | None) -> None:
+    Bots idle for `IDLE_CLOSE_S` are ended too (they start again for their next game): if
+    the process that runs the tournament dies without removing the plugin, a long-lived
+    cluster does not keep its bots forever."""
+
+    def __init__(self, name: str, cfg: TournamentConfig, log_dir: str | None, own_cluster: bool = False) -> None:
         self.name = name
         self.cfg = cfg
         self.log_dir = log_dir
+        self.own_cluster = own_cluster
 
     def setup(self, worker: Any) -> None:
+        if self.own_cluster and threading.current_thread() is threading.main_thread():
+            # A LocalCluster's workers share the terminal's process group: Ctrl-C is for the
+            # process that runs the tournament, which then closes the cluster in order.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         self._lock = threading.Lock()
-        self._free: list[GameRunner] = []
-        self._runners: list[GameRunner] = []
+        self._runners: dict[int, GameRunner] = {}  # live runners by number
+        self._free: dict[int, float] = {}  # idle runners: number -> when it became idle
+        self._count = 0
         self._label = worker_label(worker)
         self._address = str(worker.address)
         self._logs = Path(self.log_dir) if self.log_dir else worker_log_dir(self.cfg.name)
+        self._stop = threading.Event()
+        threading.Thread(target=self._reap, name=f"{self.name}-idle", daemon=True).start()
 
     def play(self, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
         with self._lock:
             if self._free:
-                runner = self._free.pop()
+                k = max(self._free, key=self._free.__getitem__)  # the most recently used
+                del self._free[k]
             else:
-                k = len(self._runners)
-                label = self._label if k == 0 else f"{self._label}.{k}"
-                runner = GameRunner(self.cfg, label, self._logs)
-                self._runners.append(runner)
+                k, self._count = self._count, self._count + 1
+                n = len(self._runners)
+                self._runners[k] = GameRunner(self.cfg, self._label if n == 0 else f"{self._label}.{n}", self._logs)
+            runner = self._runners[k]
         try:
             out = runner.run(spec, excluded)
         finally:
             with self._lock:
-                self._free.append(runner)
-        # Unique per runner (a restarted worker has a new address), so the caller can add
-        # up bot starts per runner.
-        out["worker"] = f"{self._address}#{self._runners.index(runner)}"
+                if k in self._runners:
+                    self._free[k] = time.monotonic()
+        # Unique per runner (a restarted worker has a new address; a runner made after an
+        # idle one was ended has a new number), so the caller can add up bot starts.
+        out["worker"] = f"{self._address}#{k}"
         return out
 
+    def _reap(self) -> None:
+        while not self._stop.wait(min(60.0, IDLE_CLOSE_S / 4)):
+            now = time.monotonic()
+            with self._lock:
+                idle = [k for k, since in self._free.items() if now - since > IDLE_CLOSE_S]
+                runners = [self._runners.pop(k) for k in idle]
+                for k in idle:
+                    del self._free[k]
+            for runner in runners:
+                self._close(runner)
+
+    def _close(self, runner: GameRunner) -> None:
+        try:
+            runner.close()
+        except Exception:  # noqa: BLE001 - ending the others anyway
+            logging.getLogger(__name__).exception("ending the bots of %s", runner.worker)
+
     def teardown(self, worker: Any) -> None:
+        self._stop.set()
         with self._lock:
-            runners, self._runners, self._free = self._runners, [], []
+            runners, self._runners, self._free = list(self._runners.values()), {}, {}
         for r in runners:
-            try:
-                r.close()
-            except Exception:  # noqa: BLE001 - ending the others anyway
-                logging.getLogger(__name__).exception("closing the bots of %s", r.worker)
+            self._close(r)
 
 
 def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
@@ -234,7 +266,7 @@ class DaskExecutor:
             log_dir = str(self.log_dir) if self.cluster is not None and self.log_dir else None
             # register_plugin is distributed >= 2023.9.2; register_worker_plugin before.
             register = getattr(self.client, "register_plugin", None) or self.client.register_worker_plugin
-            register(GamePlugin(name, self.cfg, log_dir), name=name)
+            register(GamePlugin(name, self.cfg, log_dir, own_cluster=self.cluster is not None), name=name)
             self.plugin = name
         except BaseException:
             self.close()

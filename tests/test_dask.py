@@ -1,0 +1,300 @@
+"""The Dask executor on a LocalCluster of 2 worker processes: the same games and
+leaderboard as the local executor, a worker killed mid-tournament, and the early check
+that every worker can start every bot."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+distributed = pytest.importorskip(
+    "distributed", reason="the dask executor needs the cluster extra: pip install 'dask[distributed]'"
+)
+
+from harness.cli import main  # noqa: E402
+from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.dask_executor import LOG_DIR_ENV, ClusterError, DaskExecutor, check_report  # noqa: E402
+from harness.tournament.journal import read_journal  # noqa: E402
+from harness.tournament.runner import run_tournament  # noqa: E402
+from harness.tournament.schedule import schedule  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
+RANDOM = [sys.executable, str(ROOT / "bots/python/random_bot.py"), "5"]
+# Greedy, but 3 ms per answer: games long enough for a worker to die in the middle of one.
+SLOW = [sys.executable, str(ROOT / "tests/bots/faulty.py"), "late_always", "0.003"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A LocalCluster the tests reach through its address, as they would a remote one."""
+    logs = tmp_path_factory.mktemp("worker-logs")
+    old = os.environ.get(LOG_DIR_ENV)
+    os.environ[LOG_DIR_ENV] = str(logs)  # inherited by the worker processes
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}) as c:
+            c.worker_logs = logs
+            yield c
+    finally:
+        if old is None:
+            os.environ.pop(LOG_DIR_ENV, None)
+        else:
+            os.environ[LOG_DIR_ENV] = old
+
+
+def config(tmp: Path, out: str, **over):
+    data = {
+        "name": "dask-t",
+        "seed": 11,
+        "bots": [
+            {"name": "greedy", "cmd": GREEDY},
+            {"name": "random", "cmd": RANDOM},
+            {"name": "greedy2", "cmd": GREEDY},
+        ],
+        "table_size": 2,
+        "games_per_table": 4,
+        "parallel": 2,
+        "rules": {"phases": [1, 2], "hand_limit": 20},
+        "time": {"move_ms": 5000, "startup_ms": 10000},
+        "replays": "failed",
+        "output": str(tmp / out),
+    }
+    data.update(over)
+    return parse_config(data, base=ROOT)
+
+
+def records(out: Path) -> list[dict]:
+    lines = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines() if x.strip()]
+    assert len({r["id"] for r in lines}) == len(lines), "a game recorded twice"
+    for r in lines:
+        r.pop("duration_s")
+    return sorted(lines, key=lambda r: r["id"])
+
+
+def board(out: Path) -> dict:
+    return json.loads((out / "leaderboard.json").read_text())
+
+
+def bot_processes() -> list[str]:
+    """Bot command lines among this process's descendants (the cluster's workers' bots)."""
+    import psutil
+
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            cmd = " ".join(p.cmdline())
+        except psutil.Error:
+            continue
+        if "bots/python/" in cmd or "faulty.py" in cmd:
+            found.append(cmd)
+    return found
+
+
+def no_bots_left(deadline_s: float = 5.0) -> bool:
+    end = time.monotonic() + deadline_s
+    while bot_processes():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_same_games_and_leaderboard_as_local(tmp_path: Path, cluster) -> None:
+    local = config(tmp_path, "local")
+    dask = config(tmp_path, "dask", executor="dask", scheduler=cluster.scheduler_address)
+    assert dask.fingerprint() == local.fingerprint()
+    run_tournament(local, build_site=False)
+    outcome = run_tournament(dask, build_site=False)
+    assert outcome.finished and outcome.played == len(schedule(dask)) == 12
+    assert records(dask.output) == records(local.output)
+    assert board(dask.output) == board(local.output)
+    # Each worker kept one process per entrant across its games.
+    assert all(n <= 2 for n in outcome.bot_starts.values()), outcome.bot_starts
+    # The workers are "remote": their bots' stderr logs stay on the workers.
+    assert not any((dask.output / "logs").iterdir())
+    assert any((cluster.worker_logs / "dask-t").iterdir())
+    assert no_bots_left(), bot_processes()  # the plugin's teardown ended them
+
+
+def test_resume_on_dask_plays_only_what_is_missing(tmp_path: Path, cluster) -> None:
+    cfg = config(tmp_path, "resume", executor="dask", scheduler=cluster.scheduler_address)
+    local = config(tmp_path, "local")
+    run_tournament(local, build_site=False)
+    out = cfg.output
+    out.mkdir()
+    (out / "tournament.json").write_text(json.dumps({"format": "p10-results/1", "name": cfg.name,
+                                                      "fingerprint": cfg.fingerprint()}))
+    kept = (local.output / "games.jsonl").read_text().splitlines()[:5]
+    (out / "games.jsonl").write_text("\n".join(kept) + "\n")
+    outcome = run_tournament(cfg, build_site=False)
+    assert outcome.played == 7 and outcome.finished
+    assert records(out) == records(local.output)
+
+
+def test_worker_killed_mid_tournament(tmp_path: Path, cluster) -> None:
+    bots = [{"name": "slow", "cmd": SLOW}, {"name": "greedy", "cmd": GREEDY}, {"name": "random", "cmd": RANDOM}]
+    local = config(tmp_path, "local", bots=bots)
+    dask = config(tmp_path, "dask", bots=bots, executor="dask", scheduler=cluster.scheduler_address)
+    run_tournament(local, build_site=False)
+
+    client = distributed.Client(cluster.scheduler_address, set_as_default=False)
+    killed: dict[str, object] = {}
+
+    def kill_one_busy_worker(progress) -> None:
+        if killed or progress.done < 3:
+            return
+        busy = [w for w, keys in client.processing().items() if keys]
+        victim = busy[0]
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        killed.update(worker=victim, pid=pid, games=client.processing()[victim])
+        os.kill(pid, signal.SIGKILL)
+
+    try:
+        outcome = run_tournament(dask, on_progress=kill_one_busy_worker, build_site=False)
+        assert killed, "no worker was killed"
+        assert killed["games"], "the killed worker was not playing"
+        assert outcome.finished and outcome.played == 12
+        assert records(dask.output) == records(local.output)  # each game once, as locally
+        assert board(dask.output) == board(local.output)
+        client.wait_for_workers(2, timeout=30)  # the nanny restarts the worker
+    finally:
+        client.close()
+    assert no_bots_left(), bot_processes()  # the dead worker's bots died with it
+
+
+@pytest.mark.parametrize("cmd, why", [
+    (["/nonexistent/p10-ghost-bot"], "command not found"),
+    ([sys.executable, "bots/python/no_such_bot.py"], "failed the handshake"),
+])
+def test_a_bot_missing_on_the_workers_fails_early(tmp_path: Path, cluster, cmd: list[str], why: str) -> None:
+    bots = [{"name": "greedy", "cmd": GREEDY}, {"name": "ghost", "cmd": cmd}]
+    cfg = config(tmp_path, "missing", bots=bots, executor="dask", scheduler=cluster.scheduler_address)
+    with pytest.raises(ClusterError) as info:
+        run_tournament(cfg, build_site=False)
+    text = str(info.value)
+    assert "\n" not in text
+    workers = sorted(cluster.scheduler_info["workers"])
+    assert text.startswith(f"worker {workers[0]} cannot start bot 'ghost': ")
+    assert why in text and workers[1] in text and "'greedy'" not in text
+    assert read_journal(cfg.output / "games.jsonl") == {}  # no game was played
+    assert no_bots_left(), bot_processes()
+
+
+def test_cli_on_its_own_local_cluster(tmp_path: Path, cluster) -> None:
+    """`--executor dask` with no scheduler: a LocalCluster is started for the run and closed
+    after; the workers share this machine, so the bots' logs are in the results folder."""
+    local = config(tmp_path, "local", games_per_table=2)
+    run_tournament(local, build_site=False)
+    data = {**local.raw, "output": str(tmp_path / "own"), "base_dir": str(ROOT)}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(main, ["run", str(path), "--executor", "dask", "--no-site", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "6 games played" in res.output
+    assert records(tmp_path / "own") == records(local.output)
+    logs = sorted(p.name for p in (tmp_path / "own" / "logs").iterdir())
+    assert "greedy.w0.stderr.log" in logs
+    assert no_bots_left(), bot_processes()
+
+
+def test_cli_missing_bot_is_one_error_line(tmp_path: Path, cluster) -> None:
+    data = {**config(tmp_path, "x").raw, "base_dir": str(ROOT),
+            "bots": [{"name": "greedy", "cmd": GREEDY}, {"name": "ghost", "cmd": ["/nonexistent/p10-ghost-bot"]}]}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(main, ["run", str(path), "--scheduler", cluster.scheduler_address,
+                                    "--no-site", "--no-progress"])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: worker tcp://127.0.0.1:") and res.output.count("\n") == 1
+    assert "cannot start bot 'ghost': command not found" in res.output
+
+
+def test_executor_kept_open_across_runs(tmp_path: Path, cluster) -> None:
+    """Used as a context manager, one connection, one check and the same bot processes
+    serve several `run` calls (rounds); leaving the block ends the bots."""
+    cfg = config(tmp_path, "rounds", executor="dask", scheduler=cluster.scheduler_address)
+    specs = schedule(cfg)
+    with DaskExecutor(cfg, None) as ex:
+        first = [r["record"]["id"] for r in ex.run(specs[:6])]
+        client = ex.client
+        results = list(ex.run(specs[6:], excluded={"random"}))
+        assert ex.client is client
+    assert sorted(first) == list(range(6))
+    assert sorted(r["record"]["id"] for r in results) == list(range(6, 12))
+    assert all("random" not in r["record"]["seats"] for r in results)
+    starts: dict[str, int] = {}
+    for r in results:
+        for name, n in r["starts"].items():
+            starts[name] = max(starts.get(name, 0), n)
+    assert max(starts.values()) == 1  # no bot restarted for the second round
+    assert ex.client is None
+    assert no_bots_left(), bot_processes()
+
+
+def test_check_report_names_worker_and_bot() -> None:
+    assert check_report({"tcp://a:1": {}, "tcp://b:2": {}}) is None
+    text = check_report({"tcp://b:2": {"js": "bot 'js': command not found: 'node'"},
+                         "tcp://a:1": ModuleNotFoundError("No module named 'harness'")})
+    assert text.startswith("worker tcp://a:1 could not run the bot check (ModuleNotFoundError")
+    assert "(and 1 more: worker tcp://b:2 cannot start bot 'js': command not found: 'node')" in text
+
+
+def test_a_game_that_keeps_killing_workers_is_a_clear_error(tmp_path: Path) -> None:
+    """When Dask gives up on a game (allowed_failures workers died running it), the run
+    stops with a ClusterError naming the game, not a bare KilledWorker."""
+    cfg = config(tmp_path, "x", executor="dask")
+    spec = schedule(cfg)[3]
+
+    class Lost:
+        status = "error"
+
+    exc = distributed.KilledWorker("p10-g000003-x", "tcp://10.0.0.9:4000", 3)
+    with pytest.raises(ClusterError, match=r"^game g000003 was lost: 4 workers died while playing it"):
+        DaskExecutor(cfg, None)._failed(Lost(), spec, (type(exc), exc, None))
+
+
+def test_plugin_keeps_bots_across_games_and_ends_idle_ones(tmp_path: Path, monkeypatch) -> None:
+    """In one worker: a runner per concurrent game, reused; bots idle for IDLE_CLOSE_S are
+    ended and start again for their next game; teardown ends the rest."""
+    import threading
+    from types import SimpleNamespace
+
+    from harness.tournament import dask_executor
+
+    cfg = config(tmp_path, "x")
+    specs = schedule(cfg)
+    plugin = dask_executor.GamePlugin("p", cfg, str(tmp_path / "logs"))
+    monkeypatch.setattr(dask_executor, "IDLE_CLOSE_S", 3600.0)
+    plugin.setup(SimpleNamespace(name="tcp://10.1.2.3:4567-0", address="tcp://10.1.2.3:4567"))
+    try:
+        a = plugin.play(specs[0], ())
+        b = plugin.play(specs[1], ())
+        assert a["worker"] == b["worker"] == "tcp://10.1.2.3:4567#0"
+        assert b["starts"] == {"greedy": 1, "random": 1}
+        assert (tmp_path / "logs" / "greedy.10.1.2.3_4567.stderr.log").exists()
+        runner = plugin._runners[0]
+        monkeypatch.setattr(dask_executor, "IDLE_CLOSE_S", 0.2)
+        plugin._stop.set()  # the reaper again, with the short period
+        time.sleep(0.1)
+        plugin._stop.clear()
+        threading.Thread(target=plugin._reap, daemon=True).start()
+        deadline = time.monotonic() + 5
+        while (plugin._runners or any(bot.alive for bot in runner.bots.values())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(bot.alive for bot in runner.bots.values())
+        c = plugin.play(specs[2], ())
+        # A new runner: its own starts, so the caller's sum over runners counts both.
+        assert c["worker"] == "tcp://10.1.2.3:4567#1" and c["starts"] == {"greedy": 1, "random": 1}
+        runner = plugin._runners[1]
+    finally:
+        plugin.teardown(None)
+    assert not any(bot.alive for bot in runner.bots.values())
