@@ -228,13 +228,12 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
     try:
         for seat, (name, argv) in enumerate(seats):
             if not argv:
-                from .human import human_spec
+                from .human import HumanSeat
 
-                spec = human_spec(name)
+                p: Any = HumanSeat(name)
                 tc = TimeControl(move_ms=24 * 3600 * 1000, startup_ms=tc.startup_ms)
             else:
-                spec = BotSpec(name, tuple(argv))
-            p = BotProcess(spec)
+                p = BotProcess(BotSpec(name, tuple(argv)))
             procs.append(p)
             try:
                 handshake(p, name, tc)
