@@ -318,11 +318,9 @@ def missing(hand: Sequence[Card], phase: Phase) -> int:
     Wilds in hand fill places; a meld must still hold a natural card to be laid, so 0
     means `find_lay` succeeds.
     """
-    if find_lay(hand, phase, extend=False) is not None:
-        return 0
     search = _Search(hand, phase, virtual=True)
     search.run()
-    return max(1, search.best_cost)
+    return search.best_cost
 
 
 def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
