@@ -50,10 +50,25 @@ class BotStartError(BotError):
     kind = "startup"
 
 
+class LimitExceeded(BotDied):
+    """The bot's processes went over a resource limit; the watchdog ended them."""
+
+    kind = "crash"
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Per-bot resource limits (None = not limited): address space in MiB, CPU seconds,
-    open files, processes. Applied to the bot process and inherited by its children."""
+    """Per-bot resource limits (None = not limited).
+
+    - `memory_mb`: address space of each process (RLIMIT_AS), and the resident memory of
+      the bot's whole process group (watchdog).
+    - `cpu_s`: CPU seconds per game: what the bot's process group uses from the end of its
+      previous game (or its start) to the end of this one (RLIMIT_CPU re-armed before each
+      game, plus the watchdog for the group).
+    - `open_files`: open file descriptors per process (RLIMIT_NOFILE).
+    - `processes`: processes in the bot's process group (watchdog), and RLIMIT_NPROC, which
+      counts every process of the user and does not bind root.
+    """
 
     memory_mb: int | None = None
     cpu_s: int | None = None
@@ -90,25 +105,144 @@ def _preexec(limits: Limits):  # pragma: no cover - runs in the child
         except (OSError, AttributeError):
             pass
 
-        def setl(which: int, value: int) -> None:
+        def setl(which: int, soft: int, hard: int | None = None) -> None:
+            """Set the soft limit (and the hard one, default: the same), never above the
+            hard limit the harness itself has."""
             try:
-                soft, hard = resource.getrlimit(which)
-                if hard != resource.RLIM_INFINITY:
-                    value = min(value, hard)
-                resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
+                _, cur_hard = resource.getrlimit(which)
+                hard = soft if hard is None else hard
+                if cur_hard != resource.RLIM_INFINITY:
+                    soft = min(soft, cur_hard)
+                    hard = cur_hard if hard == resource.RLIM_INFINITY else min(hard, cur_hard)
+                resource.setrlimit(which, (soft, hard))
             except (ValueError, OSError):
                 pass
 
         if limits.memory_mb:
             setl(resource.RLIMIT_AS, limits.memory_mb << 20)
         if limits.cpu_s:
-            setl(resource.RLIMIT_CPU, limits.cpu_s)
+            # Soft only: SIGXCPU ends the process; the hard limit stays open so that the
+            # harness can re-arm the soft limit before each game (prlimit).
+            setl(resource.RLIMIT_CPU, limits.cpu_s, resource.RLIM_INFINITY)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
         if limits.processes:
             setl(resource.RLIMIT_NPROC, limits.processes)
 
     return apply
+
+
+# ----- the process table (Linux /proc) -----------------------------------------------------
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (field 3 = index 0), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].decode().split()
+
+
+def _cpu(fields: list[str], children: bool = False) -> float:
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (waited-for children)
+    return ticks / _CLK_TCK
+
+
+def group_usage(pgid: int) -> tuple[float, float, int]:
+    """CPU seconds, resident MiB and the number of processes of process group `pgid`
+    (CPU includes children that were waited for). (0, 0, 0) where /proc is missing."""
+    cpu = rss = 0.0
+    n = 0
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0.0, 0.0, 0
+    for pid in pids:
+        st = _stat(pid)
+        if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
+            continue
+        n += 1
+        cpu += _cpu(st, children=True)
+        rss += int(st[21]) * _PAGE / (1 << 20)
+    return cpu, rss, n
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt the orphans of its descendants (Linux PR_SET_CHILD_SUBREAPER),
+    so that a bot's grandchild that left the bot's process group is still ours to end.
+    Returns whether that worked."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans(keep: Sequence[int] = ()) -> list[int]:
+    """Kill and reap every child of this process whose pid is not in `keep` (after
+    `become_subreaper`, these are orphaned descendants of bots). Returns their pids."""
+    me = os.getpid()
+    killed: list[int] = []
+    for _ in range(20):  # an orphan's own children become ours when it dies: go again
+        try:
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return killed
+        found = []
+        for pid in pids:
+            st = _stat(pid)
+            if st is not None and len(st) > 1 and int(st[1]) == me and pid not in keep:
+                found.append(pid)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for pid in found:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            killed.append(pid)
+    return killed
+
+
+_MEMORY_WORDS = ("MemoryError", "out of memory", "Out of memory", "bad_alloc", "Cannot allocate memory",
+                 "heap limit", "OutOfMemoryError", "cannot allocate")
+
+
+def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"") -> str:
+    """An exit code in words ("exit code 1", "killed by SIGXCPU"), the last line of stderr,
+    and the limit the process probably ran into."""
+    tail_lines = stderr_tail.decode("utf-8", "replace").strip().splitlines()
+    tail = tail_lines[-1].strip()[:200] if tail_lines else ""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        text = f"killed by {name}"
+        if -code == getattr(signal, "SIGXCPU", -1):
+            text += f": its CPU time limit ({limits.cpu_s} s per game) was reached" if limits.cpu_s else ""
+        elif limits.memory_mb and -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
+            text += f" (perhaps at its memory limit of {limits.memory_mb} MiB)"
+    else:
+        text = f"exit code {code}"
+    if tail:
+        text += f"; its stderr ends: {tail}"
+        if limits.memory_mb and any(w in tail for w in _MEMORY_WORDS):
+            text += f" (its memory limit is {limits.memory_mb} MiB)"
+    return text
 
 
 class BotProcess:
@@ -139,6 +273,11 @@ class BotProcess:
         self.hello: dict = {}
         self.wants_options = True
         self.next_id = 1
+        # The watchdog: CPU seconds of the group when the current game's budget began,
+        # and when the whole group was last looked at.
+        self._cpu_base = 0.0
+        self._last_scan = 0.0
+        self.limit_reason: str | None = None
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -189,9 +328,13 @@ class BotProcess:
         self._out.clear()
         self._skipping = False
         self._eof = False
+        self.stderr_tail = b""
         self.hello = {}
         self.wants_options = True
         self.next_id = 1
+        self._cpu_base = 0.0
+        self._last_scan = 0.0
+        self.limit_reason = None
         self._note(f"started: {' '.join(argv)} (pid {self.proc.pid})")
 
     def stop(self, grace: float = 0.5) -> int | None:
@@ -265,16 +408,19 @@ class BotProcess:
         if len(self._out) > MAX_PENDING_OUTPUT:
             raise BotDied(f"bot {self.spec.name!r} reads nothing: {len(self._out)} bytes wait unread")
 
-    def _exit_text(self) -> str:
-        code = self.proc.poll() if self.proc else None
+    def exit_text(self) -> str:
+        """How the process ended ("exit code 1; its stderr ends: ...", "killed by SIGXCPU:
+        its CPU time limit ... was reached"), or "still running"."""
+        return self._exit_text()
+
+    def _exit_text(self, proc: subprocess.Popen[bytes] | None = None) -> str:
+        """How the process ended, in words, with the last line of its stderr, and the
+        limit it probably ran into."""
+        proc = proc or self.proc
+        code = proc.poll() if proc else None
         if code is None:
             return "still running"
-        if code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exit code {code}"
+        return describe_exit(code, self.spec.limits, self.stderr_tail)
 
     def read_line(self, deadline: float) -> bytes:
         """The next stdout line (without \\n). Raises `BotTimeout` at `deadline`
@@ -290,7 +436,9 @@ class BotProcess:
             if line is not None:
                 return line
             if self._eof:
+                self._settle(proc)
                 raise BotDied(f"bot {self.spec.name!r} closed its stdout ({self._exit_text()})")
+            self.check_limits()
             timeout = deadline - time.monotonic()
             if timeout <= 0:
                 raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
@@ -316,6 +464,75 @@ class BotProcess:
             elif not r and proc.poll() is not None:
                 # The bot exited though a child of it may still hold the pipe open.
                 self._eof = True
+
+    def _settle(self, proc: subprocess.Popen[bytes]) -> None:
+        """After EOF: give the process a moment to exit, and read the rest of its stderr,
+        so that the reason of its death can be told."""
+        try:
+            proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+        self._drain_stderr()
+
+    # ----- the watchdog ---------------------------------------------------------------
+
+    def usage(self) -> tuple[float, float, int]:
+        """CPU seconds, resident MiB and process count of the bot's process group."""
+        if self.proc is None:
+            return 0.0, 0.0, 0
+        return group_usage(self.proc.pid)
+
+    def reset_cpu_budget(self) -> None:
+        """Start a new CPU budget (`limits.cpu_s`, per game): from now on. Re-arms the
+        process's RLIMIT_CPU to what it has used plus the budget."""
+        lim = self.spec.limits
+        if not lim.cpu_s or self.proc is None or self.proc.poll() is not None:
+            return
+        self._cpu_base = self.usage()[0]
+        st = _stat(self.proc.pid)
+        if st is None:
+            return
+        try:
+            import math
+            import resource
+
+            soft = math.ceil(_cpu(st)) + lim.cpu_s
+            _, hard = resource.prlimit(self.proc.pid, resource.RLIMIT_CPU)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.prlimit(self.proc.pid, resource.RLIMIT_CPU, (soft, hard))
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def check_limits(self, force: bool = False) -> None:
+        """Look at the bot's process group (at most every 0.5 s unless `force`); if it is
+        over a limit, end it and raise `LimitExceeded`."""
+        lim = self.spec.limits
+        proc = self.proc
+        if proc is None or not (lim.cpu_s or lim.memory_mb or lim.processes):
+            return
+        now = time.monotonic()
+        if not force and now - self._last_scan < 0.5:
+            return
+        self._last_scan = now
+        cpu, rss, n = group_usage(proc.pid)
+        why = None
+        if lim.cpu_s and cpu - self._cpu_base > lim.cpu_s:
+            why = (f"used {cpu - self._cpu_base:.1f} s of CPU since its last game, over its limit of "
+                   f"{lim.cpu_s} s per game")
+        elif lim.memory_mb and rss > lim.memory_mb:
+            why = f"its processes hold {rss:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB"
+        elif lim.processes and n > lim.processes:
+            why = f"it runs {n} processes, over its limit of {lim.processes}"
+        if why is not None:
+            self.limit_reason = why
+            self._note(f"watchdog: {why}")
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._eof = True
+            raise LimitExceeded(f"bot {self.spec.name!r} {why}; it was ended")
 
     def _feed(self, chunk: bytes) -> None:
         if self._skipping:

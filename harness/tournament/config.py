@@ -31,11 +31,16 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class DisqualifyPolicy:
-    """When an entrant is taken out of the rest of the tournament (None = never)."""
+    """When an entrant is taken out of the rest of the tournament (None = never): after
+    `startup_failures` games it failed to start for, or when it forfeited more than
+    `forfeit_share` of its games (once it has `min_games`). Judged between rounds of
+    `check_every` games (by game index), from the games before the round only, so the
+    decisions do not depend on `parallel` or on the order games finish in."""
 
     startup_failures: int | None = 3
     forfeit_share: float | None = 0.5
     min_games: int = 4
+    check_every: int = 20
 
 
 @dataclass(frozen=True)
@@ -286,10 +291,14 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         retries=_int(src, "faults.retries", faults_raw.get("retries", 1), 0, 10),
         max_strikes=_int(src, "faults.max_strikes", faults_raw.get("max_strikes", 5), 1),
     )
-    dq_raw = faults_raw.get("disqualify") or {}
+    dq_raw = faults_raw.get("disqualify")
+    if dq_raw is False:  # never disqualify
+        dq_raw = {"startup_failures": None, "forfeit_share": None}
+    dq_raw = dq_raw or {}
     if not isinstance(dq_raw, dict):
-        raise _err(src, "faults.disqualify", "must be a mapping (startup_failures, forfeit_share, min_games)")
-    _check_keys(src, "faults.disqualify.", dq_raw, {"startup_failures", "forfeit_share", "min_games"})
+        raise _err(src, "faults.disqualify",
+                   "must be a mapping (startup_failures, forfeit_share, min_games, check_every), or false")
+    _check_keys(src, "faults.disqualify.", dq_raw, {"startup_failures", "forfeit_share", "min_games", "check_every"})
     share = dq_raw.get("forfeit_share", 0.5)
     if share is not None and (not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1):
         raise _err(src, "faults.disqualify.forfeit_share", f"must be a number in (0, 1] or null, not {share!r}")
@@ -298,6 +307,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         startup_failures=None if sf is None else _int(src, "faults.disqualify.startup_failures", sf, 1),
         forfeit_share=None if share is None else float(share),
         min_games=_int(src, "faults.disqualify.min_games", dq_raw.get("min_games", 4), 1),
+        check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
     replays = data.get("replays", "failed")

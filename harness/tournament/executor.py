@@ -13,7 +13,8 @@ from typing import Any, Iterator, Sequence
 
 import multiprocess as mp
 
-from ..referee import BotProcess, BotStartError, handshake, play_game
+from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
+from ..referee.process import become_subreaper, reap_orphans
 from .config import TournamentConfig
 from .schedule import GameSpec
 
@@ -21,12 +22,15 @@ from .schedule import GameSpec
 class GameRunner:
     """Plays scheduled games with bot processes that live across games (one per entrant)."""
 
-    def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None) -> None:
+    def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False) -> None:
         self.cfg = cfg
         self.worker = worker
         self.log_dir = log_dir
         self.bots: dict[str, BotProcess] = {}
         self.starts: dict[str, int] = {}
+        # `reap`: this process is a child subreaper (see `become_subreaper`) whose only
+        # children are bots, so any other child is a bot's orphan, ended after each game.
+        self.reap = reap
 
     def _bot(self, name: str) -> BotProcess:
         bot = self.bots.get(name)
@@ -46,8 +50,12 @@ class GameRunner:
         bots = []
         unavailable: dict[int, tuple[str, str]] = {}
         startup_failures: list[str] = []
+        between: list[dict[str, Any]] = []  # faults found before the game: deaths, limits
         for seat, name in enumerate(seats):
             bot = self._bot(name)
+            why = self._check_between_games(bot) if len(seats) >= 2 else None
+            if why is not None:
+                between.append({"seat": seat, "entrant": name, "kind": "crash", "reason": why})
             if not bot.alive:
                 try:
                     handshake(bot, name, cfg.time)
@@ -56,13 +64,21 @@ class GameRunner:
                     startup_failures.append(name)
             bots.append(bot)
         if len(seats) >= 2:
-            result = play_game(
-                bots, seats, cfg.rules, spec.seed, spec.game, time_control=cfg.time, policy=cfg.faults,
-                record=cfg.replays != "none", unavailable=unavailable,
-            )
+            try:
+                result = play_game(
+                    bots, seats, cfg.rules, spec.seed, spec.game, time_control=cfg.time, policy=cfg.faults,
+                    record=cfg.replays != "none", unavailable=unavailable,
+                )
+            finally:
+                for bot in bots:  # the next CPU budget starts now (limits.cpu_s is per game)
+                    bot.reset_cpu_budget()
+                if self.reap:
+                    reap_orphans([b.pid for b in self.bots.values() if b.pid is not None])
             record = {"id": spec.index, "group": spec.group, **result.to_record()}
+            if between:
+                record["faults"] = between + record["faults"]
             replay = result.replay
-            if cfg.replays == "failed" and not result.faults:
+            if cfg.replays == "failed" and not record["faults"]:
                 replay = None
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
@@ -78,8 +94,24 @@ class GameRunner:
         return {"record": record, "replay": replay, "starts": dict(self.starts),
                 "startup_failures": startup_failures}
 
+    @staticmethod
+    def _check_between_games(bot: BotProcess) -> str | None:
+        """A bot that died, or went over a limit, since its last game: end what is left of
+        it and say why (a crash fault of the coming game; it is started afresh for it)."""
+        if bot.proc is None:
+            return None  # never started, or ended by the referee (a forfeit)
+        try:
+            if bot.alive:
+                bot.check_limits(force=True)
+                return None
+            why = f"bot {bot.spec.name!r} died between games ({bot.exit_text()})"
+        except BotError as e:
+            why = f"{e} (between games)"
+        bot.stop(0.2)
+        return why + "; started again"
+
     def close(self) -> None:
-        """Say bye to every bot and end its process group."""
+        """Say bye to every bot and end its process group (and any orphan of a bot)."""
         from ..referee import encode
 
         for bot in self.bots.values():
@@ -91,6 +123,8 @@ class GameRunner:
         for bot in self.bots.values():
             bot.stop()
             bot.close_log()
+        if self.reap:
+            reap_orphans()
 
 
 # ----- the local executor -----------------------------------------------------------------
@@ -110,9 +144,13 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # end with the parent (Linux)
     except (OSError, AttributeError):
         pass
-    runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None)
+    # Bots' orphans (a grandchild that left the bot's process group) become our children.
+    reap = become_subreaper()
+    runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap)
     parent = os.getppid()
     try:
+        if parent == 1:
+            return  # the parent died before we could ask to be told
         while True:
             try:
                 task = tasks.get(timeout=1.0)
@@ -127,45 +165,73 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
             out = runner.run(spec, excluded)
             results.put(("done", wid, out))
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
         runner.close()
 
 
 class LocalExecutor:
-    """Runs games on `parallel` local worker processes."""
+    """Runs games on `parallel` local worker processes.
+
+    Used as a context manager, it keeps its workers (and their bots) up across `run`
+    calls until the block ends; otherwise each `run` call starts workers and ends them
+    when its games are done.
+    """
 
     def __init__(self, cfg: TournamentConfig, log_dir: Path | None) -> None:
         self.cfg = cfg
         self.log_dir = log_dir
         self.procs: list[Any] = []
         self.ctx = mp.get_context("fork")
+        self._keep = 0
+        self._tasks: Any = None
+        self._results: Any = None
+
+    def __enter__(self) -> LocalExecutor:
+        self._keep += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._keep -= 1
+        if not self._keep:
+            self.close()
+
+    def close(self) -> None:
+        """End the workers (politely) and their bots. Safe to call twice."""
+        self.shutdown(graceful=True, tasks=self._tasks)
+
+    def _start(self, n: int) -> None:
+        if self.procs:
+            return
+        ctx = self.ctx
+        self._tasks = ctx.Queue()
+        self._results = ctx.Queue()
+        log_dir = str(self.log_dir) if self.log_dir else None
+        for wid in range(n):
+            p = ctx.Process(target=_worker_main, args=(wid, self.cfg, log_dir, self._tasks, self._results), daemon=True)
+            p.start()
+            self.procs.append(p)
 
     def run(self, specs: Sequence[GameSpec], excluded: Any = ()) -> Iterator[dict[str, Any]]:
         """Yield each game's result as it finishes. `excluded` is a set that the caller may
         grow (disqualifications); games handed out later leave those entrants out."""
         if not specs:
             return
-        ctx = self.ctx
-        tasks = ctx.Queue()
-        results = ctx.Queue()
-        n = min(self.cfg.parallel, len(specs))
+        self._start(self.cfg.parallel if self._keep else min(self.cfg.parallel, len(specs)))
+        tasks, results = self._tasks, self._results
+        n = sum(1 for p in self.procs if p is not None)
         pending = list(specs)
-        inflight: dict[int, int | None] = {}
+        inflight: dict[int, int | None] = {wid: None for wid, p in enumerate(self.procs) if p is not None}
 
         def feed(k: int = 1) -> None:
             for _ in range(k):
                 if pending:
                     tasks.put((pending.pop(0), tuple(sorted(excluded))))
 
-        for wid in range(n):
-            p = ctx.Process(target=_worker_main, args=(wid, self.cfg, str(self.log_dir) if self.log_dir else None, tasks, results),
-                            daemon=True)
-            p.start()
-            self.procs.append(p)
-            inflight[wid] = None
         # Two games queued per worker keeps every worker busy without fixing who plays what.
         feed(2 * n)
         remaining = len(specs)
         by_index = {s.index: s for s in specs}
+        done: set[int] = set()
         try:
             while remaining:
                 try:
@@ -176,7 +242,7 @@ class LocalExecutor:
                             # A worker died (not through a bot): its game is played again.
                             self.procs[wid] = None
                             lost = inflight.pop(wid, None)
-                            if lost is not None:
+                            if lost is not None and lost not in done:
                                 pending.insert(0, by_index[lost])
                                 feed()
                     if not any(p is not None for p in self.procs):
@@ -186,12 +252,19 @@ class LocalExecutor:
                     inflight[wid] = payload
                     continue
                 inflight[wid] = None
+                index = payload["record"]["id"]
+                if index not in by_index or index in done:
+                    continue  # not a game of this call (cannot happen), or one played twice
+                done.add(index)
                 payload["worker"] = f"w{wid}"
                 remaining -= 1
                 feed()
                 yield payload
         finally:
-            self.shutdown(graceful=remaining == 0, tasks=tasks)
+            if remaining:
+                self.shutdown(graceful=False)  # games still running: end them now
+            elif not self._keep:
+                self.shutdown(graceful=True, tasks=tasks)
 
     def shutdown(self, graceful: bool, tasks: Any = None) -> None:
         """Stop the workers: politely when all games are done, at once otherwise (their
@@ -212,3 +285,8 @@ class LocalExecutor:
                 p.kill()
                 p.join(1)
         self.procs = []
+        for q in (self._tasks, self._results):
+            if q is not None:
+                q.close()
+                q.cancel_join_thread()
+        self._tasks = self._results = None
