@@ -114,7 +114,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
         bot.stop()
         why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
         tail = bot.stderr_tail.decode("utf-8", "replace").strip().splitlines()
-        if tail:
+        if tail and tail[-1].strip()[:200] not in why:  # a death's reason may quote it already
             why += f"; its stderr ends: {tail[-1][:200]}"
         raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
     bot.hello = reply

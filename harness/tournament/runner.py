@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +17,7 @@ import yaml
 
 from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
+from .disqualify import DisqualificationGate, disqualifications
 from .journal import Journal, JournalError, read_journal
 from .ratings import Ratings
 from .schedule import GameSpec, schedule
@@ -23,6 +27,9 @@ MARKER = "tournament.json"
 FORMAT = "p10-results/1"
 _OWN = ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json")
+
+_OWN += ("disqualified.json",)
+_TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
 
 
 class ResultsError(ValueError):
@@ -73,6 +80,8 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict
             elif p.exists():
                 p.unlink()
     out.mkdir(parents=True, exist_ok=True)
+    for p in out.glob(_TMP + "*"):  # left by a run killed while writing: never whole
+        p.unlink(missing_ok=True)
     if marker.exists():
         try:
             meta = json.loads(marker.read_text())
@@ -85,14 +94,15 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict
             )
         if meta.get("fingerprint") != cfg.fingerprint():
             raise ResultsError(
-                f"{out}: holds results of a different config (tournament {meta.get('name')!r}); "
+                f"{out}: holds results of a different config (tournament {meta.get('name')!r}, or an older "
+                "version of p10-tourney); "
                 "use --fresh to start again, or set another output"
             )
     elif any(out.iterdir()):
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
     else:
-        marker.write_text(json.dumps({"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint()}) + "\n")
-    (out / "config.resolved.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
+        write_whole(marker, json.dumps({"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint()}) + "\n")
+    write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     try:
         done = read_journal(out / "games.jsonl")
     except JournalError as e:
@@ -135,6 +145,8 @@ def run_tournament(
     done = prepare_output(cfg, fresh)
     specs = schedule(cfg)
     _check_done(done, specs, out)
+    gate = DisqualificationGate(specs, cfg.entrants, cfg.disqualify, done)
+    excluded = gate.excluded  # grown in place as entrants are disqualified
     todo = [s for s in specs if s.index not in done]
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
@@ -149,16 +161,17 @@ def run_tournament(
         if on_progress:
             on_progress(Progress(len(records), len(specs), t0, live.leader()))
         executor = _executor(cfg, log_dir)
-        for res in executor.run(todo):
+        for res in _play(executor, todo, gate, excluded):
             rec = res["record"]
             if res.get("replay"):
                 path = out / "replays" / f"{rec['game']}.jsonl"
-                path.write_bytes(b"\n".join(res["replay"]) + b"\n")
+                write_whole(path, b"\n".join(res["replay"]) + b"\n")
                 rec["replay"] = f"replays/{rec['game']}.jsonl"
             else:
                 rec["replay"] = None
             journal.append(rec)
             records[rec["id"]] = rec
+            excluded.update(d.entrant for d in gate.add(rec))
             starts_by_worker[res.get("worker", "")] = res.get("starts", {})
             outcome.played += 1
             live.add(rec)
@@ -171,6 +184,7 @@ def run_tournament(
         journal.close()
         outcome.finished = len(records) == len(specs)
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted)
+        outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
         outcome.elapsed_s = time.monotonic() - t0
         for starts in starts_by_worker.values():
             for name, n in starts.items():
@@ -179,8 +193,33 @@ def run_tournament(
     return outcome
 
 
+def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str]) -> Iterator[dict[str, Any]]:
+    """Run `todo` on `executor`, handing out only games that `gate` lets start: in batches of
+    the games ready now, each batch played to its end before the next is formed (the
+    caller adds each result to the gate). Without risk of disqualification, that is one
+    batch. The executor is kept up between batches when it can be."""
+    waiting = list(todo)
+    with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
+        while waiting:
+            batch = [s for s in waiting if gate.ready(s)]
+            if not batch:  # cannot happen: the first game not played is always ready
+                raise RuntimeError(f"no game can start; waiting: {[s.game for s in waiting[:5]]}")
+            taken = {s.index for s in batch}
+            waiting = [s for s in waiting if s.index not in taken]
+            yield from executor.run(batch, excluded)
+
+
+def write_whole(path: Path, data: str | bytes) -> None:
+    """Write a file so that it is never seen half-written: a temporary file in the same
+    folder, renamed over `path` when complete."""
+    tmp = path.with_name(f"{_TMP}{path.name}.{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    os.replace(tmp, path)
+
+
 def _write_stats(out: Path, outcome: Outcome) -> None:
-    (out / "stats.json").write_text(json.dumps({
+    write_whole(out / "stats.json", json.dumps({
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
         "elapsed_s": round(outcome.elapsed_s, 3), "bot_processes_started": outcome.bot_starts,
     }, indent=1) + "\n")
@@ -188,8 +227,13 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
 
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True) -> dict[str, Any]:
     """Write leaderboard.md/.json/.csv, head_to_head.csv and (optionally) the HTML site."""
-    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed)
-    write_leaderboard(cfg.output, board)
+    dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
+    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
+                              disqualified={d.entrant: d.reason for d in dqs})
+    board["disqualified"] = [d.to_dict() for d in dqs]
+    write_whole(cfg.output / "disqualified.json", json.dumps(
+        {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
+    _write_leaderboard_whole(cfg.output, board)
     if build_site:
         try:
             from ..report.site import build_site as _site
@@ -197,6 +241,17 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
             return board
         _site(cfg.output)
     return board
+
+
+def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
+    """`write_leaderboard`, each file replaced whole (a reader never sees half a file)."""
+    tmp = Path(tempfile.mkdtemp(prefix=_TMP, dir=out))
+    try:
+        write_leaderboard(tmp, board)
+        for p in tmp.iterdir():
+            os.replace(p, out / p.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load_records(out: Path) -> dict[int, dict[str, Any]]:

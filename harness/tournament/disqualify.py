@@ -1,0 +1,194 @@
+"""Disqualification, decided the same way whatever plays the games.
+
+The schedule is cut into rounds of `check_every` games by game index. Before round `b`
+(at *boundary* `b`) each entrant still in is judged from its games of rounds `0..b-1`
+alone: it is disqualified when it failed to start in `startup_failures` of them, or
+forfeited more than `forfeit_share` of the ones played (once it has played `min_games`).
+From round `b` on, its games are played without it.
+
+A game of round `r` may start once every entrant at its table has been judged at every
+boundary up to `r`. That needs its earlier games only as far as they could change the
+verdict: an entrant with a clean record is judged "stays in" while some of its games
+are still running, if even losing them all by forfeit could not disqualify it. A
+disqualification itself waits for all the games it is judged from. So the verdicts,
+the games they lead to, and the records are the same for any `parallel`, any executor,
+any finishing order, and on resume (the gate is rebuilt from games.jsonl).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from .config import DisqualifyPolicy
+from .schedule import GameSpec, game_id
+
+
+@dataclass(frozen=True)
+class Disqualification:
+    """An entrant taken out: why, and the first game index of the rounds played without it."""
+
+    entrant: str
+    reason: str
+    from_index: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (disqualified.json, leaderboard.json)."""
+        return {"entrant": self.entrant, "reason": self.reason, "from_index": self.from_index,
+                "from_game": game_id(self.from_index)}
+
+
+class _Tally:
+    """One entrant's games before the boundary being judged."""
+
+    __slots__ = ("games", "cursor", "unknown", "played", "forfeits", "startups", "last_startup")
+
+    def __init__(self, games: list[int]) -> None:
+        self.games = games  # its scheduled game indices, ascending
+        self.cursor = 0  # games[:cursor] are counted (or waiting in `unknown`)
+        self.unknown: set[int] = set()
+        self.played = 0
+        self.forfeits = 0
+        self.startups = 0
+        self.last_startup: tuple[int, str] | None = None
+
+    def count(self, entrant: str, rec: Mapping[str, Any]) -> None:
+        if rec.get("reason") == "not_played":
+            return
+        seats = rec.get("seats", [])
+        if entrant not in seats:
+            return
+        seat = seats.index(entrant)
+        self.played += 1
+        self.forfeits += seat in rec.get("forfeits", [])
+        for f in rec.get("faults", []):
+            if f.get("entrant") == entrant and f.get("kind") == "startup":
+                self.startups += 1
+                if self.last_startup is None or rec["id"] > self.last_startup[0]:
+                    self.last_startup = (rec["id"], str(f.get("reason", "")))
+                break
+
+
+class DisqualificationGate:
+    """Judges entrants between rounds and says which games may start.
+
+    Feed it every finished record (`add`); hand out a game only when `ready(spec)`; play
+    it without the entrants in `excluded`.
+    """
+
+    def __init__(self, specs: Sequence[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
+                 records: Mapping[int, Mapping[str, Any]] | None = None) -> None:
+        self.policy = policy
+        self.size = policy.check_every
+        self.entrants = list(entrants)
+        self.enabled = policy.startup_failures is not None or policy.forfeit_share is not None
+        self.last_round = max((s.index for s in specs), default=0) // self.size
+        self.records: dict[int, Mapping[str, Any]] = {}
+        games: dict[str, list[int]] = {e: [] for e in entrants}
+        for s in specs:
+            for e in dict.fromkeys(s.seats):
+                games.setdefault(e, []).append(s.index)
+        self.tally = {e: _Tally(sorted(g)) for e, g in games.items()}
+        self.judged = {e: 0 for e in games}  # boundaries 1..judged[e] judged "stays in"
+        self.disqualified: dict[str, Disqualification] = {}
+        for rec in (records or {}).values():
+            self._store(rec)
+        for e in self.entrants:
+            self._advance(e)
+
+    # ----- what the runner asks ------------------------------------------------------------
+
+    @property
+    def excluded(self) -> set[str]:
+        """Entrants disqualified so far."""
+        return set(self.disqualified)
+
+    def ready(self, spec: GameSpec) -> bool:
+        """Whether `spec` may start now: every entrant at its table is judged up to its round."""
+        if not self.enabled:
+            return True
+        r = spec.index // self.size
+        return all(e in self.disqualified or self.judged.get(e, r) >= r for e in spec.seats)
+
+    def add(self, rec: Mapping[str, Any]) -> list[Disqualification]:
+        """Count a finished game; returns the disqualifications it completes."""
+        self._store(rec)
+        if not self.enabled:
+            return []
+        new = []
+        for e in dict.fromkeys(rec.get("seats", [])):
+            if e in self.tally and e not in self.disqualified:
+                self._advance(e)
+                if e in self.disqualified:
+                    new.append(self.disqualified[e])
+        return new
+
+    def in_order(self) -> list[Disqualification]:
+        """The disqualifications by round, then entrant order."""
+        order = {e: i for i, e in enumerate(self.entrants)}
+        return sorted(self.disqualified.values(), key=lambda d: (d.from_index, order.get(d.entrant, 0)))
+
+    # ----- judging -------------------------------------------------------------------------
+
+    def _store(self, rec: Mapping[str, Any]) -> None:
+        i = rec["id"]
+        if i in self.records:
+            return
+        self.records[i] = rec
+        for e in dict.fromkeys(rec.get("seats", [])):
+            t = self.tally.get(e)
+            if t is not None and i in t.unknown:
+                t.unknown.discard(i)
+                t.count(e, rec)
+
+    def _advance(self, e: str) -> None:
+        if not self.enabled:
+            return
+        t = self.tally[e]
+        while e not in self.disqualified and self.judged[e] < self.last_round:
+            b = self.judged[e] + 1
+            end = bisect.bisect_left(t.games, b * self.size)
+            for i in t.games[t.cursor:end]:
+                rec = self.records.get(i)
+                if rec is None:
+                    t.unknown.add(i)
+                else:
+                    t.count(e, rec)
+            t.cursor = max(t.cursor, end)
+            verdict = self._judge(e, t, b)
+            if verdict is None:
+                return  # not yet known
+            if verdict is not True:
+                self.disqualified[e] = verdict
+                return
+            self.judged[e] = b
+
+    def _judge(self, e: str, t: _Tally, b: int) -> Disqualification | bool | None:
+        """True: stays in; a Disqualification; None: depends on games still running."""
+        p = self.policy
+        u = len(t.unknown)
+        if u:
+            # Could the running games still disqualify it? Worst case: all lost at start-up.
+            could = (p.startup_failures is not None and t.startups + u >= p.startup_failures) or (
+                p.forfeit_share is not None and t.played + u >= p.min_games
+                and t.forfeits + u > p.forfeit_share * (t.played + u))
+            return None if could else True
+        if p.startup_failures is not None and t.startups >= p.startup_failures:
+            last = t.last_startup[1] if t.last_startup else ""
+            return Disqualification(
+                e, f"failed to start in {t.startups} games (the limit is {p.startup_failures}); last: {last}"[:500],
+                b * self.size)
+        if p.forfeit_share is not None and t.played >= p.min_games and t.forfeits > p.forfeit_share * t.played:
+            return Disqualification(
+                e, f"forfeited {t.forfeits} of its {t.played} games, more than the {p.forfeit_share:.0%} allowed",
+                b * self.size)
+        return True
+
+
+def disqualifications(specs: Sequence[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
+                      records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]]) -> list[Disqualification]:
+    """The disqualifications that the finished games `records` decide (recomputed, as on resume)."""
+    if not isinstance(records, Mapping):
+        records = {r["id"]: r for r in records}
+    return DisqualificationGate(specs, entrants, policy, records).in_order()
