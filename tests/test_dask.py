@@ -243,9 +243,12 @@ def test_executor_kept_open_across_runs(tmp_path: Path, cluster) -> None:
 def test_check_report_names_worker_and_bot() -> None:
     assert check_report({"tcp://a:1": {}, "tcp://b:2": {}}) is None
     text = check_report({"tcp://b:2": {"js": "bot 'js': command not found: 'node'"},
-                         "tcp://a:1": ModuleNotFoundError("No module named 'harness'")})
-    assert text.startswith("worker tcp://a:1 could not run the bot check (ModuleNotFoundError")
-    assert "(and 1 more: worker tcp://b:2 cannot start bot 'js': command not found: 'node')" in text
+                         "tcp://a:1": Exception("ModuleNotFoundError(\"No module named 'harness'\")")})
+    assert text.startswith("worker tcp://a:1 could not run the bot check (ModuleNotFoundError(\"No module named "
+                           "'harness'\")); is p10-tourney installed in the worker's Python environment? (and 1 more: ")
+    assert "(and 1 more: worker tcp://b:2 cannot start bot 'js': command not found: 'node'). Every worker" in text
+    assert check_report({"tcp://a:1": OSError("gone")}).endswith("(OSError: gone); is p10-tourney installed in "
+                                                                 "the worker's Python environment?")
 
 
 def test_a_game_that_keeps_killing_workers_is_a_clear_error(tmp_path: Path) -> None:
@@ -298,3 +301,19 @@ def test_plugin_keeps_bots_across_games_and_ends_idle_ones(tmp_path: Path, monke
     finally:
         plugin.teardown(None)
     assert not any(bot.alive for bot in runner.bots.values())
+
+
+def test_unreachable_scheduler_and_no_workers_are_clear_errors(tmp_path: Path, monkeypatch) -> None:
+    from harness.tournament import dask_executor
+
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(dask_executor, "WORKERS_TIMEOUT", 1.0)
+    cfg = config(tmp_path, "x", executor="dask", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ClusterError, match=r"^cannot reach the Dask scheduler at tcp://127.0.0.1:1: "):
+        list(DaskExecutor(cfg, None).run(schedule(cfg)))
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": ":0"}) as empty:
+        cfg = config(tmp_path, "y", executor="dask", scheduler=empty.scheduler_address)
+        with pytest.raises(ClusterError, match=r"^no Dask worker joined the scheduler at tcp://127.0.0.1:\d+ within 1 s; "
+                                               r"start some with: dask worker tcp://"):
+            list(DaskExecutor(cfg, None).run(schedule(cfg)))

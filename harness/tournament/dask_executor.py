@@ -45,8 +45,10 @@ except ImportError:  # the cluster extra is not installed; ClusterError stays im
 #: How many workers may die while playing one game before the game (and the run) is given
 #: up; a game that keeps killing workers is more likely the cause than their victim.
 ALLOWED_FAILURES = 3
-#: Seconds to reach the scheduler, and to wait for a first worker.
-CONNECT_TIMEOUT = 30.0
+#: Seconds to reach the scheduler.
+CONNECT_TIMEOUT = 10.0
+#: Seconds to wait for a first worker to join it.
+WORKERS_TIMEOUT = 60.0
 #: Where a worker writes its bots' stderr logs when it is not on this machine's results
 #: folder: this environment variable on the worker, else <tmp>/p10-tourney/<name>/logs.
 LOG_DIR_ENV = "P10_TOURNEY_LOG_DIR"
@@ -209,22 +211,26 @@ def check_report(results: Mapping[str, Any]) -> str | None:
     """One line describing what `check_bots` found on each worker ({address: failures or
     the exception the worker raised}), or None when every worker started every bot."""
     problems: list[str] = []
+    bots_missing = False
     for address in sorted(results):
         res = results[address]
         if isinstance(res, BaseException):
-            problems.append(f"worker {address} could not run the bot check ({type(res).__name__}: "
-                            f"{str(res).splitlines()[0] if str(res) else ''}); is p10-tourney installed "
-                            "in the worker's Python environment?")
+            # A worker's own exception arrives wrapped in a plain Exception holding its repr.
+            what = str(res) if type(res) is Exception else f"{type(res).__name__}: {res}"
+            problems.append(f"worker {address} could not run the bot check ({what.splitlines()[0] if what else '?'}); "
+                            "is p10-tourney installed in the worker's Python environment?")
             continue
         for name, why in res.items():
+            bots_missing = True
             problems.append(f"worker {address} cannot start bot {name!r}: {_bot_reason(name, why)}")
     if not problems:
         return None
     text = problems[0]
     if len(problems) > 1:
         text += f" (and {len(problems) - 1} more: " + "; ".join(problems[1:]) + ")"
-    return (text + ". Every worker needs each bot's command and files at the paths of the config"
-            " (see docs/cluster.md)")
+    if bots_missing:
+        text += ". Every worker needs each bot's command and files at the paths of the config (see docs/cluster.md)"
+    return text
 
 
 class DaskExecutor:
@@ -289,11 +295,11 @@ class DaskExecutor:
             )
             self.client = Client(self.cluster, set_as_default=False)
         try:
-            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
         except TimeoutError:
             raise ClusterError(
                 f"no Dask worker joined the scheduler at {self.client.scheduler.address} within "
-                f"{CONNECT_TIMEOUT:.0f} s; start some with: dask worker {self.client.scheduler.address} --nthreads 1"
+                f"{WORKERS_TIMEOUT:.0f} s; start some with: dask worker {self.client.scheduler.address} --nthreads 1"
             ) from None
 
     def _check_workers(self, excluded: Iterable[str]) -> None:
