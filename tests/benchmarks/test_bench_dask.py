@@ -8,7 +8,8 @@ test. Figures go to BENCHMARKS.md, section "Dask"; nothing here asserts a speed.
 - null games: the game itself replaced by an immediate result, so what is left is the
   executor's own cost per game (local: queues to forked workers; Dask: a task through
   the scheduler, the worker plugin, the result back; both with their in-flight window);
-- real games: short games of the bundled greedy bot (phase 1 only), bots kept alive;
+- real games: games of two bundled greedy bots, short (phase 1 only) and whole standard
+  games, bots kept alive;
 - a Dask run from nothing: start a LocalCluster, check the bots on every worker, play,
   close, which is what `p10-tourney run --executor dask` adds to a tournament.
 """
@@ -121,10 +122,16 @@ def test_dask_null_games(benchmark, tmp_path: Path, cluster) -> None:
     _report(benchmark, "dask executor, null games", n, times)
 
 
-def test_local_real_games(benchmark, tmp_path: Path) -> None:
-    """Short greedy games on the local executor (workers and bots started each round)."""
-    n = 10 if benchmark.disabled else 200
-    cfg = _cfg(tmp_path, n)
+# Short games (phase 1 only) and whole standard games (phases 1-10) of two greedy bots.
+GAMES = {"phase1": ({"phases": [1]}, 200), "standard": ({}, 40)}
+
+
+@pytest.mark.parametrize("kind", list(GAMES))
+def test_local_real_games(benchmark, tmp_path: Path, kind: str) -> None:
+    """Greedy games on the local executor (workers and bots started each round)."""
+    rules, n = GAMES[kind]
+    n = 4 if benchmark.disabled else n
+    cfg = _cfg(tmp_path, n, rules=rules)
     specs = schedule(cfg)
     times: list[float] = []
 
@@ -134,18 +141,20 @@ def test_local_real_games(benchmark, tmp_path: Path) -> None:
         times.append(time.perf_counter() - t)
 
     benchmark.pedantic(run, rounds=3, iterations=1)
-    _report(benchmark, "local executor, greedy games", n, times)
+    _report(benchmark, f"local executor, greedy games ({kind})", n, times)
 
 
-def test_dask_real_games(benchmark, tmp_path: Path, cluster) -> None:
+@pytest.mark.parametrize("kind", list(GAMES))
+def test_dask_real_games(benchmark, tmp_path: Path, cluster, kind: str) -> None:
     """The same games on the Dask executor (cluster up; bots started in the first round
     and kept, as they would be across the rounds of a tournament)."""
-    n = 10 if benchmark.disabled else 200
-    cfg = _cfg(tmp_path, n, executor="dask", scheduler=cluster.scheduler_address)
+    rules, n = GAMES[kind]
+    n = 4 if benchmark.disabled else n
+    cfg = _cfg(tmp_path, n, executor="dask", scheduler=cluster.scheduler_address, rules=rules)
     specs = schedule(cfg)
     times: list[float] = []
     with DaskExecutor(cfg, None) as ex:
-        list(ex.run(specs[:4]))  # start the bots
+        list(ex.run(specs[:2]))  # start the bots
 
         def run() -> None:
             t = time.perf_counter()
@@ -153,7 +162,7 @@ def test_dask_real_games(benchmark, tmp_path: Path, cluster) -> None:
             times.append(time.perf_counter() - t)
 
         benchmark.pedantic(run, rounds=3, iterations=1)
-    _report(benchmark, "dask executor, greedy games", n, times)
+    _report(benchmark, f"dask executor, greedy games ({kind})", n, times)
 
 
 def test_dask_run_from_nothing(benchmark, tmp_path: Path) -> None:
