@@ -332,7 +332,8 @@ class Referee:
                     if not line.strip():
                         continue
                     reply = decode(line)
-                    if reply.get("id") != rid and "id" in reply and reply.get("type") != "hello":
+                    got = reply.get("id")
+                    if type(got) is int and got != rid and reply.get("type") != "hello":
                         self.stale += 1  # a late reply to an earlier request: dropped
                         self._rec({"type": "note", "seat": seat.n,
                                    "text": f"dropped a reply to old request id {reply.get('id')!r}"})
@@ -342,6 +343,9 @@ class Referee:
                 action = parse_reply(reply, decision)
                 if "id" not in reply:
                     raise MalformedMessage(f"the reply has no 'id' (the request's id is {rid})")
+                if type(reply["id"]) is not int:  # true == 1 and 1.0 == 1 in Python; not in p10/1
+                    raise MalformedMessage(f"the reply's 'id' must be an integer, the request's id {rid}; "
+                                           f"not {orjson.dumps(reply['id']).decode()[:40]}")
                 events = game.apply(action)
                 self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": False})
                 return events
