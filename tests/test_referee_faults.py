@@ -223,6 +223,28 @@ def test_illegal_once_then_legal_costs_one_strike(start):
     check_replay(res.replay)
 
 
+def test_an_id_that_is_not_an_integer_is_malformed(start):
+    """`"id": true` is not the id 1 (JSON has no integer true; the reply schema requires an
+    integer): the reply is malformed, not taken as the answer to request 1."""
+    bots = [start("good", GREEDY), start("boolid", FAULTY + ("bool_id",))]
+    res = play(bots)
+    first = next(r for r in records(res) if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from")
+    assert first["msg"]["id"] is True
+    assert [(f.seat, f.kind) for f in res.faults] == [(1, "malformed")]
+    assert "'id' must be an integer" in res.faults[0].reason
+    assert res.forfeits == [] and res.stale_replies == 0
+
+
+def test_string_ids_are_malformed_at_once(start):
+    """A string id is no late reply to wait out: each is a malformed strike at once."""
+    bots = [start("good", GREEDY), start("strid", FAULTY + ("string_id",)), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)  # 5 s per request if these were waited out as late replies
+    assert_forfeit(res, 1, {"malformed"}, bots[1], pid)
+    assert sum("'id' must be an integer" in f.reason for f in res.faults[:-1]) == POLICY.max_strikes
+    assert res.stale_replies == 0
+
+
 def test_line_over_the_cap_is_malformed(start):
     bots = [start("good", GREEDY), start("long", FAULTY + ("long_line", "5000"), line_cap=300), start("good2", RANDOM)]
     pid = bots[1].pid

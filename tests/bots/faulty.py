@@ -19,6 +19,8 @@ It plays the greedy strategy except where MODE says otherwise:
   tee FILE          plays well and appends every line it reads and writes to FILE,
                     as {"dir": "to"|"from", "line": "..."} JSON lines
   no_options        plays well, and says "options": false in its hello
+  bool_id           answers request 1 with "id": true (not an integer), then plays well
+  string_id         answers every request with its id as a string
   bad_hello         answers hello with a message of another type
   no_hello          exits at once with a message on stderr
 
@@ -110,6 +112,10 @@ def main() -> int:
             sys.stderr.write("y" * int(arg) + "\n")
             sys.stderr.flush()
         reply["id"] = msg["id"]
+        if mode == "bool_id" and msg["id"] == 1:
+            reply["id"] = True
+        elif mode == "string_id":
+            reply["id"] = str(msg["id"])
         send(reply)
     return 0
 
