@@ -21,7 +21,7 @@ class Meld:
     stand). Colour: `color` (a letter R/B/G/Y).
     """
 
-    __slots__ = ("id", "owner", "kind", "number", "color", "low", "high", "cards")
+    __slots__ = ("id", "owner", "kind", "number", "color", "low", "high", "cards", "_dict")
 
     def __init__(
         self,
@@ -42,9 +42,12 @@ class Meld:
         self.color = color
         self.low = low
         self.high = high
+        self._dict: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The protocol form of a table meld."""
+        """The protocol form of a table meld (built once: a meld never changes)."""
+        if self._dict is not None:
+            return self._dict
         d: dict[str, Any] = {"id": self.id, "owner": self.owner, "kind": self.kind}
         if self.kind == "set":
             d["number"] = self.number
@@ -54,6 +57,7 @@ class Meld:
         else:
             d["color"] = COLOR_NAMES[self.color]  # type: ignore[index]
         d["cards"] = [c.text for c in self.cards]
+        self._dict = d
         return d
 
     def describe(self) -> str:
