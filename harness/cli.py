@@ -67,11 +67,16 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     except (ResultsError, ConfigError, ClusterError) as e:
         stop()
         raise _fail(e) from None
+    except OSError as e:  # the results folder cannot be written, say
+        stop()
+        raise click.ClickException(f"{cfg.output}: {e.strerror or e}" + (f": {e.filename}" if e.filename else "")) from None
     except ImportError as e:
         stop()
         raise click.ClickException(f"{e}; the dask executor needs: pip install 'p10-tourney[cluster]'") from None
     stop()
     print_leaderboard(outcome.board, Console())
+    for d in outcome.board.get("disqualified", []):
+        click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {d['reason']}")
     click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
                + ("" if no_site else f" (site: {cfg.output}/site/index.html)"))
 
@@ -139,11 +144,29 @@ def _load_board(results: Path) -> dict[str, Any]:
         raise click.ClickException(f"{results}: no leaderboard.json (not a finished or started p10-tourney run?)")
     try:
         board = json.loads(path.read_text())
-        if not isinstance(board, dict) or "entrants" not in board:
-            raise ValueError("no entrants")
-    except ValueError as e:
-        raise click.ClickException(f"{path}: not a leaderboard ({e})") from None
+        _check_board(board)
+    except (ValueError, OSError) as e:
+        raise click.ClickException(f"{path}: not a leaderboard of this version of p10-tourney ({e})") from None
     return board
+
+
+def _check_board(board: Any) -> None:
+    """Raise ValueError unless `board` has the shape leaderboard.json is written in."""
+    from .report.leaderboard import COLUMNS
+
+    if not isinstance(board, dict):
+        raise ValueError("not a JSON object")
+    for key in ("name", "games", "seed", "entrants"):
+        if key not in board:
+            raise ValueError(f"no {key!r}")
+    if not isinstance(board["entrants"], list) or not all(isinstance(r, dict) for r in board["entrants"]):
+        raise ValueError("'entrants' is not a list of rows")
+    for row in board["entrants"]:
+        missing = [k for k in COLUMNS if k not in row]
+        if missing:
+            raise ValueError(f"a row lacks {', '.join(missing)}")
+    if not isinstance(board.get("head_to_head", {}), dict):
+        raise ValueError("'head_to_head' is not an object")
 
 
 @main.command()
@@ -197,7 +220,7 @@ def _bot_option(values: tuple[str, ...]) -> list[tuple[str, list[str]]]:
 @click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals (JSON deck file).")
 @click.option("--rules", "rules_text", help='Rules as JSON or YAML, e.g. \'{"phases": [1, 2, 3]}\' or a file path.')
 @click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
-@click.option("--move-ms", type=int, default=2000, show_default=True)
+@click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None, rules_text: str | None,
          replay_file: Path | None, move_ms: int, quiet: bool) -> None:

@@ -102,11 +102,12 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
     else:
         write_whole(marker, json.dumps({"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint()}) + "\n")
-    write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     try:
         done = read_journal(out / "games.jsonl")
     except JournalError as e:
         raise ResultsError(str(e)) from None
+    # Only once the folder is known to be usable is anything in it rewritten.
+    write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     return done
 
 
