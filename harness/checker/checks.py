@@ -8,12 +8,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..engine import Game, IllegalMove, Phase, find_lay
+from ..engine import Game, IllegalMove, Phase, action_from_json, find_lay
 from ..engine.cards import Card, CardError
 from ..players import GreedyStrategy
 from ..referee import BotDied, BotStartError, BotTimeout, LineTooLong, MalformedMessage, decode, encode
 from ..referee.codec import PROTOCOL, parse_reply
-from ..engine import action_from_json
 from . import scenarios as S
 from .context import CheckFailed, Context, DirectFault, Played, first_play, reply_pairs
 from .tap import Entry
@@ -170,6 +169,7 @@ class _Direct:
         self.ctx = ctx
         self.events: list[dict[str, Any]] = []
         self.after = ""  # what happened just before the open request, for messages
+        self.start = len(ctx.tap)  # where this game's transcript begins
 
     def send(self, msg: dict[str, Any]) -> None:
         try:
