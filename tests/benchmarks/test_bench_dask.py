@@ -16,6 +16,7 @@ test. Figures go to BENCHMARKS.md, section "Dask"; nothing here asserts a speed.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ distributed = pytest.importorskip(
 )
 
 from harness.tournament.config import parse_config  # noqa: E402
-from harness.tournament.dask_executor import DaskExecutor  # noqa: E402
+from harness.tournament.dask_executor import LOG_DIR_ENV, DaskExecutor  # noqa: E402
 from harness.tournament.executor import GameRunner, LocalExecutor  # noqa: E402
 from harness.tournament.schedule import schedule  # noqa: E402
 
@@ -37,10 +38,18 @@ GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}) as c:
-        yield c
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    old = os.environ.get(LOG_DIR_ENV)
+    os.environ[LOG_DIR_ENV] = str(tmp_path_factory.mktemp("worker-logs"))  # not /tmp/p10-tourney
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}) as c:
+            yield c
+    finally:
+        if old is None:
+            os.environ.pop(LOG_DIR_ENV, None)
+        else:
+            os.environ[LOG_DIR_ENV] = old
 
 
 def _cfg(tmp: Path, games: int, **over: Any):
