@@ -110,6 +110,16 @@ class GameRunner:
         bot.stop(0.2)
         return why + "; started again"
 
+    def kill_now(self) -> None:
+        """Kill every bot's process group at once (no bye, no grace): for emergencies."""
+        for bot in self.bots.values():
+            pid = bot.pid
+            if pid is not None:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
     def close(self) -> None:
         """Say bye to every bot and end its process group (and any orphan of a bot)."""
         from ..referee import encode
@@ -131,11 +141,24 @@ class GameRunner:
 
 
 def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: Any, results: Any) -> None:
-    """A worker process: plays games from `tasks` until told to stop."""
+    """A worker process: plays games from `tasks` until told to stop.
+
+    SIGTERM (from `shutdown`, or from the kernel when the parent dies) ends the worker at
+    once: its bots' process groups are killed and the process exits without running
+    multiprocess's exit handlers. Raising SystemExit instead could land inside the
+    queue's own machinery and leave the worker waiting forever for a feeder thread.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    held: list[GameRunner] = []
 
     def _term(signum: int, frame: Any) -> None:
-        raise SystemExit(0)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            for r in held:
+                r.kill_now()
+            reap_orphans()  # bots whose start was under way, their orphans
+        finally:
+            os._exit(0)
 
     signal.signal(signal.SIGTERM, _term)
     try:
@@ -147,6 +170,7 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
     # Bots' orphans (a grandchild that left the bot's process group) become our children.
     reap = become_subreaper()
     runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap)
+    held.append(runner)
     parent = os.getppid()
     try:
         if parent == 1:
