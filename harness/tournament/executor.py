@@ -46,6 +46,11 @@ class GameRunner:
         others, if at least two remain.
         """
         cfg = self.cfg
+        for name in excluded:  # a disqualified bot plays no more: end it (it may be spinning)
+            gone = self.bots.get(name)
+            if gone is not None and gone.proc is not None:
+                self._bye(gone)
+                gone.stop()
         seats = [s for s in spec.seats if s not in excluded]
         bots = []
         unavailable: dict[int, tuple[str, str]] = {}
@@ -110,6 +115,16 @@ class GameRunner:
         bot.stop(0.2)
         return why + "; started again"
 
+    @staticmethod
+    def _bye(bot: BotProcess) -> None:
+        from ..referee import encode
+
+        if bot.alive:
+            try:
+                bot.send(encode({"type": "bye"}))
+            except Exception:  # noqa: BLE001 - ending anyway
+                pass
+
     def kill_now(self) -> None:
         """Kill every bot's process group at once (no bye, no grace): for emergencies."""
         for bot in self.bots.values():
@@ -122,14 +137,8 @@ class GameRunner:
 
     def close(self) -> None:
         """Say bye to every bot and end its process group (and any orphan of a bot)."""
-        from ..referee import encode
-
         for bot in self.bots.values():
-            if bot.alive:
-                try:
-                    bot.send(encode({"type": "bye"}))
-                except Exception:  # noqa: BLE001 - ending anyway
-                    pass
+            self._bye(bot)
         for bot in self.bots.values():
             bot.stop()
             bot.close_log()
