@@ -122,8 +122,6 @@ def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_pa
         board = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
         assert board["games"] == total
     finally:
-        for line in marked(mark):
-            pass
         _kill_marked(mark)
 
 
@@ -180,3 +178,57 @@ def test_a_game_recorded_twice_is_an_error(tmp_path):
     path.write_bytes(data + data.split(b"\n")[0] + b"\n")
     with pytest.raises(JournalError, match="twice"):
         read_journal(path)
+
+
+# ----- disqualification survives kills and does not depend on parallel -------------------------
+
+
+def write_dq_config(path: Path, out: Path, parallel: int) -> Path:
+    bots = [{"name": "a", "cmd": "python bots/python/greedy.py"},
+            {"name": "b", "cmd": "python bots/python/greedy.py"},
+            {"name": "crash_at_start", "cmd": "python tests/zoo/crash_at_start.py"},
+            {"name": "crash_mid_hand", "cmd": "python tests/zoo/crash_mid_hand.py"},
+            {"name": "illegal", "cmd": "python tests/zoo/illegal.py"}]
+    cfg = {"name": "crash-dq", "seed": 9, "base_dir": str(ROOT), "bots": bots, "table_size": 2,
+           "games_per_table": 4, "parallel": parallel, "rules": {"phases": [1, 2]},
+           "time": {"move_ms": 2000, "startup_ms": 10000},
+           "faults": {"retries": 0, "max_strikes": 3,
+                      "disqualify": {"startup_failures": 2, "forfeit_share": 0.5, "min_games": 2, "check_every": 4}},
+           "replays": "none", "output": str(out)}
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def comparable(path: Path) -> list[dict]:
+    """Records without what depends on timing: durations, and the wording of a death
+    (a bot that died before hello may be found out by its stdin or by its stdout)."""
+    recs = normalized(path)
+    for r in recs:
+        r["faults"] = [(f["seat"], f["entrant"], f["kind"]) for f in r["faults"]]
+    return recs
+
+
+def test_disqualifications_are_the_same_with_kills_and_any_parallel(tmp_path):
+    mark = uuid.uuid4().hex
+    rng = random.Random(7)
+    try:
+        p = start(write_dq_config(tmp_path / "ref.yaml", tmp_path / "ref", parallel=1), mark)
+        assert p.wait(timeout=120) == 0, p.stderr.read().decode()[-2000:]
+        reference = comparable(tmp_path / "ref" / "games.jsonl")
+        ref_dq = json.loads((tmp_path / "ref" / "disqualified.json").read_text())
+        assert {d["entrant"] for d in ref_dq["disqualified"]} == {"crash_at_start", "crash_mid_hand", "illegal"}
+
+        cfg = write_dq_config(tmp_path / "run.yaml", tmp_path / "run", parallel=3)
+        for _ in range(2):
+            p = start(cfg, mark)
+            time.sleep(rng.uniform(1.0, 2.5))
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+            assert wait_gone(mark) == []
+        p = start(cfg, mark)
+        assert p.wait(timeout=120) == 0, p.stderr.read().decode()[-2000:]
+        assert comparable(tmp_path / "run" / "games.jsonl") == reference
+        assert json.loads((tmp_path / "run" / "disqualified.json").read_text()) == ref_dq
+    finally:
+        _kill_marked(mark)
