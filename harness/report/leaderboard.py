@@ -11,6 +11,9 @@ from typing import Any, Mapping
 
 COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
            "mean_place", "mean_score", "mean_phases", "faults"]
+# Appended after COLUMNS in the CSV: the batch rating, its interval, and whether the order
+# against the next row is settled (tournament/stats.py).
+STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above"]
 
 
 def _fmt(v: Any) -> str:
@@ -19,18 +22,73 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _pct(c: float) -> str:
+    return f"{100 * c:g} %"
+
+
+def _interval(row: Mapping[str, Any]) -> str:
+    """'1.23 [0.80, 1.70]': the batch rating and its interval."""
+    if row.get("pl_strength") is None:
+        return ""
+    if row.get("ci_low") is None:
+        return f"{row['pl_strength']:.2f}"
+    return f"{row['pl_strength']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def _next(row: Mapping[str, Any]) -> str:
+    v = row.get("settled_above")
+    return "" if v is None else "settled" if v else "not settled"
+
+
+def order_line(board: Mapping[str, Any]) -> str | None:
+    """'a > b ≈ c > d': the ranking, with > where the order of neighbours is settled and ≈
+    where it is not (None for a board without statistics)."""
+    rows = board["entrants"]
+    if not rows or "settled_above" not in rows[0]:
+        return None
+    out = rows[0]["entrant"]
+    for row, nxt in zip(rows, rows[1:]):
+        out += (" > " if row.get("settled_above") else " ≈ ") + nxt["entrant"]
+    return out
+
+
+def stop_line(board: Mapping[str, Any]) -> str | None:
+    """Why the games stopped, for a tournament with early stopping."""
+    st = board.get("stopping")
+    if not st:
+        return None
+    what = "the whole order" if st.get("top") is None else f"the top {st['top']}"
+    return f"Early stopping ({what} at {_pct(st['confidence'])}): {st['note']}."
+
+
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
     out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, seed {board['seed']}. "
            "Ranked by TrueSkill μ − 3σ.", ""]
+    st = board.get("statistics")
+    if st:
+        conf = _pct(st["confidence"])
+        out[-1:] = [
+            f"PL: the Plackett–Luce strength from all games at once (independent of game order), with its "
+            f"{conf} interval from {st['resamples']} bootstrap resamples of whole deals. Next: whether this "
+            f"entrant's place above the next one is settled at {conf} (it stays above in at least {conf} of "
+            "the resamples). More in stats.md.", ""]
+    stop = stop_line(board)
+    if stop:
+        out += [stop, ""]
+    with_stats = bool(board["entrants"]) and "settled_above" in board["entrants"][0]
     head = ["rank", "entrant", "μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
-            "mean score", "mean phases", "faults"]
+            "mean score", "mean phases", "faults"] + (["PL [CI]", "next"] if with_stats else [])
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for row in board["entrants"]:
         name = row["entrant"] + (f" (disqualified: {row['disqualified']})" if row.get("disqualified") else "")
         vals = [row["rank"], name] + [row[k] for k in COLUMNS[2:]]
-        out.append("| " + " | ".join(_fmt(v) for v in vals) + " |")
+        cells = [_fmt(v) for v in vals] + ([_interval(row), _next(row)] if with_stats else [])
+        out.append("| " + " | ".join(cells) + " |")
+    line = order_line(board)
+    if line:
+        out += ["", f"Order: {line}  (> settled, ≈ not settled)"]
     names = [row["entrant"] for row in board["entrants"]]
     out += ["", "## Head to head", "", "Row entrant placed ahead / behind / level with column entrant.", ""]
     out.append("| | " + " | ".join(names) + " |")
@@ -49,12 +107,15 @@ def to_markdown(board: Mapping[str, Any]) -> str:
 
 
 def to_csv(board: Mapping[str, Any]) -> str:
-    """The leaderboard as CSV with the columns of `COLUMNS`."""
+    """The leaderboard as CSV: the columns of `COLUMNS`, then those of `STATS_COLUMNS`
+    (empty where a value is missing; settled_above is true/false)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    w.writerow(COLUMNS + STATS_COLUMNS)
     for row in board["entrants"]:
-        w.writerow([row[k] for k in COLUMNS])
+        extra = [row.get(k) for k in STATS_COLUMNS]
+        w.writerow([row[k] for k in COLUMNS] + ["" if v is None else str(v).lower() if isinstance(v, bool) else v
+                                                 for v in extra])
     return buf.getvalue()
 
 
@@ -69,12 +130,90 @@ def head_to_head_csv(board: Mapping[str, Any]) -> str:
     return buf.getvalue()
 
 
+def to_stats_markdown(board: Mapping[str, Any]) -> str:
+    """The board's `statistics` section as Markdown (stats.md)."""
+    st = board["statistics"]
+    conf = _pct(st["confidence"])
+    out = [f"# Statistics: {board['name']}", "",
+           f"{st['games']} games in {st['deal_groups']} deal groups; {st['resamples']} bootstrap resamples "
+           f"(seed {st['seed']}); confidence {conf}.", ""]
+    stop = stop_line(board)
+    if stop:
+        out += [stop, ""]
+    out += ["## Ratings", "",
+            "PL strength: ln of the Plackett–Luce strength, fitted on all games at once; between two "
+            "entrants, P(a ahead of b) = 1 / (1 + e^(b − a)). Intervals: percentiles of the bootstrap "
+            "resamples of whole deals.", "",
+            f"| entrant | games | PL strength | {conf} interval | mean place | {conf} interval |", "|---|---|---|---|---|---|"]
+    ents = st["entrants"]
+    for row in board["entrants"]:
+        e = ents[row["entrant"]]
+        ci = "" if e["ci_low"] is None else f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+        pci = "" if e["place_ci_low"] is None else f"[{e['place_ci_low']:.3f}, {e['place_ci_high']:.3f}]"
+        mp = "" if e["mean_place"] is None else f"{e['mean_place']:.3f}"
+        out.append(f"| {row['entrant']} | {e['games']} | {e['pl_strength']:.3f} | {ci} | {mp} | {pci} |")
+    out += ["", "## Neighbours", "",
+            f"Each entrant against the next one in the leaderboard's order: the difference of PL strength, "
+            f"its bootstrap standard error, the share of resamples that keep the order, whether that share "
+            f"reaches {conf}, and about how many more games (played as so far) would settle it: "
+            "games × (z · se / diff)² − games, z the one-sided normal quantile of the confidence. "
+            "“reversed” means the batch rating puts the lower entrant above.", "",
+            "| upper | lower | diff | se | share in order | settled | more games to settle |", "|---|---|---|---|---|---|---|"]
+    for nb in st["neighbours"]:
+        if nb["share"] is None:
+            more = "no games"
+        elif nb["settled"]:
+            more = "0"
+        elif nb["games_to_settle"] is None:
+            more = "reversed" if nb["diff"] < 0 else "tied"
+        else:
+            more = f"≈ {nb['games_to_settle']}"
+        out.append(f"| {nb['upper']} | {nb['lower']} | {_fmt(nb['diff'])} | {'' if nb['se'] is None else _fmt(nb['se'])} | "
+                   f"{'' if nb['share'] is None else _fmt(nb['share'])} | {'yes' if nb['settled'] else 'no'} | {more} |")
+    pl = st["pl_order"]
+    if pl:
+        line = pl[0] + "".join((" > " if ok else " ≈ ") + b for ok, b in zip(st["pl_order_settled"], pl[1:]))
+        out += ["", f"Order by PL strength alone: {line}  (> settled, ≈ not settled)"]
+    names = [row["entrant"] for row in board["entrants"]]
+    met = st["pairs_met"]
+    out += ["", "## Games each pair met", "", "| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    for a in names:
+        out.append(f"| {a} | " + " | ".join("—" if a == b else str(met[a][b]) for b in names) + " |")
+    luck = st["luck"]
+    out += ["", "## Luck", "",
+            "How much of the variance of an entrant's place a duplicate deal cancels. Per entrant, at each "
+            "table (the same opponents) and over its deal groups of k games each: V_game is the variance of "
+            "its place in one game, V_deal the variance of its place averaged over a group's k games. If the "
+            "k games of a deal were independent, V_deal would be V_game / k; the luck share is "
+            "1 − k · V_deal / V_game, the part of the per-game variance that cancels within a deal (0: none, "
+            "1: all; negative: the games of a deal go the same way). Efficiency 1 / (1 − share) is how many "
+            "plain-deal games one duplicate game is worth for the precision of a mean place.", ""]
+    if luck["share"] is None:
+        out.append("Not measured: no deal was replayed (plain deals), so deal luck cannot be told apart from "
+                   "the rest of the variance.")
+    else:
+        out += [f"Luck share (all entrants): **{luck['share']:.3f}**; efficiency {luck['efficiency']}.", "",
+                "| entrant | k | games | V_game | V_deal | luck share |", "|---|---|---|---|---|---|"]
+        for e in names:
+            b = luck["by_entrant"].get(e)
+            if b:
+                out.append(f"| {e} | {b['k']} | {b['games']} | {b['v_game']} | {b['v_deal']} | {b['share']:.3f} |")
+            else:
+                out.append(f"| {e} | | | | | |")
+    m = st["method"]
+    out += ["", "## Method", ""] + [f"- {k.replace('_', ' ')}: {v}." for k, v in m.items()]
+    return "\n".join(out) + "\n"
+
+
 def write_leaderboard(out: Path, board: Mapping[str, Any]) -> None:
-    """Write leaderboard.md/.json/.csv and head_to_head.csv into `out`."""
+    """Write leaderboard.md/.json/.csv, head_to_head.csv and (with statistics) stats.md
+    into `out`."""
     (out / "leaderboard.json").write_text(json.dumps(board, indent=1, sort_keys=False) + "\n")
     (out / "leaderboard.md").write_text(to_markdown(board))
     (out / "leaderboard.csv").write_text(to_csv(board))
     (out / "head_to_head.csv").write_text(head_to_head_csv(board))
+    if board.get("statistics"):
+        (out / "stats.md").write_text(to_stats_markdown(board))
 
 
 def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
@@ -85,12 +224,30 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     console = console or Console()
     if not console.is_terminal:
         console.width = max(console.width, 130)
-    t = Table(title=f"{board['name']}: {board['games']} games (seed {board['seed']})")
-    for h in ["#", "entrant", "μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]:
-        t.add_column(h, justify="left" if h == "entrant" else "right")
+    with_stats = bool(board["entrants"]) and "settled_above" in board["entrants"][0]
+    caption = []
+    if with_stats:
+        conf = _pct(board["statistics"]["confidence"]) if board.get("statistics") else "95 %"
+        caption.append(f"PL [CI]: batch Plackett–Luce strength, {conf} interval; next: ✓ order against the "
+                       f"next row settled at {conf}, ? not settled")
+    stop = stop_line(board)
+    if stop:
+        caption.append(stop)
+    t = Table(title=f"{board['name']}: {board['games']} games (seed {board['seed']})",
+              caption="\n".join(caption) or None)
+    heads = ["#", "entrant", "μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]
+    for h in heads + (["PL [CI]", "next"] if with_stats else []):
+        t.add_column(h, justify="left" if h in ("entrant", "PL [CI]") else "right")
     for row in board["entrants"]:
         name = row["entrant"] + (" [red](DQ)[/red]" if row.get("disqualified") else "")
-        t.add_row(str(row["rank"]), name, f"{row['mu']:.2f}", f"{row['sigma']:.2f}", f"{row['conservative']:.2f}",
-                  str(row["games"]), str(row["wins"]), f"{100 * row['win_rate']:.1f}", f"{row['mean_place']:.2f}",
-                  f"{row['mean_score']:.1f}", f"{row['mean_phases']:.2f}", str(row["faults"]))
+        cells = [str(row["rank"]), name, f"{row['mu']:.2f}", f"{row['sigma']:.2f}", f"{row['conservative']:.2f}",
+                 str(row["games"]), str(row["wins"]), f"{100 * row['win_rate']:.1f}", f"{row['mean_place']:.2f}",
+                 f"{row['mean_score']:.1f}", f"{row['mean_phases']:.2f}", str(row["faults"])]
+        if with_stats:
+            v = row.get("settled_above")
+            cells += [_interval(row), "" if v is None else "[green]✓[/green]" if v else "[yellow]?[/yellow]"]
+        t.add_row(*cells)
     console.print(t)
+    line = order_line(board)
+    if line:
+        console.print(f"Order: {line}  (> settled, ≈ not settled)")

@@ -1,4 +1,5 @@
-"""Standings: ratings, per-entrant statistics and head-to-head from game records."""
+"""Standings: ratings, per-entrant statistics and head-to-head from game records, with how
+sure the order is (`stats`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,23 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.leaderboard import COLUMNS
 from .ratings import Ratings
+from .stats import CONFIDENCE, RESAMPLES, bootstrap_seed, report
 
 
 def build_leaderboard(
     records: Iterable[Mapping[str, Any]], entrants: Sequence[str], name: str = "", seed: int | None = None,
-    disqualified: Mapping[str, str] | None = None,
+    disqualified: Mapping[str, str] | None = None, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+    stopping: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The leaderboard of `records` (any order; they are rated in game-index order)."""
+    """The leaderboard of `records` (any order; they are rated in game-index order).
+
+    Each row also has the batch Plackett–Luce rating `pl_strength` with its bootstrap
+    interval `ci_low`..`ci_high` (at `confidence`, over `resamples` resamples of deal
+    groups seeded from `seed`) and `settled_above`: whether its place above the next row
+    is settled at `confidence` (None on the last row). The board's `statistics` section has
+    the rest (`stats.report`); `stopping` (early stopping's decision, from the runner) is
+    kept as the board's `stopping`.
+    """
     recs = sorted(records, key=lambda r: r["id"])
     ratings = Ratings(entrants)
     stats = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
@@ -67,11 +78,24 @@ def build_leaderboard(
     rows.sort(key=lambda x: (x["disqualified"] is not None, -x["conservative"], -x["mu"], x["entrant"]))
     for i, row in enumerate(rows, 1):
         row["rank"] = i
-    return {
+    shown = [row["entrant"] for row in rows]
+    analysis, statistics = report(recs, entrants, shown, resamples, confidence, bootstrap_seed(seed))
+    for row, nxt in zip(rows, rows[1:] + [None]):
+        e = row["entrant"]
+        ci = analysis.ci[e]
+        row["pl_strength"] = round(analysis.theta[e], 3)
+        row["ci_low"] = None if ci is None else round(ci[0], 3)
+        row["ci_high"] = None if ci is None else round(ci[1], 3)
+        row["settled_above"] = None if nxt is None else analysis.settled(e, nxt["entrant"])
+    board = {
         "name": name,
         "seed": seed,
         "games": sum(1 for r in recs if r.get("reason") != "not_played"),
         "entrants": [{k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS} for row in rows],
         "head_to_head": h2h,
         "history": {e: [list(p) for p in ratings.history[e]] for e in entrants},
+        "statistics": statistics,
     }
+    if stopping is not None:
+        board["stopping"] = dict(stopping)
+    return board
