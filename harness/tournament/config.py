@@ -22,6 +22,7 @@ from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 FORMATS = ("round-robin", "gauntlet", "random")
 REPLAYS = ("none", "failed", "all")
 EXECUTORS = ("local", "dask")
+STOP_RULES = ("settled",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -41,6 +42,21 @@ class DisqualifyPolicy:
     forfeit_share: float | None = 0.5
     min_games: int = 4
     check_every: int = 20
+
+
+@dataclass(frozen=True)
+class StopPolicy:
+    """Early stopping (`stop_when: settled`): games are played in rounds of at least
+    `round_games` games (whole deal groups), and after each round the tournament stops if
+    the order of the top `top` entrants (None = the whole order) is settled at
+    `confidence` by a bootstrap of `resamples` resamples, once `min_games` games are
+    played. The budget is the schedule itself."""
+
+    top: int | None = None
+    confidence: float = 0.95
+    round_games: int = 20
+    min_games: int = 40
+    resamples: int = 1000
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,8 @@ class TournamentConfig:
     output: Path
     executor: str = "local"
     scheduler: str | None = None
+    stop_when: str | None = None
+    stop: StopPolicy = field(default_factory=StopPolicy)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -100,7 +118,7 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        }
+        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {})
 
     def fingerprint(self) -> str:
         """A hash of what decides the games (not `parallel`, `output` or the executor), so a
@@ -134,7 +152,7 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
-    "executor", "scheduler", "limits",
+    "executor", "scheduler", "limits", "stop_when", "stop",
 }
 
 
@@ -322,11 +340,45 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     scheduler = data.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
         raise _err(src, "scheduler", f"must be an address like tcp://host:8786, not {scheduler!r}")
+    stop_when, stop = _stop(src, data, len(bots))
     return TournamentConfig(
         name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
-        output=Path(output), executor=executor, scheduler=scheduler, source=src, raw=dict(data),
+        output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
+        source=src, raw=dict(data),
+    )
+
+
+def _stop(src: str, data: Mapping[str, Any], entrants: int) -> tuple[str | None, StopPolicy]:
+    """`stop_when` and its `stop` settings. Defaults scale with the field: rounds of 5
+    games per entrant, at least 10 games per entrant before the first look."""
+    rule = data.get("stop_when")
+    raw = data.get("stop")
+    if rule is None:
+        if raw is not None:
+            raise _err(src, "stop", "applies only with stop_when: settled")
+        return None, StopPolicy()
+    if rule not in STOP_RULES:
+        raise _err(src, "stop_when", f"must be one of {', '.join(STOP_RULES)} (or left out), not {rule!r}")
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise _err(src, "stop", "must be a mapping (top, confidence, round_games, min_games, resamples)")
+    _check_keys(src, "stop.", raw, {"top", "confidence", "round_games", "min_games", "resamples"})
+    top = raw.get("top")
+    if top is not None:
+        top = _int(src, "stop.top", top, 1, entrants)
+    conf = raw.get("confidence", 0.95)
+    if not isinstance(conf, (int, float)) or isinstance(conf, bool) or not 0.5 < conf < 1:
+        raise _err(src, "stop.confidence", f"must be a number between 0.5 and 1 (exclusive), not {conf!r}")
+    rg = raw.get("round_games")
+    mg = raw.get("min_games")
+    return rule, StopPolicy(
+        top=top,
+        confidence=float(conf),
+        round_games=5 * entrants if rg is None else _int(src, "stop.round_games", rg, 1),
+        min_games=10 * entrants if mg is None else _int(src, "stop.min_games", mg, 0),
+        resamples=_int(src, "stop.resamples", raw.get("resamples", 1000), 100, 100000),
     )
 
 

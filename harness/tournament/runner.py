@@ -22,11 +22,12 @@ from .journal import Journal, JournalError, read_journal
 from .ratings import Ratings
 from .schedule import GameSpec, schedule
 from .standings import build_leaderboard
+from .stats import bootstrap_seed, check_settled, plan_rounds, stop_note
 
 MARKER = "tournament.json"
 FORMAT = "p10-results/1"
 _OWN = ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
-        "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json")
+        "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md")
 
 _OWN += ("disqualified.json",)
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
@@ -58,6 +59,7 @@ class Outcome:
     bot_starts: dict[str, int] = field(default_factory=dict)
     disqualified: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    stopping: dict[str, Any] | None = None
 
 
 def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict[str, Any]]:
@@ -137,6 +139,11 @@ def run_tournament(
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
+    With `stop_when: settled` the schedule is played in rounds (`plan_rounds`), and after
+    each round the games of all finished rounds decide (`check_settled`) whether the order
+    is settled and the rest of the schedule is left unplayed. The decision depends only on
+    those games, never on `parallel` or on the order games finish in.
+
     KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
     finished games kept; the leaderboard of what finished is written, and the exception
     is raised again for the caller.
@@ -158,33 +165,45 @@ def run_tournament(
     journal = Journal(out / "games.jsonl")
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
+    rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
     try:
         if on_progress:
             on_progress(Progress(len(records), len(specs), t0, live.leader()))
         executor = _executor(cfg, log_dir)
-        for res in _play(executor, todo, gate, excluded):
-            rec = res["record"]
-            if res.get("replay"):
-                path = out / "replays" / f"{rec['game']}.jsonl"
-                write_whole(path, b"\n".join(res["replay"]) + b"\n")
-                rec["replay"] = f"replays/{rec['game']}.jsonl"
-            else:
-                rec["replay"] = None
-            journal.append(rec)
-            records[rec["id"]] = rec
-            excluded.update(d.entrant for d in gate.add(rec))
-            starts_by_worker[res.get("worker", "")] = res.get("starts", {})
-            outcome.played += 1
-            live.add(rec)
-            if on_progress:
-                on_progress(Progress(len(records), len(specs), t0, live.leader(), rec))
+        # An executor that can stay up between rounds (the Dask one) is kept up.
+        with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
+            for r, rnd in enumerate(rounds):
+                todo = [s for s in rnd if s.index not in records]
+                for res in _play(executor, todo, gate, excluded):
+                    rec = res["record"]
+                    if res.get("replay"):
+                        path = out / "replays" / f"{rec['game']}.jsonl"
+                        write_whole(path, b"\n".join(res["replay"]) + b"\n")
+                        rec["replay"] = f"replays/{rec['game']}.jsonl"
+                    else:
+                        rec["replay"] = None
+                    journal.append(rec)
+                    records[rec["id"]] = rec
+                    excluded.update(d.entrant for d in gate.add(rec))
+                    starts_by_worker[res.get("worker", "")] = res.get("starts", {})
+                    outcome.played += 1
+                    live.add(rec)
+                    if on_progress:
+                        on_progress(Progress(len(records), len(specs), t0, live.leader(), rec))
+                if cfg.stop_when:
+                    outcome.stopping = _stop_check(cfg, rounds, r, records)
+                    if outcome.stopping["reason"] == "settled":
+                        break
     except KeyboardInterrupt:
         interrupted = True
         raise
     finally:
         journal.close()
-        outcome.finished = len(records) == len(specs)
-        outcome.board = publish(cfg, records, build_site=build_site and not interrupted)
+        stopped = outcome.stopping is not None and outcome.stopping["reason"] == "settled"
+        outcome.finished = stopped or len(records) == len(specs)
+        if outcome.stopping is not None and not outcome.finished:
+            outcome.stopping = None  # interrupted: neither settled nor at the budget
+        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
         outcome.elapsed_s = time.monotonic() - t0
         for starts in starts_by_worker.values():
@@ -192,6 +211,31 @@ def run_tournament(
                 outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
         _write_stats(out, outcome)
     return outcome
+
+
+def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
+                records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+    """The early-stopping decision after round `r` (0-based), from the games of rounds
+    0..r only: is the order of the entrants still in (not disqualified by those games)
+    settled? A boundary that an earlier run already went past (a later round has games)
+    did not stop that run, so it is not asked again (same games, same answer)."""
+    budget = sum(len(x) for x in rounds)
+    upto = {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
+    games = sum(len(x) for x in rounds[: r + 1])
+    last = r == len(rounds) - 1
+    passed = any(s.index in records for x in rounds[r + 1:] for s in x)
+    settled = False
+    if games >= cfg.stop.min_games and not passed:
+        out = {d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, cfg.disqualify, upto)}
+        check = check_settled(
+            list(upto.values()), cfg.entrants, top=cfg.stop.top, confidence=cfg.stop.confidence,
+            resamples=cfg.stop.resamples, seed=bootstrap_seed(cfg.seed), among=[e for e in cfg.entrants if e not in out],
+        )
+        settled = check.settled
+    reason = "settled" if settled else "budget" if last else "playing"
+    return {"rule": cfg.stop_when, "reason": reason, "games": games, "budget": budget, "round": r + 1,
+            "rounds": len(rounds), "top": cfg.stop.top, "confidence": cfg.stop.confidence,
+            "note": stop_note(reason, games, budget)}
 
 
 def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str]) -> Iterator[dict[str, Any]]:
@@ -226,11 +270,14 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
     }, indent=1) + "\n")
 
 
-def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True) -> dict[str, Any]:
-    """Write leaderboard.md/.json/.csv, head_to_head.csv and (optionally) the HTML site."""
+def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True,
+            stopping: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md and (optionally) the
+    HTML site."""
     dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
     board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
-                              disqualified={d.entrant: d.reason for d in dqs})
+                              disqualified={d.entrant: d.reason for d in dqs},
+                              confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping)
     board["disqualified"] = [d.to_dict() for d in dqs]
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")

@@ -84,7 +84,9 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
     A game's seed depends on its table (the entrants, whatever other entrants the
     tournament has) and its number at that table, so the games between the same entrants
     are the same games in any field. With duplicate deals, the games of one group share
-    one seed, and so one deal, in every seat rotation.
+    one seed, and so one deal, in every seat rotation. With early stopping (`stop_when`)
+    the round-robin and gauntlet schedules take the tables in turn, one block of
+    table_size games at a time, instead of one table after another.
     """
     n = cfg.table_size
     plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
@@ -96,11 +98,21 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
         else:
             plan = [(t, f"game:{i}") for i, t in enumerate(_random_tables(cfg, cfg.games))]
     else:
-        for table in tables_for(cfg):
+        blocks: list[tuple[int, int, list[tuple[tuple[str, ...], str]]]] = []
+        for t, table in enumerate(tables_for(cfg)):
             key = ",".join(sorted(table))
             for k, rot in enumerate(_rotations(table, cfg.games_per_table)):
                 label = f"deal:{key}:{k // n}" if cfg.duplicate else f"game:{key}:{k}"
-                plan.append((rot, label))
+                if k % n == 0:
+                    blocks.append((k // n, t, []))
+                blocks[-1][2].append((rot, label))
+        if getattr(cfg, "stop_when", None):
+            # Played in rounds that may be the last: every table plays its first block of
+            # table_size games (one deal group), then every table its second, and so on,
+            # so any prefix of the schedule is balanced. The games are the same games.
+            blocks.sort(key=lambda b: (b[0], b[1]))
+        for _, _, games in blocks:
+            plan += games
     specs = []
     groups: dict[str, int] = {}
     for i, (seats, label) in enumerate(plan):
