@@ -85,7 +85,7 @@ def _card(x: Any, where: str) -> Card:
 def action_from_json(d: Mapping[str, Any], decision: str | None = None) -> Action:
     """Parse a protocol reply (the `id` is ignored). With `decision` ("draw" or "play"),
     a reply of the other kind is malformed. Raises `MalformedAction`."""
-    if not isinstance(d, Mapping):
+    if type(d) is not dict and not isinstance(d, Mapping):
         raise MalformedAction(f"a reply must be a JSON object, not {type(d).__name__}")
     if "draw" in d:
         if decision == "play":
@@ -109,7 +109,7 @@ def action_from_json(d: Mapping[str, Any], decision: str | None = None) -> Actio
             raise MalformedAction(f"'hits' must be a list of {{card, meld, end?}}, not {hits!r}"[:300])
         out = []
         for h in hits:
-            if not isinstance(h, Mapping) or "card" not in h or "meld" not in h:
+            if (type(h) is not dict and not isinstance(h, Mapping)) or "card" not in h or "meld" not in h:
                 raise MalformedAction(f"a hit is {{\"card\": \"R8\", \"meld\": 4}}, not {h!r}"[:300])
             meld = h["meld"]
             if not isinstance(meld, int) or isinstance(meld, bool):

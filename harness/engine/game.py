@@ -97,6 +97,7 @@ class Game:
         self.stalled_hands = 0
         self.started = False
         self.last_hand_snapshot: dict[str, Any] | None = None
+        self._phase_cache: list[Phase] | None = None  # phases only change between hands
 
     # ----- queries -------------------------------------------------------------------
 
@@ -112,6 +113,12 @@ class Game:
 
     def phase_of(self, seat: int) -> Phase:
         """The phase `seat` works on this hand."""
+        cache = self._phase_cache
+        if cache is not None:
+            return cache[seat]
+        return self._phase_now(seat)
+
+    def _phase_now(self, seat: int) -> Phase:
         if self.rules.variant == "fixed":
             return self.rules.phases[max(0, min(self.hand_no, len(self.rules.phases)) - 1)]
         return self.rules.phase_at(self.players[seat].completed)
@@ -150,6 +157,8 @@ class Game:
 
     def _deal(self, events: list[Event]) -> None:
         self.hand_no += 1
+        self._phase_cache = None
+        self._phase_cache = [self._phase_now(s) for s in range(self.n)]
         self.hand_turns = 0
         self.table = []
         self.dealer = self._next_active(self.dealer)
@@ -223,6 +232,7 @@ class Game:
 
     def _end_hand(self, winner: int | None, events: list[Event], stalled: bool = False) -> None:
         rules = self.rules
+        self._phase_cache = None
         if stalled:
             self.stalled_hands += 1
         points = [0] * self.n
@@ -382,48 +392,51 @@ class Game:
             raise IllegalMove("R3.1", f"seat {self.current} must draw first")
         seat = self.current
         p = self.players[seat]
-        hand_count = Counter(p.hand)
-        used: Counter[Card] = Counter()
-        phase = self.phase_of(seat)
+        used: dict[Card, int]
         new_melds: list[Meld] = []
-        if action.lay is not None:
-            if p.laid:
-                raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
-            formed = match_lay(action.lay, phase)
-            for group in action.lay:
-                used.update(group)
-            next_id = len(self.table)
-            for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
-                new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
         changed: dict[int, Meld] = {}
         hit_events: list[Event] = []
-        if action.hits:
-            if not (p.laid or action.lay is not None):
-                raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
-            n_table = len(self.table)
-            for h in action.hits:
-                if not 0 <= h.meld < n_table:
-                    extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
-                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
-                meld = changed.get(h.meld) or self.table[h.meld]
-                changed[h.meld], end = meld.hit(h.card, h.end)
-                used[h.card] += 1
-                hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
-        remaining = len(p.hand) - sum(used.values())
-        if action.discard is not None:
-            used[action.discard] += 1
-        for card, k in used.items():
-            if hand_count[card] < k:
-                have = hand_count[card]
-                raise IllegalMove(
-                    "R3.3" if action.lay else "R3.5",
-                    f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
-                )
-        if remaining == 0:
+        if action.lay is None and not action.hits and action.discard is not None and action.discard in p.hand:
+            used = {action.discard: 1}  # the common turn: a plain discard
+        else:
+            hand_count = Counter(p.hand)
+            used = Counter()
+            phase = self.phase_of(seat)
+            if action.lay is not None:
+                if p.laid:
+                    raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
+                formed = match_lay(action.lay, phase)
+                for group in action.lay:
+                    used.update(group)
+                next_id = len(self.table)
+                for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
+                    new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
+            if action.hits:
+                if not (p.laid or action.lay is not None):
+                    raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
+                n_table = len(self.table)
+                for h in action.hits:
+                    if not 0 <= h.meld < n_table:
+                        extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
+                        raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
+                    meld = changed.get(h.meld) or self.table[h.meld]
+                    changed[h.meld], end = meld.hit(h.card, h.end)
+                    used[h.card] += 1
+                    hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
+            remaining = len(p.hand) - sum(used.values())
             if action.discard is not None:
-                raise IllegalMove("R3.5", "laying and hitting empty the hand: there is nothing left to discard")
-        elif action.discard is None:
-            raise IllegalMove("R3.5", f"a turn ends with a discard; {remaining} card(s) stay in hand")
+                used[action.discard] += 1
+            for card, k in used.items():
+                if hand_count[card] < k:
+                    have = hand_count[card]
+                    raise IllegalMove(
+                        "R3.3" if action.lay else "R3.5",
+                        f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
+                    )
+            # (A discard from a hand that laying and hitting emptied was refused just above:
+            # the play would use more cards than the hand holds, R3.5.)
+            if remaining and action.discard is None:
+                raise IllegalMove("R3.5", f"a turn ends with a discard; {remaining} card(s) stay in hand")
         if action.discard is not None and action.discard.is_skip:
             targets = self.skip_targets(seat)
             if action.skip is None:
@@ -479,6 +492,9 @@ class Game:
         """What `seat` may know (R11), in the protocol's `state` form."""
         p = self.players[seat]
         disc = self.discard_pile
+        names = self.names
+        phase_of = self.phase_of
+        top = disc[-1] if disc else None
         return {
             "game": self.game_id,
             "hand": self.hand_no,
@@ -486,16 +502,16 @@ class Game:
             "seat": seat,
             "dealer": self.dealer,
             "cards": [c.text for c in p.hand],
-            "phase": self.phase_of(seat).to_dict(),
+            "phase": phase_of(seat).to_dict(),
             "laid": p.laid,
-            "discard_top": disc[-1].text if disc else None,
-            "can_take_discard": bool(disc) and not disc[-1].is_skip,
+            "discard_top": top.text if top is not None else None,
+            "can_take_discard": top is not None and not top.is_skip,
             "draw_size": len(self.draw_pile),
             "players": [
                 {
                     "seat": q.seat,
-                    "name": self.names[q.seat],
-                    "phase": self.phase_of(q.seat).number,
+                    "name": names[q.seat],
+                    "phase": phase_of(q.seat).number,
                     "completed": q.completed,
                     "laid": q.laid,
                     "cards": len(q.hand),
