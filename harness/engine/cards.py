@@ -90,10 +90,11 @@ class Card:
         return self.index < other.index
 
     def __hash__(self) -> int:
+        # Stable across processes (unlike id()), so sets of cards iterate alike everywhere.
         return self.index
 
-    def __eq__(self, other: object) -> bool:
-        return self is other
+    # Equality is identity (object's own, in C: fast for `in` and `list.remove`), which is
+    # right since identical cards are one object (R1.2).
 
 
 _ALL: list[Card] = []

@@ -39,6 +39,9 @@ def _multisets(types: list[int], avail: list[int], k: int) -> Iterator[list[int]
             yield list(combo)
 
 
+_PLANS: dict[Phase, tuple[list[tuple[int, MeldReq]], bool]] = {}
+
+
 class _Search:
     """One search for the cheapest way to lay a phase (cost = Wild places).
 
@@ -64,11 +67,13 @@ class _Search:
         self.ncount = ncount
         self.wilds = wilds
         self.virtual = virtual
-        reqs = list(enumerate(phase.melds))
-        rank = {"set": 0, "run": 1, "color": 2}
-        # Sets first (cheap to branch), then runs, colour melds last (filled greedily).
-        self.order = sorted(reqs, key=lambda ir: (rank[ir[1].kind], -ir[1].size))
-        self.colour_matters = any(r.kind == "color" for r in phase.melds)
+        plan = _PLANS.get(phase)
+        if plan is None:
+            # Sets first (cheap to branch), then runs, colour melds last (filled greedily).
+            rank = {"set": 0, "run": 1, "color": 2}
+            order = sorted(enumerate(phase.melds), key=lambda ir: (rank[ir[1].kind], -ir[1].size))
+            plan = _PLANS[phase] = (order, any(r.kind == "color" for r in phase.melds))
+        self.order, self.colour_matters = plan
         self.best_cost = _INF
         self.best: list[tuple[int, MeldReq, list[int | None]]] | None = None
         self.chosen: list[tuple[int, MeldReq, list[int | None]]] = []

@@ -493,7 +493,7 @@ class Game:
         p = self.players[seat]
         disc = self.discard_pile
         names = self.names
-        phase_of = self.phase_of
+        phases = self._phase_cache or [self._phase_now(s) for s in range(self.n)]
         top = disc[-1] if disc else None
         return {
             "game": self.game_id,
@@ -502,7 +502,7 @@ class Game:
             "seat": seat,
             "dealer": self.dealer,
             "cards": [c.text for c in p.hand],
-            "phase": phase_of(seat).to_dict(),
+            "phase": phases[seat].to_dict(),
             "laid": p.laid,
             "discard_top": top.text if top is not None else None,
             "can_take_discard": top is not None and not top.is_skip,
@@ -511,7 +511,7 @@ class Game:
                 {
                     "seat": q.seat,
                     "name": names[q.seat],
-                    "phase": phase_of(q.seat).number,
+                    "phase": phases[q.seat].number,
                     "completed": q.completed,
                     "laid": q.laid,
                     "cards": len(q.hand),

@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
@@ -268,6 +268,7 @@ class BotProcess:
         self._skipping = False  # dropping the rest of an over-long line
         self._out = bytearray()
         self._eof = False
+        self._poller: Any = None
         self.stderr_tail = b""
         # What the handshake told us.
         self.hello: dict = {}
@@ -328,6 +329,7 @@ class BotProcess:
         self._out.clear()
         self._skipping = False
         self._eof = False
+        self._poller: Any = None
         self.stderr_tail = b""
         self.hello = {}
         self.wants_options = True
@@ -431,6 +433,11 @@ class BotProcess:
         out_fd = proc.stdout.fileno()  # type: ignore[union-attr]
         err_fd = proc.stderr.fileno()  # type: ignore[union-attr]
         in_fd = proc.stdin.fileno()  # type: ignore[union-attr]
+        poller = self._poller
+        if poller is None:
+            poller = self._poller = select.poll()
+            poller.register(out_fd, select.POLLIN)
+            poller.register(err_fd, select.POLLIN)
         while True:
             line = self._take_line()
             if line is not None:
@@ -442,17 +449,24 @@ class BotProcess:
             timeout = deadline - time.monotonic()
             if timeout <= 0:
                 raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
-            rlist = [out_fd] + ([err_fd] if err_fd >= 0 else [])
-            wlist = [in_fd] if self._out else []
+            if self._out:
+                poller.register(in_fd, select.POLLOUT)
             try:
-                r, w, _ = select.select(rlist, wlist, [], min(timeout, 0.25))
+                ready = poller.poll(min(timeout, 0.25) * 1000)
             except InterruptedError:  # pragma: no cover
                 continue
-            if w:
-                self._flush()
-            if err_fd in r:
-                self._drain_stderr()
-            if out_fd in r:
+            finally:
+                if self._out:
+                    poller.unregister(in_fd)
+            out_ready = False
+            for fd, _ev in ready:
+                if fd == in_fd:
+                    self._flush()
+                elif fd == err_fd:
+                    self._drain_stderr()
+                elif fd == out_fd:
+                    out_ready = True
+            if out_ready:
                 try:
                     chunk = os.read(out_fd, 1 << 16)
                 except BlockingIOError:
@@ -461,7 +475,7 @@ class BotProcess:
                     self._eof = True
                 elif chunk:
                     self._feed(chunk)
-            elif not r and proc.poll() is not None:
+            elif not ready and proc.poll() is not None:
                 # The bot exited though a child of it may still hold the pipe open.
                 self._eof = True
 
@@ -571,6 +585,12 @@ class BotProcess:
             except (BlockingIOError, OSError):
                 return
             if not chunk:
+                if self._poller is not None and proc is self.proc:
+                    # stderr closed: stop watching it, or poll would report it forever.
+                    try:
+                        self._poller.unregister(fd)
+                    except (KeyError, ValueError):
+                        pass
                 return
             self._write_log(chunk)
 

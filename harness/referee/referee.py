@@ -91,6 +91,12 @@ class GameResult:
         }
 
 
+def _winner(places: list[int]) -> int | None:
+    """The seat alone in first place (forfeits already last), or None."""
+    firsts = [s for s, p in enumerate(places) if p == 1]
+    return firsts[0] if len(firsts) == 1 else None
+
+
 def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     """Start `bot` if needed and complete `hello` within the start-up limit; raises
     `BotStartError`."""
@@ -173,7 +179,10 @@ class Referee:
         if self.record is not None:
             self.record.append(orjson.dumps(obj))
 
-    def _rec_msg(self, direction: str, seat: int, data: bytes | None = None, msg: Any = None) -> None:
+    def _rec_msg(self, direction: str, seat: int, data: bytes | None = None, msg: Any = None,
+                 is_json: bool | None = None) -> None:
+        """Record one message. `is_json`: whether `data` is known to be one JSON object
+        (our own messages are; a bot's line is checked here unless the caller knows)."""
         if self.record is None:
             return
         t = round(time.monotonic() - self._t0, 5)
@@ -181,7 +190,10 @@ class Referee:
             line = data.rstrip(b"\n")
             head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(t).encode())
             try:
-                orjson.loads(line)
+                if is_json is None:
+                    orjson.loads(line)
+                elif not is_json:
+                    raise orjson.JSONDecodeError("not JSON", "", 0)
                 self.record.append(head + b'"msg":' + line + b"}")
             except orjson.JSONDecodeError:
                 raw = line[:2000].decode("utf-8", "replace")
@@ -194,7 +206,7 @@ class Referee:
     def _send(self, seat: _Seat, data: bytes) -> None:
         if seat.forfeit:
             return
-        self._rec_msg("to", seat.n, data)
+        self._rec_msg("to", seat.n, data, is_json=True)
         try:
             seat.bot.send(data)
         except BotError as e:
@@ -211,10 +223,14 @@ class Referee:
         if self.on_event:
             self.on_event("fault", {"seat": seat.n, "entrant": seat.entrant, "kind": kind, "reason": reason})
 
-    def _forfeit(self, seat: _Seat, kind: str, reason: str) -> None:
+    def _forfeit(self, seat: _Seat, kind: str, reason: str, counted: bool = False) -> None:
+        """The seat forfeits; `counted`: its fault is already recorded (the last strike)."""
         if seat.forfeit:
             return
-        self._fault(seat, kind, reason)
+        if not counted:
+            self._fault(seat, kind, reason)
+        else:
+            self.faults[-1].reason += f"; forfeit: {reason}"
         seat.forfeit = True
         seat.events = []
         self._rec({"type": "note", "seat": seat.n, "text": f"seat {seat.n} forfeits: {reason}"})
@@ -258,7 +274,7 @@ class Referee:
         phases = [p.completed for p in game.players]
         result = GameResult(
             game=self.game_id, seed=self.seed, seats=[s.entrant for s in self.seats], places=places,
-            scores=scores, phases=phases, winner=game.winner if game.winner not in forfeits else None,
+            scores=scores, phases=phases, winner=_winner(places),
             hands=game.hand_no, stalled_hands=game.stalled_hands, reason=game.end_reason,
             faults=self.faults, forfeits=forfeits, duration_s=time.monotonic() - t0,
             decisions=self.decisions, think_s=[s.think for s in self.seats], stale_replies=self.stale,
@@ -270,7 +286,7 @@ class Referee:
         for seat in self.seats:
             if seat.forfeit:
                 continue
-            self._rec_msg("to", seat.n, data)
+            self._rec_msg("to", seat.n, data, is_json=True)
             try:
                 seat.bot.send(data)
             except BotError:
@@ -316,7 +332,7 @@ class Referee:
                 msg["options"] = game.options(seat.n)
             seat.events = []
             data = encode(msg)
-            self._rec_msg("to", seat.n, data)
+            self._rec_msg("to", seat.n, data, is_json=True)
             self.decisions += 1
             budget = self.tc.move_ms / 1000
             if self.tc.game_ms is not None:
@@ -328,10 +344,15 @@ class Referee:
                 bot.send(data)
                 while True:
                     line = bot.read_line(deadline)
-                    self._rec_msg("from", seat.n, line)
                     if not line.strip():
+                        self._rec_msg("from", seat.n, line, is_json=False)
                         continue
-                    reply = decode(line)
+                    try:
+                        reply = decode(line)
+                    except MalformedMessage:
+                        self._rec_msg("from", seat.n, line, is_json=False)
+                        raise
+                    self._rec_msg("from", seat.n, line, is_json=True)
                     got = reply.get("id")
                     if type(got) is int and got != rid and reply.get("type") != "hello":
                         self.stale += 1  # a late reply to an earlier request: dropped
@@ -353,7 +374,10 @@ class Referee:
                 seat.think += time.monotonic() - t_start
                 kind = "timeout"
                 if self.tc.game_ms is not None and seat.think >= self.tc.game_ms / 1000:
-                    self._forfeit(seat, "timeout", f"game time of {self.tc.game_ms} ms used up")
+                    reason = f"game time of {self.tc.game_ms} ms used up"
+                    self._send(seat, encode({"type": "error", "id": rid, "reason": reason, "fault": "timeout",
+                                             "strikes": seat.strikes, "retry": False}))
+                    self._forfeit(seat, "timeout", reason)
                     break
                 reason = f"no reply to request {rid} within {round(budget * 1000)} ms"
             except (BotDied, BotStartError) as e:
@@ -371,7 +395,7 @@ class Referee:
             self._send(seat, encode({"type": "error", "id": rid, "reason": reason, "fault": kind,
                                      "strikes": seat.strikes, "retry": retry}))
             if seat.strikes >= policy.max_strikes:
-                self._forfeit(seat, kind, f"{seat.strikes} strikes (the limit is {policy.max_strikes}); last: {reason}")
+                self._forfeit(seat, kind, f"{seat.strikes} strikes (the limit is {policy.max_strikes})", counted=True)
                 break
         action = game.fallback()
         self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": True})
