@@ -39,6 +39,17 @@ def _multisets(types: list[int], avail: list[int], k: int) -> Iterator[list[int]
             yield list(combo)
 
 
+def _pick(types: list[int], avail: list[int], k: int) -> list[int | None]:
+    """Any k cards of `types` (in order) within `avail`."""
+    picked: list[int | None] = []
+    for t in types:
+        take = min(avail[t], k - len(picked))
+        picked.extend([t] * take)
+        if len(picked) == k:
+            break
+    return picked
+
+
 _PLANS: dict[Phase, tuple[list[tuple[int, MeldReq]], bool]] = {}
 
 
@@ -101,18 +112,12 @@ class _Search:
             if total < kmin:
                 continue
             kmax = min(total, size)
-            for k in ((kmax,) if last else range(kmax, kmin - 1, -1)):
-                if last:
-                    picked: list[int | None] = []
-                    for t in types:
-                        take = min(avail[t], k - len(picked))
-                        picked.extend([t] * take)
-                        if len(picked) == k:
-                            break
-                    yield picked, size - k
-                else:
-                    for combo in _multisets(types, avail, k):
-                        yield combo, size - k  # type: ignore[misc]
+            if last:
+                yield _pick(types, avail, kmax), size - kmax
+                continue
+            for k in range(kmax, kmin - 1, -1):
+                for combo in _multisets(types, avail, k):
+                    yield combo, size - k  # type: ignore[misc]
 
     def _runs(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
         number_mode = not self.colour_matters
@@ -164,13 +169,7 @@ class _Search:
                 continue
             kmax = min(total, size)
             if last:
-                picked: list[int | None] = []
-                for t in types:
-                    take = min(avail[t], kmax - len(picked))
-                    picked.extend([t] * take)
-                    if len(picked) == kmax:
-                        break
-                yield picked, size - kmax
+                yield _pick(types, avail, kmax), size - kmax
             else:
                 for k in range(kmax, kmin - 1, -1):
                     for combo in _multisets(types, avail, k):

@@ -492,7 +492,6 @@ class Game:
         """What `seat` may know (R11), in the protocol's `state` form."""
         p = self.players[seat]
         disc = self.discard_pile
-        names = self.names
         phases = self._phase_cache or [self._phase_now(s) for s in range(self.n)]
         top = disc[-1] if disc else None
         return {
@@ -507,22 +506,28 @@ class Game:
             "discard_top": top.text if top is not None else None,
             "can_take_discard": top is not None and not top.is_skip,
             "draw_size": len(self.draw_pile),
-            "players": [
-                {
-                    "seat": q.seat,
-                    "name": names[q.seat],
-                    "phase": phases[q.seat].number,
-                    "completed": q.completed,
-                    "laid": q.laid,
-                    "cards": len(q.hand),
-                    "score": q.score,
-                    "skip_pending": q.skip_pending,
-                    "active": q.active,
-                }
-                for q in self.players
-            ],
+            "players": self.public_players(),
             "table": [m.to_dict() for m in self.table],
         }
+
+    def public_players(self) -> list[dict[str, Any]]:
+        """What everyone knows of every seat (R11.1), in the protocol's `players` form."""
+        names = self.names
+        phases = self._phase_cache or [self._phase_now(s) for s in range(self.n)]
+        return [
+            {
+                "seat": q.seat,
+                "name": names[q.seat],
+                "phase": phases[q.seat].number,
+                "completed": q.completed,
+                "laid": q.laid,
+                "cards": len(q.hand),
+                "score": q.score,
+                "skip_pending": q.skip_pending,
+                "active": q.active,
+            }
+            for q in self.players
+        ]
 
     def options(self, seat: int) -> dict[str, Any]:
         """Help for a `play` decision: one legal lay (or None) and every single legal hit."""
@@ -569,20 +574,7 @@ class Game:
             "draw_size": len(self.draw_pile),
             "discard": [c.text for c in self.discard_pile],
             "table": [m.to_dict() for m in self.table],
-            "players": [
-                {
-                    "seat": q.seat,
-                    "name": self.names[q.seat],
-                    "phase": self.phase_of(q.seat).number,
-                    "completed": q.completed,
-                    "laid": q.laid,
-                    "cards": len(q.hand),
-                    "score": q.score,
-                    "skip_pending": q.skip_pending,
-                    "active": q.active,
-                }
-                for q in self.players
-            ],
+            "players": self.public_players(),
         }
 
 
