@@ -31,7 +31,7 @@ MARK = "P10_CRASH_MARK"
 def write_config(path: Path, out: Path, parallel: int) -> Path:
     bots = [{"name": n, "cmd": "python bots/python/greedy.py"} for n in ("a", "b", "c")]
     cfg = {"name": "crash", "seed": 5, "base_dir": str(ROOT), "bots": bots, "table_size": 2,
-           "games_per_table": 40, "parallel": parallel, "rules": {"phases": [1, 2, 3]},
+           "games_per_table": 60, "parallel": parallel, "rules": {"phases": [1, 2, 3]},
            "time": {"move_ms": 2000, "startup_ms": 10000}, "replays": "none", "output": str(out)}
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -71,6 +71,27 @@ def normalized(path: Path) -> list[dict]:
     return sorted(recs, key=lambda r: r["id"])
 
 
+def lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def kill_when(p: subprocess.Popen, journal: Path, games: int, extra: float) -> bool:
+    """SIGKILL `p` `extra` seconds after `journal` holds `games` lines; False if it ended first."""
+    while lines(journal) < games:
+        if p.poll() is not None:
+            return False
+        time.sleep(0.002)
+    time.sleep(extra)
+    if p.poll() is not None:
+        return False
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    return True
+
+
 def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_path):
     mark = uuid.uuid4().hex
     rng = random.Random(20240611)
@@ -81,44 +102,50 @@ def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_pa
         assert p.wait(timeout=120) == 0, p.stderr.read().decode()[-2000:]
         reference = normalized(tmp_path / "ref" / "games.jsonl")
         total = len(reference)
-        assert total == 120
+        assert total == 180
 
         cfg = write_config(tmp_path / "run.yaml", tmp_path / "run", parallel=2)
         journal = tmp_path / "run" / "games.jsonl"
-        partial_kills = 0
+        kills = []
         torn = False
-        for k in range(6):
-            before = len(read_journal(journal, repair=False)) if journal.exists() else 0
+        # Where the kills fall: during start-up (before any game), after a seeded number of
+        # further games plus a seeded fraction of a game (mid-game, mid-write, between
+        # games), and once after the last game (while the leaderboard is written).
+        plan = [("start", 0)] + [("games", rng.randint(1, 40)) for _ in range(5)] + [("end", 0)]
+        for when, more in plan:
+            before = lines(journal)
             p = start(cfg, mark)
-            time.sleep(rng.uniform(0.3, 2.0))
-            if p.poll() is not None:
-                break  # finished before the kill
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait()
+            if when == "start":
+                time.sleep(rng.uniform(0.05, 0.3))
+                if p.poll() is None:
+                    os.kill(p.pid, signal.SIGKILL)
+                    p.wait()
+                killed = True
+            else:
+                target = total if when == "end" else min(total - 1, before + more)
+                killed = kill_when(p, journal, target, rng.uniform(0.0, 0.03))
             # The workers noticed and ended their bots: nothing of the tournament is left.
-            assert wait_gone(mark) == [], f"left after kill {k}"
-            if not journal.exists():
-                continue
-            done = read_journal(journal, repair=False)
+            assert wait_gone(mark) == [], f"left after the kill at {when} {more}"
+            assert p.wait() in (0, -signal.SIGKILL)
+            done = read_journal(journal, repair=False) if journal.exists() else {}
             assert len(done) >= before  # nothing finished is lost
-            if 0 < len(done) < total:
-                partial_kills += 1
-            if not torn and len(done) >= 2:
+            kills.append((when, before, len(done), killed))
+            if not torn and 2 <= len(done) < total:
                 # As if the kill had come in the middle of writing the last line.
                 data = journal.read_bytes()
                 last = data[:-1].rfind(b"\n") + 1
                 journal.write_bytes(data[: last + (len(data) - last) // 2])
                 assert len(read_journal(journal, repair=False)) == len(done) - 1
                 torn = True
-        assert partial_kills >= 2, "the kills should fall in the middle of the tournament"
         assert torn
+        assert sum(1 for w, b, a, k in kills if k and 0 < a < total) >= 4, kills
         p = start(cfg, mark)
         assert p.wait(timeout=120) == 0, p.stderr.read().decode()[-2000:]
         assert wait_gone(mark) == []
         assert normalized(journal) == reference
         # Every game once, in a file whose every line is whole.
-        lines = journal.read_bytes().split(b"\n")
-        assert lines[-1] == b"" and all(orjson.loads(x) for x in lines[:-1])
+        data = journal.read_bytes().split(b"\n")
+        assert data[-1] == b"" and all(orjson.loads(x) for x in data[:-1])
         board = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
         assert board["games"] == total
     finally:
