@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "protocol" / "schemas"
+# In a checkout, next to the package; once installed, where the wheel's data files go.
+_CANDIDATES = (
+    Path(__file__).resolve().parents[2] / "protocol" / "schemas",
+    Path(sys.prefix) / "share" / "p10-tourney" / "schemas",
+)
+SCHEMA_DIR = next((d for d in _CANDIDATES if (d / "from_bot.play.schema.json").exists()), _CANDIDATES[0])
 
 
 class Schemas:
