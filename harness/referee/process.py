@@ -20,6 +20,16 @@ DEFAULT_LOG_CAP = 1 << 20
 MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits is stuck
 
 
+def stderr_gist(stderr_tail: bytes) -> str:
+    """The line of a bot's last stderr output that says what went wrong: the last one
+    naming an error or exception, else the last line (a runtime such as Node ends with
+    its version after the error)."""
+    lines = [t.strip() for t in stderr_tail.decode("utf-8", "replace").splitlines() if t.strip()]
+    if not lines:
+        return ""
+    return next((t for t in reversed(lines) if "rror" in t or "xception" in t), lines[-1])[:200]
+
+
 class BotError(Exception):
     """Something a bot process did wrong; `kind` is the fault it counts as."""
 
@@ -224,8 +234,7 @@ _MEMORY_WORDS = ("MemoryError", "out of memory", "Out of memory", "bad_alloc", "
 def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"") -> str:
     """An exit code in words ("exit code 1", "killed by SIGXCPU"), the last line of stderr,
     and the limit the process probably ran into."""
-    tail_lines = stderr_tail.decode("utf-8", "replace").strip().splitlines()
-    tail = tail_lines[-1].strip()[:200] if tail_lines else ""
+    tail = stderr_gist(stderr_tail)
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -239,7 +248,7 @@ def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"") -> str:
     else:
         text = f"exit code {code}"
     if tail:
-        text += f"; its stderr ends: {tail}"
+        text += f"; its stderr says: {tail}"
         if limits.memory_mb and any(w in tail for w in _MEMORY_WORDS):
             text += f" (its memory limit is {limits.memory_mb} MiB)"
     return text
@@ -599,7 +608,7 @@ class BotProcess:
         self._drain_stderr()
 
     def _write_log(self, chunk: bytes) -> None:
-        self.stderr_tail = (self.stderr_tail + chunk)[-400:]
+        self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
         if self._log is None:
             return
         room = self.log_cap - self._log_written

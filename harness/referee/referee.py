@@ -16,7 +16,7 @@ import orjson
 
 from ..engine import Deck, Game, IllegalMove, Rules
 from .codec import PROTOCOL, MalformedMessage, decode, encode, parse_hello, parse_reply
-from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong
+from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, stderr_gist
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,9 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     except (BotError, MalformedMessage) as e:
         bot.stop()
         why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
-        tail = bot.stderr_tail.decode("utf-8", "replace").strip().splitlines()
-        if tail and tail[-1].strip()[:200] not in why:  # a death's reason may quote it already
-            why += f"; its stderr ends: {tail[-1][:200]}"
+        line = stderr_gist(bot.stderr_tail)
+        if line and line not in why:  # a death's reason may quote it already
+            why += f"; its stderr says: {line}"
         raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
     bot.hello = reply
     bot.wants_options = reply.get("options", True) is not False
