@@ -11,9 +11,10 @@ The rating
     Plackett–Luce on places: a game is read as the first place being chosen from everyone
     at the table with probability proportional to strength γ, the second from the rest,
     and so on. The strengths of all games at once are fitted by the MM algorithm of Hunter
-    (2004, "MM algorithms for generalized Bradley–Terry models", §5), so the rating does
-    not depend on the order the games were played in (unlike TrueSkill). It is reported as
-    θ = ln γ: between two entrants, P(a ahead of b) = 1 / (1 + e^(θb − θa)).
+    (2004, "MM algorithms for generalized Bradley–Terry models", §5), finished with Newton
+    steps (MM is sure but slow near the top), so the rating does not depend on the order
+    the games were played in (unlike TrueSkill). It is reported as θ = ln γ: between two
+    entrants, P(a ahead of b) = 1 / (1 + e^(θb − θa)).
 
     Shared places: the likelihood of a game with a tie is averaged (in log terms) over every
     order of the tied entrants, so two entrants who share a place each count half a win
@@ -129,6 +130,8 @@ def fit_pl(
     step sets γ_i = w_i / Σ_stages (weight · [i in risk set] / Σ_{k in risk set} γ_k), with
     the virtual games against the anchor (see the module doc) in both sums.
     """
+    if not n:
+        return []
     wins = [prior] * n
     for members, _, chosen in sets:
         for i, c in zip(members, chosen):
@@ -176,6 +179,8 @@ def newton_pl(
     the likelihood; the prior makes the likelihood strictly concave, so the maximum is
     unique."""
     theta = list(start)
+    if not n:
+        return theta
     wins = [prior] * n
     for members, _, chosen in sets:
         for i, c in zip(members, chosen):
@@ -299,7 +304,10 @@ class DealBootstrap:
             self._group_type.append(types[sig])
         self._sets_at = list(base.items())
         full = self._total(Counter(self._group_type))
-        self.theta = [math.log(g) for g in fit_pl(self._sets(full), n, prior)]
+        sets = self._sets(full)
+        # Hunter's MM climbs surely but slowly near the top; Newton steps finish the job.
+        rough = [math.log(g) for g in fit_pl(sets, n, prior, tol=1e-4, max_iter=2000)]
+        self.theta = newton_pl(sets, n, rough, prior, tol=1e-9)
         self.mean_place = self._places(full)
         self.entrant_games = [int(full[place_slot + 2 * i + 1]) for i in range(n)]
 
@@ -368,8 +376,9 @@ class Analysis:
         return rank_order(self.theta, self.entrant_games, among)
 
     def settled(self, upper: str, lower: str) -> bool:
-        """Whether `upper` stays above `lower` in at least a share `confidence` of resamples."""
-        if not (self.entrant_games.get(upper) and self.entrant_games.get(lower)):
+        """Whether `upper` stays above `lower` in at least a share `confidence` of resamples
+        (never with fewer deal groups than `min_groups` asks)."""
+        if not (self.entrant_games.get(upper) and self.entrant_games.get(lower)) or self.groups < min_groups(self.confidence):
             return False
         return self.above_share(upper, lower) >= self.confidence
 
@@ -386,6 +395,14 @@ class Analysis:
             return None
         z = NormalDist().inv_cdf(self.confidence)
         return max(1, math.ceil(self.games * (z * se / diff) ** 2 - self.games))
+
+
+def min_groups(confidence: float) -> int:
+    """The fewest deal groups that can settle anything at `confidence`: a bootstrap of a
+    few groups that all went one way puts every resample that way, though so few say
+    little. As for a sign test, k groups all one way are needed for 2^-k <= 1 - confidence
+    (5 at 95 %, 7 at 99 %)."""
+    return max(1, math.ceil(math.log2(1 / (1 - confidence))))
 
 
 def _above(a: float, b: float) -> float:
@@ -453,7 +470,7 @@ def check_settled(
     order = rank_order(dict(zip(data.entrants, data.theta)), dict(zip(data.entrants, data.entrant_games)), among)
     k = len(order) - 1 if top is None else min(top, len(order) - 1)
     pairs = list(zip(order[:k], order[1:k + 1]))
-    if not pairs or not data.groups:
+    if not pairs or data.groups < min_groups(confidence):
         return SettledCheck(False, order, pairs, 0)
     idx = [(data.entrants.index(a), data.entrants.index(b)) for a, b in pairs]
     need = confidence * resamples  # a pair is settled when its successes reach this
