@@ -32,7 +32,8 @@ The confidence
     cancels stays cancelled in every resample; with plain deals every game is its own
     group. The interval of an entrant is the percentile interval of its θ over the
     resamples; the order of two entrants is *settled* at confidence c when the one above
-    stays above in at least a share c of the resamples.
+    stays above in at least a share c of the resamples (and there are enough deal groups
+    to say anything at c at all: `min_groups`).
 """
 
 from __future__ import annotations
@@ -628,7 +629,7 @@ def report(
             "bootstrap": "resamples of whole deal groups (the games of one duplicate deal; with plain "
                          "deals single games), with replacement; percentile intervals",
             "settled": "the upper entrant stays above the lower one in at least a share `confidence` "
-                       "of the resamples",
+                       f"of the resamples, with at least {min_groups(confidence)} deal groups played",
             "games_to_settle": "more games needed ~ games x (z x se / diff)^2 - games, z the one-sided "
                                "normal quantile of `confidence`, se the bootstrap standard error of the "
                                "difference of pl_strength",
