@@ -697,7 +697,12 @@ def _leaderboard_section(data: _Data) -> str:
         ("Win rate", "num", "num"), ("Place", "num", "num"), ("Points", "num", "num"),
         ("Phases", "num", "num"), ("Faults", "num", "num"),
     ]
+    has_pl = any(e.row.get("pl_strength") is not None for e in ents)
+    if has_pl:
+        cols[6:6] = [("PL [95 %]", "num", "num"), ("Next", "text", "")]
     titles = {
+        "PL [95 %]": "Batch Plackett–Luce strength of all games at once, with its 95 % bootstrap interval over deals",
+        "Next": "✓: the order against the next row is settled at 95 %; ?: not yet",
         "μ": "TrueSkill mean: the rating's best guess", "σ": "TrueSkill uncertainty",
         "μ − 3σ": "Conservative rating (μ − 3σ): the leaderboard's order",
         "μ ± 3σ": "Where the true skill very likely lies", "Place": "Mean place per game; lower is better",
@@ -731,6 +736,17 @@ def _leaderboard_section(data: _Data) -> str:
             (r.get("sigma"), _fmt(r.get("sigma")), "num"),
             (cons, f"<b>{_fmt(cons)}</b>", "num"),
             (r.get("mu"), _whisker(e, dom) if dom else "—", ""),
+        ]
+        if has_pl:
+            pl, lo, hi = r.get("pl_strength"), r.get("ci_low"), r.get("ci_high")
+            band = f' <span class="hint">[{_fmt(lo)}, {_fmt(hi)}]</span>' if lo is not None and hi is not None else ""
+            settled = r.get("settled_above")
+            cells += [
+                (pl, f'<span style="white-space:nowrap">{_fmt(pl)}{band}</span>', "num"),
+                ("" if settled is None else ("settled" if settled else "open"),
+                 "" if settled is None else ("✓" if settled else "?"), ""),
+            ]
+        cells += [
             (n_games, _fmt(n_games, 0), "num"),
             (wins, _fmt(wins, 0), "num"),
             (r.get("win_rate"), _fmt(r.get("win_rate"), 3, pct=True), "num"),
