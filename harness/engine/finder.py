@@ -355,24 +355,40 @@ def plan(hand: Sequence[Card], phase: Phase) -> tuple[int, set[int]]:
 
 
 def legal_hits(hand: Sequence[Card], table: Sequence[Meld]) -> list[tuple[Card, int, str | None]]:
-    """Every single hit (card, meld id, end) that is legal now; `end` only for Wilds on runs
-    with both ends open, where the player must say which (R7.3)."""
+    """Every single hit (card, meld id, end) that is legal now (R7.1); `end` is given for
+    Wilds on runs ("low"/"high"), where a player with both ends open must say which (R7.3)."""
+    # What each meld takes, worked out once: a set its number, a colour meld its colour,
+    # a run the numbers just past its ends.
+    sets: dict[int, list[int]] = {}
+    colours: dict[str | None, list[int]] = {}
+    run_ends: dict[int, list[tuple[int, str]]] = {}
+    wild_places: list[tuple[int, str | None]] = []
+    for m in table:
+        if m.kind == "set":
+            sets.setdefault(m.number, []).append(m.id)
+            wild_places.append((m.id, None))
+        elif m.kind == "color":
+            colours.setdefault(m.color, []).append(m.id)
+            wild_places.append((m.id, None))
+        else:
+            if m.low > 1:
+                run_ends.setdefault(m.low - 1, []).append((m.id, "low"))
+                wild_places.append((m.id, "low"))
+            if m.high < 12:
+                run_ends.setdefault(m.high + 1, []).append((m.id, "high"))
+                wild_places.append((m.id, "high"))
     out: list[tuple[Card, int, str | None]] = []
-    seen: set[Card] = set()
+    seen: set[int] = set()
     for card in hand:
-        if card in seen or card.is_skip:
+        if card.index in seen or card.is_skip:
             continue
-        seen.add(card)
-        for meld in table:
-            ends = meld.can_hit(card)
-            if not ends:
-                continue
-            if card.is_wild and meld.kind == "run":
-                if len(ends) == 2:
-                    out.append((card, meld.id, "low"))
-                    out.append((card, meld.id, "high"))
-                else:
-                    out.append((card, meld.id, ends[0]))
-            else:
-                out.append((card, meld.id, None))
+        seen.add(card.index)
+        if card.is_wild:
+            out.extend((card, mid, end) for mid, end in wild_places)
+            continue
+        found = [(mid, None) for mid in sets.get(card.number, ())]
+        found += [(mid, None) for mid in colours.get(card.color, ())]
+        found += [(mid, None) for mid, _ in run_ends.get(card.number, ())]
+        found.sort(key=lambda x: x[0])
+        out.extend((card, mid, end) for mid, end in found)
     return out

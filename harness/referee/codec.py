@@ -40,7 +40,8 @@ def reply_id(msg: dict[str, Any]) -> Any:
 
 def parse_reply(msg: dict[str, Any], decision: str) -> Action:
     """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape."""
-    unknown = set(msg) - _REPLY_KEYS[decision]
+    keys = _REPLY_KEYS[decision]
+    unknown = [k for k in msg if k not in keys]
     if unknown:
         raise MalformedMessage(
             f"unknown field(s) {', '.join(sorted(map(str, unknown)))} in a {decision} reply"
