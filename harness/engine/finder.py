@@ -103,21 +103,7 @@ class _Search:
                 for k in ((kmax,) if last else range(kmax, kmin - 1, -1)):
                     yield [n] * k, size - k
             return
-        avail = self.avail
-        for n in range(1, 13):
-            types = [t for t in _NUMBER_TYPES[n] if avail[t]]
-            if not types:
-                continue
-            total = sum(avail[t] for t in types)
-            if total < kmin:
-                continue
-            kmax = min(total, size)
-            if last:
-                yield _pick(types, avail, kmax), size - kmax
-                continue
-            for k in range(kmax, kmin - 1, -1):
-                for combo in _multisets(types, avail, k):
-                    yield combo, size - k  # type: ignore[misc]
+        yield from self._groups(_NUMBER_TYPES[1:13], size, last, kmin)
 
     def _runs(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
         number_mode = not self.colour_matters
@@ -158,10 +144,16 @@ class _Search:
             acc.pop()
 
     def _colours(self, size: int, last: bool, budget: int) -> Iterator[tuple[list[int | None], int]]:
+        yield from self._groups(_COLOR_TYPES, size, last, max(1, size - budget))
+
+    def _groups(
+        self, families: list[list[int]], size: int, last: bool, kmin: int
+    ) -> Iterator[tuple[list[int | None], int]]:
+        """Melds drawn from one family of cards (a number's, or a colour's), card by card:
+        at least `kmin` naturals; the last meld of the search takes as many as it can."""
         avail = self.avail
-        kmin = max(1, size - budget)
-        for c in range(4):
-            types = [t for t in _COLOR_TYPES[c] if avail[t]]
+        for family in families:
+            types = [t for t in family if avail[t]]
             if not types:
                 continue
             total = sum(avail[t] for t in types)
@@ -170,10 +162,10 @@ class _Search:
             kmax = min(total, size)
             if last:
                 yield _pick(types, avail, kmax), size - kmax
-            else:
-                for k in range(kmax, kmin - 1, -1):
-                    for combo in _multisets(types, avail, k):
-                        yield combo, size - k  # type: ignore[misc]
+                continue
+            for k in range(kmax, kmin - 1, -1):
+                for combo in _multisets(types, avail, k):
+                    yield combo, size - k  # type: ignore[misc]
 
     def run(self) -> None:
         self._solve(0, 0, 0)
