@@ -254,7 +254,6 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
                 from .human import HumanSeat
 
                 p: Any = HumanSeat(name)
-                tc = TimeControl(move_ms=24 * 3600 * 1000, startup_ms=tc.startup_ms)
             else:
                 p = BotProcess(BotSpec(name, tuple(argv)))
             procs.append(p)

@@ -262,6 +262,7 @@ class HumanSeat:
         self.starts = 0
         self.hello: dict[str, Any] = {}
         self.wants_options = True
+        self.untimed = True  # a person thinks as long as they like; the bots keep their limit
         self.next_id = 1
         self.stderr_tail = b""
         self.log_path = None

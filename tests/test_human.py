@@ -227,3 +227,22 @@ def test_seat_answers_like_a_bot() -> None:
     assert "you drew G1" in plain
     assert any(line.startswith("you hold your phase: lay R9 B9 G9 / R3 W B5 G6") for line in plain)
     assert seat.alive and seat.stop() == 0 and not seat.alive
+
+
+SILENT = ("import sys, json\n"
+          "for line in sys.stdin:\n"
+          "    if json.loads(line).get('type') == 'hello':\n"
+          "        print(json.dumps({'type': 'hello', 'name': 's', 'version': '1'}), flush=True)\n")
+
+
+def test_the_bots_keep_their_move_limit_while_the_person_has_none(deck_file: Path, tmp_path: Path) -> None:
+    """The person is never timed; a bot that does not answer still times out at --move-ms."""
+    script = tmp_path / "silent.py"
+    script.write_text(SILENT)
+    argv = ["play", "--human", "me", "--bot", f"greedy={sys.executable} {script}", "--rules", RULES,
+            "--deck", str(deck_file), "--move-ms", "200"]
+    result = CliRunner().invoke(main, argv, input="\n".join(TYPED) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "fault: greedy (seat 1) timeout: no reply to request" in result.output
+    assert "within 200 ms" in result.output
+    assert "result: 1. me (1 phases, 0 points)" in result.output

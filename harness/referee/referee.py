@@ -91,6 +91,9 @@ class GameResult:
         }
 
 
+_UNTIMED_S = 7 * 24 * 3600.0
+
+
 def _winner(places: list[int]) -> int | None:
     """The seat alone in first place (forfeits already last), or None."""
     firsts = [s for s, p in enumerate(places) if p == 1]
@@ -334,9 +337,12 @@ class Referee:
             data = encode(msg)
             self._rec_msg("to", seat.n, data, is_json=True)
             self.decisions += 1
-            budget = self.tc.move_ms / 1000
-            if self.tc.game_ms is not None:
-                budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
+            if getattr(bot, "untimed", False):  # a person at the terminal (play --human)
+                budget = _UNTIMED_S
+            else:
+                budget = self.tc.move_ms / 1000
+                if self.tc.game_ms is not None:
+                    budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
             t_start = time.monotonic()
             deadline = t_start + budget
             kind = reason = None
