@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 from harness.engine import (
     CARD_TYPES,
     DECK,
-    Card,
     Game,
     IllegalMove,
     MalformedAction,
