@@ -292,18 +292,18 @@ def _extend(cards: list[Card], kind: str, avail: list[int]) -> list[Card]:
         low = natural.number - first
         high = low + len(cards) - 1
         while low > 1:
-            t = next((t for t in _NUMBER_TYPES[low - 1] if avail[t]), None)
-            if t is None:
+            found = next((t for t in _NUMBER_TYPES[low - 1] if avail[t]), None)
+            if found is None:
                 break
-            avail[t] -= 1
-            cards.insert(0, CARD_TYPES[t])
+            avail[found] -= 1
+            cards.insert(0, CARD_TYPES[found])
             low -= 1
         while high < 12:
-            t = next((t for t in _NUMBER_TYPES[high + 1] if avail[t]), None)
-            if t is None:
+            found = next((t for t in _NUMBER_TYPES[high + 1] if avail[t]), None)
+            if found is None:
                 break
-            avail[t] -= 1
-            cards.append(CARD_TYPES[t])
+            avail[found] -= 1
+            cards.append(CARD_TYPES[found])
             high += 1
     return cards
 

@@ -218,12 +218,12 @@ def match_lay(groups: Sequence[Sequence[Card]], phase: Phase) -> list[tuple[str,
         permutations(range(len(reqs))),
         key=lambda perm: sum(not isinstance(fits[g][r], IllegalMove) for g, r in enumerate(perm)),
     )
-    for g, row in enumerate(fits):
+    for gi, row in enumerate(fits):
         if all(isinstance(x, IllegalMove) for x in row):
-            err = row[best[g]]
+            err = row[best[gi]]
             raise err if len(row) == 1 else IllegalMove(
                 err.rule,
-                f"{_names(groups[g])} fits none of phase {phase.number}'s melds ({phase.describe()}): {err}",
+                f"{_names(groups[gi])} fits none of phase {phase.number}'s melds ({phase.describe()}): {err}",
             )
     raise IllegalMove(
         "R5.2",
