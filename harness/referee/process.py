@@ -271,7 +271,7 @@ class BotProcess:
         self.log_cap = log_cap
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
-        self._log = None
+        self._log: Any = None
         self._log_written = 0
         self._buf = bytearray()
         self._skipping = False  # dropping the rest of an over-long line
@@ -338,7 +338,7 @@ class BotProcess:
         self._out.clear()
         self._skipping = False
         self._eof = False
-        self._poller: Any = None
+        self._poller = None
         self.stderr_tail = b""
         self.hello = {}
         self.wants_options = True

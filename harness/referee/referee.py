@@ -122,9 +122,9 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     except (BotError, MalformedMessage) as e:
         bot.stop()
         why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
-        line = stderr_gist(bot.stderr_tail)
-        if line and line not in why:  # a death's reason may quote it already
-            why += f"; its stderr says: {line}"
+        gist = stderr_gist(bot.stderr_tail)
+        if gist and gist not in why:  # a death's reason may quote it already
+            why += f"; its stderr says: {gist}"
         raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
     bot.hello = reply
     bot.wants_options = reply.get("options", True) is not False

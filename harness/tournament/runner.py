@@ -27,9 +27,8 @@ from .stats import bootstrap_seed, check_settled, plan_rounds, stop_note
 MARKER = "tournament.json"
 FORMAT = "p10-results/1"
 _OWN = ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
-        "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md")
-
-_OWN += ("disqualified.json",)
+        "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
+        "disqualified.json")
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
 
 

@@ -26,7 +26,7 @@ def build_leaderboard(
     """
     recs = sorted(records, key=lambda r: r["id"])
     ratings = Ratings(entrants)
-    stats = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
+    stats: dict[str, dict[str, Any]] = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
                  "fault_kinds": {}, "places": {}} for e in entrants}
     h2h: dict[str, dict[str, dict[str, int]]] = {
         a: {b: {"games": 0, "ahead": 0, "behind": 0, "tied": 0} for b in entrants if b != a} for a in entrants
