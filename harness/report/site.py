@@ -106,7 +106,7 @@ def _nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.ceil(lo / step - 1e-9) * step
-    ticks = []
+    ticks: list[float] = []
     v = start
     while v <= hi + 1e-9 and len(ticks) < 50:
         ticks.append(round(v, 10))
@@ -255,21 +255,21 @@ def _load(results_dir: Path) -> _Data:
         places = g.get("places") or []
         forfeits = set(g.get("forfeits") or [])
         for seat, n in enumerate(seats):
-            e = entrants[n]
-            e.games.append((g, seat))
+            ent = entrants[n]
+            ent.games.append((g, seat))
             if seat < len(places) and isinstance(places[seat], int):
-                e.places[places[seat]] += 1
+                ent.places[places[seat]] += 1
             if g.get("winner") == seat:
-                e.wins += 1
+                ent.wins += 1
             if seat in forfeits:
-                e.forfeits += 1
+                ent.forfeits += 1
         for fault in g.get("faults") or []:
             if not isinstance(fault, dict):
                 continue
-            seat = fault.get("seat")
+            fseat = fault.get("seat")
             who = fault.get("entrant")
-            if who is None and isinstance(seat, int) and 0 <= seat < len(seats):
-                who = seats[seat]
+            if who is None and isinstance(fseat, int) and 0 <= fseat < len(seats):
+                who = seats[fseat]
             if who is not None and str(who) in entrants:
                 entrants[str(who)].faults.append({**fault, "game": _game_name(g)})
     return _Data(results_dir, str(name), seed, lb, games, config, config_text, entrants, warnings)
@@ -487,7 +487,7 @@ def _replay_payload(rep: _Replay) -> dict[str, Any]:
     }
 
 
-def _rules_summary(rules: Mapping[str, Any]) -> str:
+def _rules_summary(rules: Mapping[str, Any] | None) -> str:
     if not rules:
         return ""
     parts = [str(rules.get("variant", "standard"))]
@@ -718,7 +718,7 @@ def _leaderboard_section(data: _Data) -> str:
             attrs += f' title="{_esc(titles[label])}"'
         attrs += f' data-first="{"ascending" if label in ascending_first else "descending"}"'
         head.append(f'<th{attrs}><span class="lbl">{_esc(label)}</span>{extra}</th>')
-    body = []
+    body: list[str] = []
     for i, e in enumerate(ents):
         r = e.row
         n_games = r.get("games", len(e.games))

@@ -159,7 +159,7 @@ class DisqualificationGate:
             verdict = self._judge(e, t, b)
             if verdict is None:
                 return  # not yet known
-            if verdict is not True:
+            if not isinstance(verdict, bool):
                 self.disqualified[e] = verdict
                 return
             self.judged[e] = b

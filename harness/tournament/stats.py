@@ -552,10 +552,10 @@ def luck_share(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) ->
                   "share": round(share, 4)}
         num += df_game * k * v_deal
         den += df_game * v_game
-    share = None if not den else 1 - num / den
+    total = None if not den else 1 - num / den
     return {
-        "share": None if share is None else round(share, 4),
-        "efficiency": None if share is None or share >= 1 else round(1 / (1 - share), 3),
+        "share": None if total is None else round(total, 4),
+        "efficiency": None if total is None or total >= 1 else round(1 / (1 - total), 3),
         "by_entrant": per,
     }
 
