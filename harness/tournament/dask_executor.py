@@ -163,7 +163,7 @@ def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, 
     """The Dask task: play game `spec` with this worker's bots."""
     worker = distributed.get_worker()
     try:
-        games = worker.plugins[plugin]
+        games: Any = worker.plugins[plugin]  # our GamePlugin
     except KeyError:
         raise RuntimeError(f"worker {worker.address} has no p10-tourney plugin {plugin!r}") from None
     return games.play(spec, excluded)
@@ -271,7 +271,8 @@ class DaskExecutor:
             name = f"p10-tourney-{self.cfg.name}-{uuid.uuid4().hex[:8]}"
             log_dir = str(self.log_dir) if self.cluster is not None and self.log_dir else None
             # register_plugin is distributed >= 2023.9.2; register_worker_plugin before.
-            register = getattr(self.client, "register_plugin", None) or self.client.register_worker_plugin
+            client: Any = self.client
+            register = getattr(client, "register_plugin", None) or client.register_worker_plugin
             register(GamePlugin(name, self.cfg, log_dir, own_cluster=self.cluster is not None), name=name)
             self.plugin = name
         except BaseException:
