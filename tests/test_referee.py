@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from harness.engine import Deck, Rules
-from harness.referee import BotProcess, BotSpec, GameResult, TimeControl, handshake, play_game
+from harness.referee import GameResult, TimeControl, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "bots"))
@@ -33,23 +33,6 @@ TC = TimeControl(move_ms=5000, startup_ms=20000)
 
 def random_bot(seed: int) -> tuple[str, ...]:
     return (sys.executable, str(ROOT / "bots" / "python" / "random_bot.py"), str(seed))
-
-
-@pytest.fixture
-def start(tmp_path):
-    """start(name, argv) -> a BotProcess that has completed its handshake."""
-    made: list[BotProcess] = []
-
-    def start(name: str, argv: tuple[str, ...], tc: TimeControl = TC, **kw) -> BotProcess:
-        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT)), log_path=tmp_path / f"{name}.log", **kw)
-        made.append(bot)
-        handshake(bot, name, tc)
-        return bot
-
-    yield start
-    for bot in made:
-        bot.stop()
-        bot.close_log()
 
 
 def check_places(res: GameResult) -> None:

@@ -36,23 +36,6 @@ FAST = TimeControl(move_ms=600, startup_ms=20000)
 POLICY = FaultPolicy(retries=1, max_strikes=5)
 
 
-@pytest.fixture
-def start(tmp_path):
-    """start(name, argv, **BotProcess kwargs) -> a BotProcess that has completed its handshake."""
-    made: list[BotProcess] = []
-
-    def start(name: str, argv: tuple[str, ...], tc: TimeControl = TC, **kw) -> BotProcess:
-        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT)), log_path=tmp_path / f"{name}.log", **kw)
-        made.append(bot)
-        handshake(bot, name, tc)
-        return bot
-
-    yield start
-    for bot in made:
-        bot.stop()
-        bot.close_log()
-
-
 def gone(pid: int) -> bool:
     """The process has exited and been reaped."""
     try:

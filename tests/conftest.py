@@ -1,0 +1,32 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from harness.referee import BotProcess, BotSpec, TimeControl, handshake
+
+ROOT = Path(__file__).resolve().parent.parent
+# Generous: the bundled bots answer in milliseconds; tests that are about time pass their own.
+SLOW_OK = TimeControl(move_ms=5000, startup_ms=20000)
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Callable[..., BotProcess]]:
+    """start(name, argv, tc=..., **BotProcess kwargs) -> a started bot past its handshake;
+    every bot started is stopped at the end of the test."""
+    made: list[BotProcess] = []
+
+    def start(name: str, argv: tuple[str, ...], tc: TimeControl = SLOW_OK, **kw: Any) -> BotProcess:
+        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT)), log_path=tmp_path / f"{name}.log", **kw)
+        made.append(bot)
+        handshake(bot, name, tc)
+        return bot
+
+    yield start
+    for bot in made:
+        bot.stop()
+        bot.close_log()
