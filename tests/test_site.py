@@ -3,21 +3,15 @@ tournament in tests/fixtures/site/: 6 games of 4 entrants, with a replay of g000
 played game whose every deal is stacked in the header, so it replays the same under any
 shuffle).
 
-Replays go through the engine's `harness.engine.replay.frames`. If that module cannot
-be imported, the tests use the small fake in fixtures/site/fake_frames.py instead. If the
-engine's frames() rejects the fixture replay, every test that does not need replay frames
-still runs, and those that do are skipped with a reason that says so.
+Replays go through the engine's `harness.engine.replay.frames`; the fixture replay must
+replay with the current engine (if a rules change breaks it, regenerate it).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
-import sys
-import types
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -30,61 +24,6 @@ ENTRANTS = ["greedy", "random", "cautious", "greedy-js"]
 FINAL_SCORES = [135, 220, 215, 285]  # g000003 as played
 
 
-def _fake_module() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("p10_fake_frames", FIXTURE / "fake_frames.py")
-    assert spec and spec.loader
-    fake = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fake)
-    module = types.ModuleType("harness.engine.replay")
-    module.frames = fake.frames  # type: ignore[attr-defined]
-    return module
-
-
-def _engine_frames():
-    try:
-        from harness.engine.replay import frames
-    except ImportError:
-        return None
-    return frames
-
-
-@lru_cache(maxsize=1)
-def _real_frames_problem() -> str | None:
-    """Why the engine's frames() cannot replay the fixture, or None if it can."""
-    frames = _engine_frames()
-    if frames is None:
-        return None
-    header, actions, _ = read_replay(REPLAY)
-    try:
-        result = frames(header, actions)
-    except Exception as e:  # noqa: BLE001 - any failure is reported in the skip reason
-        return f"{type(e).__name__}: {e}"
-    return None if result else "it returned no frames"
-
-
-@pytest.fixture
-def frames_kind(monkeypatch: pytest.MonkeyPatch) -> str:
-    """"real" (the engine's frames), or "fake" while harness.engine.replay is missing."""
-    if _engine_frames() is not None:
-        return "real"
-    monkeypatch.setitem(sys.modules, "harness.engine.replay", _fake_module())
-    return "fake"
-
-
-def _replay_works(kind: str) -> bool:
-    return kind != "real" or _real_frames_problem() is None
-
-
-def _need_replay_frames(kind: str) -> None:
-    problem = _real_frames_problem() if kind == "real" else None
-    if problem:
-        pytest.skip(
-            "REPLAY FIXTURE REJECTED: the engine's frames() cannot replay "
-            f"tests/fixtures/site/replays/g000003.jsonl ({problem}); the site tests that need no "
-            "replay frames still ran. Regenerate the fixture replay with the current engine."
-        )
-
-
 def _results(tmp_path: Path) -> Path:
     dst = tmp_path / "results" / "demo"
     shutil.copytree(FIXTURE, dst, ignore=shutil.ignore_patterns("*.py", "__pycache__", "site"))
@@ -92,7 +31,7 @@ def _results(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def site(tmp_path: Path, frames_kind: str) -> Path:
+def site(tmp_path: Path) -> Path:
     return build_site(_results(tmp_path))
 
 
@@ -149,7 +88,7 @@ def test_head_to_head_and_places(site: Path) -> None:
     assert "greedy: 1st place in 4 of 6 games" in places
 
 
-def test_entrants_show_games_faults_reasons_and_replay_links(site: Path, frames_kind: str) -> None:
+def test_entrants_show_games_faults_reasons_and_replay_links(site: Path) -> None:
     page = _read(site, "index.html")
     cards = page[page.index('id="entrants"'):page.index('id="games"')]
     for name in ENTRANTS:
@@ -157,8 +96,7 @@ def test_entrants_show_games_faults_reasons_and_replay_links(site: Path, frames_
     assert "timeout × 1" in cards and "malformed × 1" in cards
     assert "no reply within 1000 ms to a draw request" in cards
     assert "reply is not a JSON object: &#x27;draw deck&#x27;" in cards
-    if _replay_works(frames_kind):  # the link is there only when the replay could be embedded
-        assert 'href="replay.html#game=g000003"' in cards
+    assert 'href="replay.html#game=g000003"' in cards
     games = page[page.index('id="games-table"'):]
     assert games.count("<tr data-entrants=") == 6
 
@@ -172,7 +110,7 @@ def test_settings_show_the_seed_and_the_whole_config(site: Path) -> None:
     assert _read(site, "config.resolved.yaml") == (FIXTURE / "config.resolved.yaml").read_text()
 
 
-def test_settings_fall_back_to_the_leaderboard_without_a_config(tmp_path: Path, frames_kind: str) -> None:
+def test_settings_fall_back_to_the_leaderboard_without_a_config(tmp_path: Path) -> None:
     results = _results(tmp_path)
     (results / "config.resolved.yaml").unlink()
     page = (build_site(results) / "index.html").read_text()
@@ -181,7 +119,7 @@ def test_settings_fall_back_to_the_leaderboard_without_a_config(tmp_path: Path, 
     assert "config.resolved.yaml was not found" in settings
 
 
-def test_a_site_can_be_built_from_games_alone(tmp_path: Path, frames_kind: str) -> None:
+def test_a_site_can_be_built_from_games_alone(tmp_path: Path) -> None:
     results = _results(tmp_path)
     (results / "leaderboard.json").unlink()
     page = (build_site(results) / "index.html").read_text()
@@ -228,7 +166,7 @@ def _rename(results: Path, old: str, new: str) -> None:
     replay.write_text("".join(json.dumps(i) + "\n" for i in items))
 
 
-def test_names_from_the_data_are_escaped_everywhere(tmp_path: Path, frames_kind: str) -> None:
+def test_names_from_the_data_are_escaped_everywhere(tmp_path: Path) -> None:
     results = _results(tmp_path)
     _rename(results, "cautious", EVIL)
     site = build_site(results)
@@ -256,7 +194,7 @@ def test_the_site_is_small(site: Path) -> None:
     assert total < 2_000_000, total
 
 
-def test_a_quickstart_sized_tournament_stays_under_2_mb(tmp_path: Path, frames_kind: str) -> None:
+def test_a_quickstart_sized_tournament_stays_under_2_mb(tmp_path: Path) -> None:
     results = _results(tmp_path)
     base = [json.loads(line) for line in (results / "games.jsonl").read_text().splitlines()]
     games = []
@@ -277,8 +215,7 @@ def test_a_quickstart_sized_tournament_stays_under_2_mb(tmp_path: Path, frames_k
 
 # ----------------------------------------------------------------------------- replays
 
-def test_the_replay_is_embedded_with_its_frames(site: Path, frames_kind: str) -> None:
-    _need_replay_frames(frames_kind)
+def test_the_replay_is_embedded_with_its_frames(site: Path) -> None:
     index = _read(site, "replay.html")
     listed = json.loads(re.search(r'<script type="application/json" id="replay-index">(.*?)</script>', index, re.S).group(1))
     assert [r["game"] for r in listed] == ["g000003"]
@@ -291,18 +228,17 @@ def test_the_replay_is_embedded_with_its_frames(site: Path, frames_kind: str) ->
     assert len(data["frames"]) == len(frames(header, actions))
     first = data["frames"][0]
     assert len(first["H"]) == 4 and all(isinstance(h, str) for h in first["H"])
-    if frames_kind == "real":
-        assert data["hand_ends"][-1]["scores"] == FINAL_SCORES
-        assert len(data["hand_ends"]) == 5
+    assert data["hand_ends"][-1]["scores"] == FINAL_SCORES
+    assert len(data["hand_ends"]) == 5
 
 
-def test_at_most_max_replays_are_embedded_and_the_page_says_so(tmp_path: Path, frames_kind: str) -> None:
+def test_at_most_max_replays_are_embedded_and_the_page_says_so(tmp_path: Path) -> None:
     site = build_site(_results(tmp_path), max_replays=0)
     assert not list((site / "replays").glob("*.js")) if (site / "replays").exists() else True
     assert "1 more in demo/replays/ are not" in (site / "index.html").read_text()
 
 
-def test_an_unreadable_replay_is_left_out_with_a_notice(tmp_path: Path, frames_kind: str) -> None:
+def test_an_unreadable_replay_is_left_out_with_a_notice(tmp_path: Path) -> None:
     results = _results(tmp_path)
     (results / "replays" / "g000003.jsonl").write_text("this is not a replay\n")
     site = build_site(results)
@@ -312,15 +248,14 @@ def test_an_unreadable_replay_is_left_out_with_a_notice(tmp_path: Path, frames_k
     assert "No replays in this tournament" in (site / "replay.html").read_text()
 
 
-def test_a_missing_replay_file_is_reported(tmp_path: Path, frames_kind: str) -> None:
+def test_a_missing_replay_file_is_reported(tmp_path: Path) -> None:
     results = _results(tmp_path)
     (results / "replays" / "g000003.jsonl").unlink()
     page = (build_site(results) / "index.html").read_text()
     assert "The replay of g000003 (replays/g000003.jsonl) is missing." in page
 
 
-def test_rebuilding_replaces_old_replay_files(tmp_path: Path, frames_kind: str) -> None:
-    _need_replay_frames(frames_kind)
+def test_rebuilding_replaces_old_replay_files(tmp_path: Path) -> None:
     results = _results(tmp_path)
     site = build_site(results)
     stale = site / "replays" / "old.js"
@@ -332,8 +267,7 @@ def test_rebuilding_replaces_old_replay_files(tmp_path: Path, frames_kind: str) 
 
 # ----------------------------------------------------------------------------- terminal
 
-def test_terminal_replay_prints_the_game_in_colour(frames_kind: str) -> None:
-    _need_replay_frames(frames_kind)
+def test_terminal_replay_prints_the_game_in_colour() -> None:
     from rich.console import Console
 
     from harness.report.terminal_replay import print_replay
@@ -346,6 +280,5 @@ def test_terminal_replay_prints_the_game_in_colour(frames_kind: str) -> None:
     for name in ENTRANTS:
         assert name in plain
     assert "\x1b[" in coloured  # cards carry their colours
-    if frames_kind == "real":
-        assert "End of hand 5" in plain
-        assert "Result: 1. greedy (135 points), 2. random (220 points)" in plain
+    assert "End of hand 5" in plain
+    assert "Result: 1. greedy (135 points), 2. random (220 points)" in plain
