@@ -157,7 +157,6 @@ class Game:
 
     def _deal(self, events: list[Event]) -> None:
         self.hand_no += 1
-        self._phase_cache = None
         self._phase_cache = [self._phase_now(s) for s in range(self.n)]
         self.hand_turns = 0
         self.table = []
@@ -492,7 +491,6 @@ class Game:
         """What `seat` may know (R11), in the protocol's `state` form."""
         p = self.players[seat]
         disc = self.discard_pile
-        phases = self._phase_cache or [self._phase_now(s) for s in range(self.n)]
         top = disc[-1] if disc else None
         return {
             "game": self.game_id,
@@ -501,7 +499,7 @@ class Game:
             "seat": seat,
             "dealer": self.dealer,
             "cards": [c.text for c in p.hand],
-            "phase": phases[seat].to_dict(),
+            "phase": self.phase_of(seat).to_dict(),
             "laid": p.laid,
             "discard_top": top.text if top is not None else None,
             "can_take_discard": top is not None and not top.is_skip,
@@ -513,12 +511,12 @@ class Game:
     def public_players(self) -> list[dict[str, Any]]:
         """What everyone knows of every seat (R11.1), in the protocol's `players` form."""
         names = self.names
-        phases = self._phase_cache or [self._phase_now(s) for s in range(self.n)]
+        phase_of = self.phase_of
         return [
             {
                 "seat": q.seat,
                 "name": names[q.seat],
-                "phase": phases[q.seat].number,
+                "phase": phase_of(q.seat).number,
                 "completed": q.completed,
                 "laid": q.laid,
                 "cards": len(q.hand),
