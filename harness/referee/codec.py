@@ -33,9 +33,6 @@ def decode(line: bytes) -> dict[str, Any]:
     return msg
 
 
-def reply_id(msg: dict[str, Any]) -> Any:
-    """The `id` of a reply (None if absent)."""
-    return msg.get("id")
 
 
 def parse_reply(msg: dict[str, Any], decision: str) -> Action:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-import orjson
 import yaml
 
 from ..report.leaderboard import write_leaderboard
@@ -301,9 +300,6 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_records(out: Path) -> dict[int, dict[str, Any]]:
-    """The finished games of a results folder (without repairing it)."""
-    return read_journal(out / "games.jsonl", repair=False)
 
 
 class _LiveRatings:
@@ -329,10 +325,3 @@ class _LiveRatings:
 
     def leader(self) -> str | None:
         return self.ratings.leader() if self.next else None
-
-
-def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a games.jsonl in file order (for tools)."""
-    for line in path.read_bytes().splitlines():
-        if line.strip():
-            yield orjson.loads(line)
