@@ -131,7 +131,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
 
 
 class _Seat:
-    __slots__ = ("n", "bot", "entrant", "strikes", "forfeit", "events", "think", "faults")
+    __slots__ = ("n", "bot", "entrant", "strikes", "forfeit", "seen", "think", "faults", "untimed")
 
     def __init__(self, n: int, bot: BotProcess, entrant: str) -> None:
         self.n = n
@@ -139,9 +139,11 @@ class _Seat:
         self.entrant = entrant
         self.strikes = 0
         self.forfeit = False
-        self.events: list[dict[str, Any]] = []
+        self.seen = 0  # public events of the game's log already sent to this seat
         self.think = 0.0
         self.faults = 0
+        # A person at the terminal (play --human) thinks as long as they like.
+        self.untimed = bool(getattr(bot, "untimed", False))
 
 
 class Referee:
@@ -175,6 +177,7 @@ class Referee:
         self.stale = 0
         self.decisions = 0
         self._t0 = 0.0
+        self._events: list[dict[str, Any]] = []  # the game's public events, in order
 
     # ----- recording ------------------------------------------------------------------
 
@@ -235,7 +238,6 @@ class Referee:
         else:
             self.faults[-1].reason += f"; forfeit: {reason}"
         seat.forfeit = True
-        seat.events = []
         self._rec({"type": "note", "seat": seat.n, "text": f"seat {seat.n} forfeits: {reason}"})
         seat.bot.stop()
 
@@ -301,7 +303,9 @@ class Referee:
         return result
 
     def _route(self, game: Game, events: list[dict[str, Any]]) -> None:
-        """Queue public events for every seat; send hand_end as its own message."""
+        """Log public events (each seat gets those it has not seen with its next request);
+        send hand_end as its own message."""
+        log = self._events
         for ev in events:
             kind = ev["e"]
             if kind == "hand_end":
@@ -316,9 +320,7 @@ class Referee:
             elif kind == "game_end":
                 pass  # sent by play() with the faults and forfeits
             else:
-                for seat in self.seats:
-                    if not seat.forfeit:
-                        seat.events.append(ev)
+                log.append(ev)
 
     def _decide(self, game: Game, seat: _Seat) -> list[dict[str, Any]]:
         """Ask `seat` for its decision, with retries; fall back when it cannot answer."""
@@ -326,18 +328,22 @@ class Referee:
         decision = game.decision
         assert decision is not None
         bot = seat.bot
+        n = seat.n
+        record = self.record
         for attempt in range(policy.retries + 1):
             rid = bot.next_id
-            bot.next_id += 1
+            bot.next_id = rid + 1
+            log = self._events
             msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision,
-                                   "events": seat.events, "state": game.view(seat.n)}
+                                   "events": log[seat.seen:], "state": game.view(n)}
+            seat.seen = len(log)
             if decision == "play" and bot.wants_options:
-                msg["options"] = game.options(seat.n)
-            seat.events = []
+                msg["options"] = game.options(n)
             data = encode(msg)
-            self._rec_msg("to", seat.n, data, is_json=True)
+            if record is not None:
+                self._rec_msg("to", n, data, is_json=True)
             self.decisions += 1
-            if getattr(bot, "untimed", False):  # a person at the terminal (play --human)
+            if seat.untimed:
                 budget = _UNTIMED_S
             else:
                 budget = self.tc.move_ms / 1000
@@ -350,31 +356,31 @@ class Referee:
                 bot.send(data)
                 while True:
                     line = bot.read_line(deadline)
-                    if not line.strip():
-                        self._rec_msg("from", seat.n, line, is_json=False)
-                        continue
                     try:
                         reply = decode(line)
                     except MalformedMessage:
-                        self._rec_msg("from", seat.n, line, is_json=False)
+                        if record is not None:
+                            self._rec_msg("from", n, line, is_json=False)
+                        if not line.strip():
+                            continue  # blank lines are allowed between messages
                         raise
-                    self._rec_msg("from", seat.n, line, is_json=True)
+                    if record is not None:
+                        self._rec_msg("from", n, line, is_json=True)
                     got = reply.get("id")
-                    if type(got) is int and got != rid and reply.get("type") != "hello":
-                        self.stale += 1  # a late reply to an earlier request: dropped
-                        self._rec({"type": "note", "seat": seat.n,
-                                   "text": f"dropped a reply to old request id {reply.get('id')!r}"})
-                        continue
-                    break
+                    if got == rid or type(got) is not int or reply.get("type") == "hello":
+                        break
+                    self.stale += 1  # a late reply to an earlier request: dropped
+                    self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
                 if "id" not in reply:
                     raise MalformedMessage(f"the reply has no 'id' (the request's id is {rid})")
-                if type(reply["id"]) is not int:  # true == 1 and 1.0 == 1 in Python; not in p10/1
+                if type(got) is not int:  # true == 1 and 1.0 == 1 in Python; not in p10/1
                     raise MalformedMessage(f"the reply's 'id' must be an integer, the request's id {rid}; "
-                                           f"not {orjson.dumps(reply['id']).decode()[:40]}")
+                                           f"not {orjson.dumps(got).decode()[:40]}")
                 events = game.apply(action)
-                self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": False})
+                if record is not None:
+                    self._rec({"type": "action", "seat": n, "action": action.to_json(), "fallback": False})
                 return events
             except BotTimeout:
                 seat.think += time.monotonic() - t_start
