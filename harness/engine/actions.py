@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
-from .cards import Card, CardError
+from .cards import CARD_TYPES, Card, CardError
 
 
 class MalformedAction(ValueError):
@@ -72,6 +72,10 @@ class Play:
 
 Action = Union[Draw, Play]
 
+# Actions are immutable values, so the frequent ones are made once.
+_DRAWS = {"deck": Draw("deck"), "discard": Draw("discard")}
+_PLAIN_DISCARDS = {c.text: Play(None, (), c, None) for c in CARD_TYPES}
+
 
 def _card(x: Any, where: str) -> Card:
     if not isinstance(x, str):
@@ -91,12 +95,18 @@ def action_from_json(d: Mapping[str, Any], decision: str | None = None) -> Actio
         if decision == "play":
             raise MalformedAction("this request asks to play (lay/hits/discard), not to draw")
         src = d["draw"]
-        if src not in ("deck", "discard"):
+        if type(src) is not str or src not in _DRAWS:
             raise MalformedAction(f"'draw' must be \"deck\" or \"discard\", not {src!r}")
-        return Draw(src)
+        return _DRAWS[src]
     if decision == "draw":
         raise MalformedAction("this request asks to draw: reply {\"id\": ..., \"draw\": \"deck\"|\"discard\"}")
     lay = d.get("lay")
+    if lay is None and d.get("hits") is None and d.get("skip") is None:
+        # The common turn, a plain discard: one shared value per card.
+        discard = d.get("discard")
+        plain = _PLAIN_DISCARDS.get(discard) if type(discard) is str else None
+        if plain is not None:
+            return plain
     lay_t: tuple[tuple[Card, ...], ...] | None = None
     if lay is not None:
         if not isinstance(lay, list) or not all(isinstance(m, list) for m in lay):

@@ -8,7 +8,7 @@ Phase(2, '1 set of 3 + 1 run of 4')
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 MELD_KINDS = ("set", "run", "color")
@@ -55,8 +55,13 @@ class Phase:
 
     number: int
     melds: tuple[MeldReq, ...]
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Phases key the finder's and the views' caches: hash once, not per lookup. Only
+        # ints go in, so the hash is the same in every process (a pickled phase keeps it).
+        kinds = tuple((MELD_KINDS.index(m.kind), m.size) for m in self.melds if m.kind in MELD_KINDS)
+        object.__setattr__(self, "_hash", hash((self.number, kinds)))
         if not self.melds:
             raise PhaseError(f"R10.4: phase {self.number} names no meld")
         total = sum(m.size for m in self.melds)
@@ -97,6 +102,9 @@ class Phase:
         if d is None:
             d = _DICTS[self] = {"number": self.number, "melds": [m.to_dict() for m in self.melds]}
         return d
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Phase({self.number}, {self.describe()!r})"

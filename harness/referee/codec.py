@@ -38,8 +38,8 @@ def decode(line: bytes) -> dict[str, Any]:
 def parse_reply(msg: dict[str, Any], decision: str) -> Action:
     """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape."""
     keys = _REPLY_KEYS[decision]
-    unknown = [k for k in msg if k not in keys]
-    if unknown:
+    if not keys.issuperset(msg):
+        unknown = [k for k in msg if k not in keys]
         raise MalformedMessage(
             f"unknown field(s) {', '.join(sorted(map(str, unknown)))} in a {decision} reply"
         )
