@@ -278,6 +278,9 @@ class BotProcess:
         self._out = bytearray()
         self._eof = False
         self._poller: Any = None
+        self._in_fd = self._out_fd = self._err_fd = -1
+        lim = spec.limits
+        self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes)  # the watchdog has work
         self.stderr_tail = b""
         # What the handshake told us.
         self.hello: dict = {}
@@ -334,6 +337,9 @@ class BotProcess:
         self.starts += 1
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
+        self._in_fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
+        self._out_fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self._err_fd = self.proc.stderr.fileno()  # type: ignore[union-attr]
         self._buf.clear()
         self._out.clear()
         self._skipping = False
@@ -400,19 +406,36 @@ class BotProcess:
         """Queue one line (ending in \\n) and write as much as the pipe takes now."""
         if self.proc is None:
             raise BotDied(f"bot {self.spec.name!r} is not running")
-        self._out += data
-        self._flush()
+        if self._out:
+            self._out += data
+            self._flush()
+            return
+        # Nothing queued (the usual case): write straight from `data`, queue only the rest.
+        try:
+            n = os.write(self._in_fd, data)
+        except BlockingIOError:
+            n = 0
+        except OSError as e:
+            if e.errno == errno.EAGAIN:
+                n = 0
+            else:
+                self._eof = True
+                raise BotDied(f"bot {self.spec.name!r} closed its stdin ({self._exit_text()})") from None
+        if n < len(data):
+            self._out += data[n:]
+            if len(self._out) > MAX_PENDING_OUTPUT:
+                raise BotDied(f"bot {self.spec.name!r} reads nothing: {len(self._out)} bytes wait unread")
 
     def _flush(self) -> None:
         if not self._out or self.proc is None:
             return
         try:
-            n = os.write(self.proc.stdin.fileno(), self._out)  # type: ignore[union-attr]
+            n = os.write(self._in_fd, self._out)
             del self._out[:n]
         except BlockingIOError:
             pass
-        except (BrokenPipeError, OSError) as e:
-            if isinstance(e, BlockingIOError) or getattr(e, "errno", None) == errno.EAGAIN:
+        except OSError as e:
+            if e.errno == errno.EAGAIN:
                 return
             self._eof = True
             raise BotDied(f"bot {self.spec.name!r} closed its stdin ({self._exit_text()})") from None
@@ -439,51 +462,55 @@ class BotProcess:
         proc = self.proc
         if proc is None:
             raise BotDied(f"bot {self.spec.name!r} is not running")
-        out_fd = proc.stdout.fileno()  # type: ignore[union-attr]
-        err_fd = proc.stderr.fileno()  # type: ignore[union-attr]
-        in_fd = proc.stdin.fileno()  # type: ignore[union-attr]
+        in_fd, out_fd, err_fd = self._in_fd, self._out_fd, self._err_fd
         poller = self._poller
         if poller is None:
             poller = self._poller = select.poll()
             poller.register(out_fd, select.POLLIN)
             poller.register(err_fd, select.POLLIN)
         while True:
-            line = self._take_line()
-            if line is not None:
-                return line
+            if self._buf:
+                line = self._take_line()
+                if line is not None:
+                    return line
             if self._eof:
                 self._settle(proc)
                 raise BotDied(f"bot {self.spec.name!r} closed its stdout ({self._exit_text()})")
-            self.check_limits()
+            if self._watched:
+                self.check_limits()
             timeout = deadline - time.monotonic()
             if timeout <= 0:
                 raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
-            if self._out:
+            pending = bool(self._out)
+            if pending:
                 poller.register(in_fd, select.POLLOUT)
             try:
                 ready = poller.poll(min(timeout, 0.25) * 1000)
             except InterruptedError:  # pragma: no cover
                 continue
             finally:
-                if self._out:
+                if pending:
                     poller.unregister(in_fd)
             out_ready = False
             for fd, _ev in ready:
-                if fd == in_fd:
+                if fd == out_fd:
+                    out_ready = True
+                elif fd == in_fd:
                     self._flush()
                 elif fd == err_fd:
                     self._drain_stderr()
-                elif fd == out_fd:
-                    out_ready = True
             if out_ready:
                 try:
                     chunk = os.read(out_fd, 1 << 16)
                 except BlockingIOError:
-                    chunk = None
-                if chunk == b"":
+                    continue
+                if not chunk:
                     self._eof = True
-                elif chunk:
-                    self._feed(chunk)
+                    continue
+                nl = chunk.find(b"\n")
+                if nl == len(chunk) - 1 and not self._buf and not self._skipping and nl <= self.line_cap:
+                    return chunk[:nl]  # exactly one whole line: the usual reply
+                self._feed(chunk)
             elif not ready and proc.poll() is not None:
                 # The bot exited though a child of it may still hold the pipe open.
                 self._eof = True
