@@ -50,9 +50,6 @@ def _pick(types: list[int], avail: list[int], k: int) -> list[int | None]:
     return picked
 
 
-_PLANS: dict[Phase, tuple[list[tuple[int, MeldReq]], bool]] = {}
-
-
 class _Search:
     """One search for the cheapest way to lay a phase (cost = Wild places).
 
@@ -78,12 +75,12 @@ class _Search:
         self.ncount = ncount
         self.wilds = wilds
         self.virtual = virtual
-        plan = _PLANS.get(phase)
+        plan = phase._memo.get("search")
         if plan is None:
             # Sets first (cheap to branch), then runs, colour melds last (filled greedily).
             rank = {"set": 0, "run": 1, "color": 2}
             order = sorted(enumerate(phase.melds), key=lambda ir: (rank[ir[1].kind], -ir[1].size))
-            plan = _PLANS[phase] = (order, any(r.kind == "color" for r in phase.melds))
+            plan = phase._memo["search"] = (order, any(r.kind == "color" for r in phase.melds))
         self.order, self.colour_matters = plan
         self.best_cost = _INF
         self.best: list[tuple[int, MeldReq, list[int | None]]] | None = None
@@ -109,9 +106,11 @@ class _Search:
         number_mode = not self.colour_matters
         ncount = self.ncount
         avail = self.avail
+        has = [1 if k else 0 for k in ncount]  # numbers 1..12 held (index 13 is always 0)
+        present = sum(has[1:size])  # numbers held in the window, slid along below
         for start in range(1, 14 - size):
+            present += has[start + size - 1] - has[start - 1]
             numbers = range(start, start + size)
-            present = sum(1 for n in numbers if ncount[n])
             wild_places = size - present
             if present == 0 or wild_places > budget:
                 continue

@@ -391,67 +391,54 @@ class Game:
             raise IllegalMove("R3.1", f"seat {self.current} must draw first")
         seat = self.current
         p = self.players[seat]
-        used: dict[Card, int]
+        discard = action.discard
+        if action.lay is None and not action.hits and discard is not None and discard in p.hand:
+            # The common turn, a plain discard: nothing else to check or apply.
+            target = self._skip_target(seat, action)
+            p.hand.remove(discard)
+            return self._end_play(seat, p, discard, target, [])
+        used: Counter[Card] = Counter()
         new_melds: list[Meld] = []
         changed: dict[int, Meld] = {}
         hit_events: list[Event] = []
-        if action.lay is None and not action.hits and action.discard is not None and action.discard in p.hand:
-            used = {action.discard: 1}  # the common turn: a plain discard
-        else:
-            hand_count = Counter(p.hand)
-            used = Counter()
-            phase = self.phase_of(seat)
-            if action.lay is not None:
-                if p.laid:
-                    raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
-                formed = match_lay(action.lay, phase)
-                for group in action.lay:
-                    used.update(group)
-                next_id = len(self.table)
-                for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
-                    new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
-            if action.hits:
-                if not (p.laid or action.lay is not None):
-                    raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
-                n_table = len(self.table)
-                for h in action.hits:
-                    if not 0 <= h.meld < n_table:
-                        extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
-                        raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
-                    meld = changed.get(h.meld) or self.table[h.meld]
-                    changed[h.meld], end = meld.hit(h.card, h.end)
-                    used[h.card] += 1
-                    hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
-            remaining = len(p.hand) - sum(used.values())
-            if action.discard is not None:
-                used[action.discard] += 1
-            for card, k in used.items():
-                if hand_count[card] < k:
-                    have = hand_count[card]
-                    raise IllegalMove(
-                        "R3.3" if action.lay else "R3.5",
-                        f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
-                    )
-            # (A discard from a hand that laying and hitting emptied was refused just above:
-            # the play would use more cards than the hand holds, R3.5.)
-            if remaining and action.discard is None:
-                raise IllegalMove("R3.5", f"a turn ends with a discard; {remaining} card(s) stay in hand")
-        if action.discard is not None and action.discard.is_skip:
-            targets = self.skip_targets(seat)
-            if action.skip is None:
-                if targets:
-                    raise IllegalMove("R6.1", f"a Skip must name a player to skip; seats {targets} may be named")
-            elif action.skip not in targets:
-                if action.skip == seat or not 0 <= action.skip < self.n:
-                    why = "a Skip names another player"
-                elif self.players[action.skip].skip_pending:
-                    why = f"seat {action.skip} already has a skip pending"
-                    raise IllegalMove("R6.2", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
-                else:
-                    why = f"seat {action.skip} is not playing this hand"
-                raise IllegalMove("R6.1", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
-        elif action.skip is not None:
-            raise IllegalMove("R6.1", f"only a Skip discard names a player; the discard is {action.discard}")
+        hand_count = Counter(p.hand)
+        phase = self.phase_of(seat)
+        if action.lay is not None:
+            if p.laid:
+                raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
+            formed = match_lay(action.lay, phase)
+            for group in action.lay:
+                used.update(group)
+            next_id = len(self.table)
+            for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
+                new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
+        if action.hits:
+            if not (p.laid or action.lay is not None):
+                raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
+            n_table = len(self.table)
+            for h in action.hits:
+                if not 0 <= h.meld < n_table:
+                    extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
+                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
+                meld = changed.get(h.meld) or self.table[h.meld]
+                changed[h.meld], end = meld.hit(h.card, h.end)
+                used[h.card] += 1
+                hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
+        remaining = len(p.hand) - sum(used.values())
+        if discard is not None:
+            used[discard] += 1
+        for card, k in used.items():
+            if hand_count[card] < k:
+                have = hand_count[card]
+                raise IllegalMove(
+                    "R3.3" if action.lay else "R3.5",
+                    f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
+                )
+        # (A discard from a hand that laying and hitting emptied was refused just above:
+        # the play would use more cards than the hand holds, R3.5.)
+        if remaining and discard is None:
+            raise IllegalMove("R3.5", f"a turn ends with a discard; {remaining} card(s) stay in hand")
+        target = self._skip_target(seat, action)
 
         # Everything checked: apply.
         events: list[Event] = []
@@ -469,13 +456,39 @@ class Game:
         for mid, meld in changed.items():
             self.table[mid] = meld
         events.extend(hit_events)
-        if action.discard is not None:
-            self.discard_pile.append(action.discard)
-            target = action.skip if action.discard.is_skip else None
+        return self._end_play(seat, p, discard, target, events)
+
+    def _skip_target(self, seat: int, action: Play) -> int | None:
+        """The seat a Skip discard names, checked (R6.1-R6.3); None for other discards."""
+        discard = action.discard
+        if discard is not None and discard.is_skip:
+            targets = self.skip_targets(seat)
+            if action.skip is None:
+                if targets:
+                    raise IllegalMove("R6.1", f"a Skip must name a player to skip; seats {targets} may be named")
+            elif action.skip not in targets:
+                if action.skip == seat or not 0 <= action.skip < self.n:
+                    why = "a Skip names another player"
+                elif self.players[action.skip].skip_pending:
+                    why = f"seat {action.skip} already has a skip pending"
+                    raise IllegalMove("R6.2", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+                else:
+                    why = f"seat {action.skip} is not playing this hand"
+                raise IllegalMove("R6.1", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+            return action.skip
+        if action.skip is not None:
+            raise IllegalMove("R6.1", f"only a Skip discard names a player; the discard is {discard}")
+        return None
+
+    def _end_play(self, seat: int, p: Player, discard: Card | None, target: int | None,
+                  events: list[Event]) -> list[Event]:
+        """Discard (the cards played are out of the hand already), then go out or pass the turn."""
+        if discard is not None:
+            self.discard_pile.append(discard)
             if target is not None:
                 self.players[target].skip_pending = True
-            events.append({"e": "discard", "seat": seat, "card": action.discard.text, "skip": target})
-        if not hand:
+            events.append({"e": "discard", "seat": seat, "card": discard.text, "skip": target})
+        if not p.hand:
             events.append({"e": "out", "seat": seat})
             self.turn += 1
             self.hand_turns += 1

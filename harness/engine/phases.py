@@ -56,6 +56,9 @@ class Phase:
     number: int
     melds: tuple[MeldReq, ...]
     _hash: int = field(init=False, repr=False, compare=False)
+    # Things derived from the definition, worked out once per phase object by those who
+    # need them (its protocol dict, the finder's search order): read-only once stored.
+    _memo: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         # Phases key the finder's and the views' caches: hash once, not per lookup. Only
@@ -98,9 +101,9 @@ class Phase:
         """The protocol form: {"number": 3, "melds": [{"kind": "set", "size": 4}, ...]}.
 
         Built once per phase and shared: treat it as read-only."""
-        d = _DICTS.get(self)
+        d = self._memo.get("dict")
         if d is None:
-            d = _DICTS[self] = {"number": self.number, "melds": [m.to_dict() for m in self.melds]}
+            d = self._memo["dict"] = {"number": self.number, "melds": [m.to_dict() for m in self.melds]}
         return d
 
     def __hash__(self) -> int:
@@ -108,9 +111,6 @@ class Phase:
 
     def __repr__(self) -> str:
         return f"Phase({self.number}, {self.describe()!r})"
-
-
-_DICTS: dict[Phase, dict[str, Any]] = {}
 
 
 def _p(number: int, *melds: tuple[str, int]) -> Phase:
