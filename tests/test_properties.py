@@ -175,6 +175,9 @@ def check_view(game: Game, seat: int, view: dict[str, Any]) -> None:
         assert allowed, f"R11.2: a card appears at {path} of seat {seat}'s view"
     for q in view["players"]:
         assert isinstance(q["cards"], int), "other hands are shown as sizes only"
+    # The view keeps seats' public dicts between calls: they must be what the state says now.
+    assert view["players"] == json.loads(json.dumps(game.public_players())), "a stale public dict in the view"
+    assert [q["cards"] for q in view["players"]] == [len(p.hand) for p in game.players]
     # And as a multiset: nothing beyond own hand + table + the top discard.
     public = Counter(texts(game.players[seat].hand))
     for m in game.table:

@@ -98,6 +98,7 @@ class Game:
         self.started = False
         self.last_hand_snapshot: dict[str, Any] | None = None
         self._phase_cache: list[Phase] | None = None  # phases only change between hands
+        self._public_cache: list[tuple[tuple, dict[str, Any]] | None] = [None] * players
 
     # ----- queries -------------------------------------------------------------------
 
@@ -501,7 +502,8 @@ class Game:
     # ----- views -------------------------------------------------------------------------
 
     def view(self, seat: int) -> dict[str, Any]:
-        """What `seat` may know (R11), in the protocol's `state` form."""
+        """What `seat` may know (R11), in the protocol's `state` form. Parts of it are
+        shared with other views (the phase, the melds, the seats' public dicts): read-only."""
         p = self.players[seat]
         disc = self.discard_pile
         top = disc[-1] if disc else None
@@ -517,28 +519,44 @@ class Game:
             "discard_top": top.text if top is not None else None,
             "can_take_discard": top is not None and not top.is_skip,
             "draw_size": len(self.draw_pile),
-            "players": self.public_players(),
+            "players": self._public_view(),
             "table": [m.to_dict() for m in self.table],
+        }
+
+    def _public_view(self) -> list[dict[str, Any]]:
+        """`public_players()` for views, made faster by keeping each seat's dict until
+        something in it changes (every request carries all seats; a move changes one or
+        two). The dicts are shared between views: read-only."""
+        cache = self._public_cache
+        hand_no = self.hand_no
+        out = []
+        for q in self.players:
+            key = (hand_no, len(q.hand), q.laid, q.score, q.skip_pending, q.completed, q.active)
+            kept = cache[q.seat]
+            if kept is not None and kept[0] == key:
+                out.append(kept[1])
+            else:
+                d = self._public(q)
+                cache[q.seat] = (key, d)
+                out.append(d)
+        return out
+
+    def _public(self, q: Player) -> dict[str, Any]:
+        return {
+            "seat": q.seat,
+            "name": self.names[q.seat],
+            "phase": self.phase_of(q.seat).number,
+            "completed": q.completed,
+            "laid": q.laid,
+            "cards": len(q.hand),
+            "score": q.score,
+            "skip_pending": q.skip_pending,
+            "active": q.active,
         }
 
     def public_players(self) -> list[dict[str, Any]]:
         """What everyone knows of every seat (R11.1), in the protocol's `players` form."""
-        names = self.names
-        phase_of = self.phase_of
-        return [
-            {
-                "seat": q.seat,
-                "name": names[q.seat],
-                "phase": phase_of(q.seat).number,
-                "completed": q.completed,
-                "laid": q.laid,
-                "cards": len(q.hand),
-                "score": q.score,
-                "skip_pending": q.skip_pending,
-                "active": q.active,
-            }
-            for q in self.players
-        ]
+        return [self._public(q) for q in self.players]
 
     def options(self, seat: int) -> dict[str, Any]:
         """Help for a `play` decision: one legal lay (or None) and every single legal hit."""

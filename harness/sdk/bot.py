@@ -157,22 +157,22 @@ class StrategyBot(Bot):
         return self.strategy.decide(msg["state"], msg["decision"], msg.get("options"))
 
 
-def _dumps(obj: Any) -> bytes:
-    try:
-        import orjson
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the standard library will do
+    _orjson = None  # type: ignore[assignment]
 
-        return orjson.dumps(obj) + b"\n"
-    except ImportError:  # pragma: no cover
-        return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+def _dumps(obj: Any) -> bytes:
+    if _orjson is not None:
+        return _orjson.dumps(obj, option=_orjson.OPT_APPEND_NEWLINE)
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()  # pragma: no cover
 
 
 def _loads(line: bytes) -> Any:
-    try:
-        import orjson
-
-        return orjson.loads(line)
-    except ImportError:  # pragma: no cover
-        return json.loads(line)
+    if _orjson is not None:
+        return _orjson.loads(line)
+    return json.loads(line)  # pragma: no cover
 
 
 def run(bot: Bot, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:

@@ -52,6 +52,7 @@ RULES = Rules()
 TC = TimeControl(move_ms=10_000, startup_ms=20_000)
 ROUNDS = 30
 RESULTS: dict[str, tuple[float, float, float]] = {}  # (min, median, cpu) µs per decision, for the summary
+PAIRED: dict[str, Any] = {}  # figures of the paired rounds, for the summary
 
 
 class CpuClock:
@@ -264,12 +265,73 @@ def test_bench_referee_game(benchmark, workload, variant) -> None:
     _note(benchmark, f"referee_{variant}", decisions, "decision", cpu)
 
 
+def test_bench_paired(benchmark, workload) -> None:
+    """(c) The ratio itself, measured in pairs: each round plays the floor's game traffic
+    once, then the refereed game with options, then without, back to back, and the ratio
+    is taken per round. The machine's speed drifts over seconds; a floor measured in one
+    minute and a referee in the next would carry that drift into the ratio."""
+    procs = [_child(path) for path in workload["files"]]
+    fds = [p.stdin.fileno() for p in procs]
+    readlines = [p.stdout.readline for p in procs]
+    traffic = workload["traffic"]
+    with_opts = _instant_bots(workload["files"])
+    without = _instant_bots(workload["files"], "--no-options")
+    rounds = 3 if benchmark.disabled else 3 * ROUNDS
+    times: dict[str, list[float]] = {"floor": [], "options": [], "no_options": []}
+
+    def floor() -> None:
+        for seat, data, is_request in traffic:
+            os.write(fds[seat], data)
+            if is_request:
+                orjson.loads(readlines[seat]())
+
+    def refereed(bots: list[BotProcess]) -> None:
+        res = play_game(bots, NAMES, RULES, SEED, GAME, time_control=TC)
+        assert res.faults == [] and res.decisions == workload["decisions"]
+
+    def pairs() -> None:
+        for _ in range(rounds):
+            for key, run in (("floor", floor), ("options", lambda: refereed(with_opts)),
+                             ("no_options", lambda: refereed(without))):
+                t = time.perf_counter()
+                run()
+                times[key].append(time.perf_counter() - t)
+
+    try:
+        floor()  # warm up
+        benchmark.pedantic(pairs, rounds=1, iterations=1)
+    finally:
+        _end(procs)
+        _stop(with_opts)
+        _stop(without)
+    n = workload["decisions"]
+
+    def median(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    for key in ("options", "no_options"):
+        ratios = [r / f for r, f in zip(times[key], times["floor"])]
+        benchmark.extra_info[f"paired_ratio_{key}_median"] = round(median(ratios), 3)
+        benchmark.extra_info[f"us_per_decision_{key}_median"] = round(1e6 * median(times[key]) / n, 1)
+    benchmark.extra_info["us_per_decision_floor_median"] = round(1e6 * median(times["floor"]) / n, 1)
+    benchmark.extra_info["rounds"] = rounds
+    if not benchmark.disabled:
+        PAIRED.update(benchmark.extra_info)
+
+
 def test_bench_summary() -> None:
     """Print the figures and ratios (only when the benchmarks above ran with timing)."""
     floor = RESULTS.get("floor_game_traffic")
-    if not floor:
+    if not floor and not PAIRED:
         pytest.skip("benchmarks disabled: no figures")
-    print("\nµs per decision (per round trip for floor_round_trip); ratio = / floor_game_traffic")
-    print(f"  {'':26s} {'min':>8s} {'median':>8s} {'ratio':>6s} {'cpu':>7s}")
-    for key, (lo, med, cpu) in RESULTS.items():
-        print(f"  {key:26s} {lo:8.1f} {med:8.1f} {med / floor[1]:5.2f}x {cpu:7.1f}")
+    if floor:
+        print("\nµs per decision (per round trip for floor_round_trip); ratio = / floor_game_traffic")
+        print(f"  {'':26s} {'min':>8s} {'median':>8s} {'ratio':>6s} {'cpu':>7s}")
+        for key, (lo, med, cpu) in RESULTS.items():
+            print(f"  {key:26s} {lo:8.1f} {med:8.1f} {med / floor[1]:5.2f}x {cpu:7.1f}")
+    if PAIRED:
+        print(f"paired rounds ({PAIRED['rounds']}: floor, referee with options, without; ratio per round): "
+              f"floor {PAIRED['us_per_decision_floor_median']} µs; "
+              f"options {PAIRED['us_per_decision_options_median']} µs, ratio {PAIRED['paired_ratio_options_median']}x; "
+              f"no options {PAIRED['us_per_decision_no_options_median']} µs, "
+              f"ratio {PAIRED['paired_ratio_no_options_median']}x (medians)")
