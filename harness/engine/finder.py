@@ -377,9 +377,12 @@ def legal_hits(hand: Sequence[Card], table: Sequence[Meld]) -> list[tuple[Card, 
         if card.is_wild:
             out.extend((card, mid, end) for mid, end in wild_places)
             continue
-        found = [(mid, None) for mid in sets.get(card.number, ())]
-        found += [(mid, None) for mid in colours.get(card.color, ())]
-        found += [(mid, None) for mid, _ in run_ends.get(card.number, ())]
-        found.sort(key=lambda x: x[0])
-        out.extend((card, mid, end) for mid, end in found)
+        # A natural card names no end: a run takes it at the only end it fits.
+        found = sets.get(card.number, []) + colours.get(card.color, [])
+        ends = run_ends.get(card.number)
+        if ends:
+            found += [mid for mid, _ in ends]
+        if found:
+            found.sort()
+            out.extend((card, mid, None) for mid in found)
     return out
