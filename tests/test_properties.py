@@ -38,6 +38,7 @@ from harness.engine import (
 )
 from harness.engine.melds import check_group
 from harness.engine.phases import MeldReq
+from harness.engine.game import _shuffle
 from harness.players import GreedyStrategy, RandomStrategy, play_local
 
 DECK_COUNT = Counter(DECK)
@@ -442,3 +443,14 @@ def test_random_actions_apply_or_raise_and_change_nothing(
     assert rejected > 0
     event(f"applied random actions: {'none' if not applied else '1-5' if applied <= 5 else '6+'}")
     event(f"hands reached: {game.hand_no}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=2**64), st.integers(min_value=0, max_value=120))
+def test_deals_shuffle_as_python_does(seed: int, n: int) -> None:
+    """The engine's own Fisher-Yates (pinned so no Python release can change the deals)
+    gives what `random.shuffle` gives on the Pythons this project supports."""
+    a, b = list(range(n)), list(range(n))
+    random.Random(seed).shuffle(a)
+    _shuffle(random.Random(seed), b)  # type: ignore[arg-type]
+    assert a == b
