@@ -452,5 +452,5 @@ def test_deals_shuffle_as_python_does(seed: int, n: int) -> None:
     gives what `random.shuffle` gives on the Pythons this project supports."""
     a, b = list(range(n)), list(range(n))
     random.Random(seed).shuffle(a)
-    _shuffle(random.Random(seed), b)  # type: ignore[arg-type]
+    _shuffle(random.Random(seed), b)
     assert a == b

@@ -31,7 +31,7 @@ from .rules import Rules
 Event = dict[str, Any]
 
 
-def _shuffle(rng: random.Random, x: list[Card]) -> None:
+def _shuffle(rng: random.Random, x: list[Any]) -> None:
     """Shuffle `x` in place: Fisher-Yates with `getrandbits`, written out. It is the very
     algorithm of `random.shuffle` in CPython 3.10-3.13 (so the same seed deals the same
     cards), twice as fast, and pinned here so no Python version can change the deals."""
