@@ -75,7 +75,7 @@ class _Search:
         self.ncount = ncount
         self.wilds = wilds
         self.virtual = virtual
-        plan = phase._memo.get("search")
+        plan: tuple[list[tuple[int, MeldReq]], bool] | None = phase._memo.get("search")
         if plan is None:
             # Sets first (cheap to branch), then runs, colour melds last (filled greedily).
             rank = {"set": 0, "run": 1, "color": 2}
