@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from .actions import Action, Draw, Hit, Play
-from .cards import DECK, Card
+from .cards import CARD_TYPES, DECK, Card
 from .deals import Deck
 from .errors import IllegalMove
 from .finder import find_lay, legal_hits
@@ -79,6 +79,7 @@ class Game:
         deck: Deck | None = None,
         game_id: str = "",
         names: Sequence[str] | None = None,
+        hand_snapshots: bool = False,
     ) -> None:
         if not 2 <= players <= 6:
             raise ValueError(f"R2.1: a game has 2..6 players, not {players}")
@@ -110,6 +111,9 @@ class Game:
         self.end_reason: str | None = None
         self.stalled_hands = 0
         self.started = False
+        # With `hand_snapshots`, the whole state at the end of each hand (before the next
+        # deal) is kept in `last_hand_snapshot`, for replay viewers.
+        self.hand_snapshots = hand_snapshots
         self.last_hand_snapshot: dict[str, Any] | None = None
         self._phase_cache: list[Phase] | None = None  # phases only change between hands
         self._public_cache: list[tuple[tuple, dict[str, Any]] | None] = [None] * players
@@ -301,7 +305,8 @@ class Game:
                 "completed": completed,
             }
         )
-        self.last_hand_snapshot = self.snapshot()
+        if self.hand_snapshots:
+            self.last_hand_snapshot = self.snapshot()
         if game_over:
             self.decision = None
             if self.winner is None and self.end_reason != "fixed_hands":
@@ -412,18 +417,20 @@ class Game:
             target = self._skip_target(seat, action)
             p.hand.remove(discard)
             return self._end_play(seat, p, discard, target, [])
-        used: Counter[Card] = Counter()
+        # The cards the play uses, counted by card index (ints hash in C; cards would call
+        # their own __hash__), in the order they come.
+        used: dict[int, int] = {}
         new_melds: list[Meld] = []
         changed: dict[int, Meld] = {}
         hit_events: list[Event] = []
-        hand_count = Counter(p.hand)
         phase = self.phase_of(seat)
         if action.lay is not None:
             if p.laid:
                 raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
             formed = match_lay(action.lay, phase)
             for group in action.lay:
-                used.update(group)
+                for c in group:
+                    used[c.index] = used.get(c.index, 0) + 1
             next_id = len(self.table)
             for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
                 new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
@@ -437,17 +444,20 @@ class Game:
                     raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
                 meld = changed.get(h.meld) or self.table[h.meld]
                 changed[h.meld], end = meld.hit(h.card, h.end)
-                used[h.card] += 1
+                used[h.card.index] = used.get(h.card.index, 0) + 1
                 hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
         remaining = len(p.hand) - sum(used.values())
         if discard is not None:
-            used[discard] += 1
-        for card, k in used.items():
-            if hand_count[card] < k:
-                have = hand_count[card]
+            used[discard.index] = used.get(discard.index, 0) + 1
+        hand_count = [0] * len(CARD_TYPES)
+        for c in p.hand:
+            hand_count[c.index] += 1
+        for i, k in used.items():
+            if hand_count[i] < k:
                 raise IllegalMove(
                     "R3.3" if action.lay else "R3.5",
-                    f"the play uses {k} × {card} but seat {seat}'s hand {_names(sorted(p.hand))} holds {have}",
+                    f"the play uses {k} × {CARD_TYPES[i]} but seat {seat}'s hand {_names(sorted(p.hand))} "
+                    f"holds {hand_count[i]}",
                 )
         # (A discard from a hand that laying and hitting emptied was refused just above:
         # the play would use more cards than the hand holds, R3.5.)
@@ -458,7 +468,8 @@ class Game:
         # Everything checked: apply.
         events: list[Event] = []
         hand = p.hand
-        for card, k in used.items():
+        for i, k in used.items():
+            card = CARD_TYPES[i]
             for _ in range(k):
                 hand.remove(card)
         if new_melds:

@@ -199,19 +199,24 @@ def match_lay(groups: Sequence[Sequence[Card]], phase: Phase) -> list[tuple[str,
             f"phase {phase.number} ({phase.describe()}) names {len(reqs)} meld"
             f"{'s' if len(reqs) != 1 else ''}, {len(groups)} were laid",
         )
-    # fits[g][r]: the meld group g forms for requirement r, or the error it raises.
-    fits: list[list[Any]] = []
-    for g in groups:
-        row: list[Any] = []
-        for r in reqs:
+    # checked[g, r]: the meld group g forms for requirement r, or the error it raises;
+    # worked out when first needed (groups laid in the phase's order match at once).
+    checked: dict[tuple[int, int], Any] = {}
+
+    def fit(g: int, r: int) -> Any:
+        got = checked.get((g, r))
+        if got is None:
             try:
-                row.append(check_group(g, r))
+                got = check_group(groups[g], reqs[r])
             except IllegalMove as e:
-                row.append(e)
-        fits.append(row)
+                got = e
+            checked[g, r] = got
+        return got
+
     for perm in permutations(range(len(reqs))):
-        if all(not isinstance(fits[g][r], IllegalMove) for g, r in enumerate(perm)):
-            return [fits[g][r] for g, r in enumerate(perm)]
+        if all(not isinstance(fit(g, r), IllegalMove) for g, r in enumerate(perm)):
+            return [fit(g, r) for g, r in enumerate(perm)]
+    fits = [[fit(g, r) for r in range(len(reqs))] for g in range(len(groups))]
     # Name the fault of the meld a group is left to stand for once the other groups have
     # taken the melds they fit (a 3-card run beside a good set breaks R5.2, not R4.1).
     best = max(

@@ -50,7 +50,8 @@ def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> l
     rules = Rules.from_dict(header["rules"])
     names = [p["name"] for p in header["players"]]
     deck = Deck.from_dict(header["deck"]) if header.get("deck") else None
-    game = Game(rules, len(names), int(header["seed"]), deck, game_id=header.get("game", ""), names=names)
+    game = Game(rules, len(names), int(header["seed"]), deck, game_id=header.get("game", ""), names=names,
+                hand_snapshots=True)
     out: list[dict[str, Any]] = []
 
     def add(snap: dict[str, Any], seat: int | None, events: list[dict[str, Any]]) -> None:
