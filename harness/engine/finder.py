@@ -205,6 +205,9 @@ class _Search:
         if budget < 0:
             return
         kind = req.kind
+        if last and not virtual and not self.colour_matters:
+            self._fill_last(pos, req, places, budget)
+            return
         gen = (
             self._sets(req.size, last, budget) if kind == "set"
             else self._runs(req.size, last, budget) if kind == "run"
@@ -223,6 +226,36 @@ class _Search:
             self.chosen.append((pos, req, []))
             self._solve(i + 1, places + req.size, empties + 1)
             self.chosen.pop()
+
+    def _fill_last(self, pos: int, req: MeldReq, places: int, budget: int) -> None:
+        """The last meld in number mode, real search: its cheapest candidate directly (the
+        first of the cheapest, in the generators' order), with no generator or recursion."""
+        size = req.size
+        ncount = self.ncount
+        best_places = budget + 1
+        cards: list[int | None] = []
+        if req.kind == "set":
+            for n in range(1, 13):
+                c = ncount[n]
+                if c and size - c < best_places:
+                    k = c if c < size else size
+                    best_places = size - k
+                    cards = [n] * k
+                    if not best_places:
+                        break
+        else:
+            has = [1 if k else 0 for k in ncount]
+            present = sum(has[1:size])
+            for start in range(1, 14 - size):
+                present += has[start + size - 1] - has[start - 1]
+                if present and size - present < best_places:
+                    best_places = size - present
+                    cards = [n if ncount[n] else None for n in range(start, start + size)]
+                    if not best_places:
+                        break
+        if cards and places + best_places < self.best_cost:
+            self.best_cost = places + best_places
+            self.best = self.chosen + [(pos, req, cards)]
 
     def best_types(self) -> list[tuple[int, MeldReq, list[int | None]]] | None:
         """The best layout with card type indexes (number mode picks any colours)."""
