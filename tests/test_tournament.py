@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from itertools import combinations
@@ -130,6 +132,8 @@ def test_seeds_depend_on_the_table_not_on_the_rest_of_the_field(tmp_path: Path) 
         ({"replays": "some"}, "replays"),
         ({"format": "gauntlet"}, "challengers"),
         ({"format": "random"}, "games"),
+        ({"affinity": "yes"}, "affinity"),
+        ({"affinity": True, "executor": "dask"}, "affinity"),
     ],
 )
 def test_bad_configs_name_the_file_and_key(tmp_path: Path, over: dict, key: str) -> None:
@@ -152,22 +156,42 @@ def test_config_is_frozen_and_cmd_strings_are_split(tmp_path: Path) -> None:
 
 
 def test_parallel_1_and_2_give_identical_results(tmp_path: Path) -> None:
+    """Also with each worker and its bots pinned to one CPU (`affinity: true`)."""
     outs = []
-    for par in (1, 2):
-        d = tmp_path / f"p{par}"
+    for par, pin in ((1, False), (2, False), (2, True)):
+        d = tmp_path / f"p{par}{'-pinned' if pin else ''}"
         d.mkdir()
-        cfg = load_config(write_config(d, parallel=par, duplicate=True))
+        cfg = load_config(write_config(d, parallel=par, duplicate=True, affinity=pin))
+        assert cfg.affinity is pin
         outcome = run_tournament(cfg, build_site=False)
         assert outcome.finished and outcome.played == 12
         # one bot process per entrant per worker, never one per game
         assert all(n <= par for n in outcome.bot_starts.values()), outcome.bot_starts
         outs.append(cfg.output)
-    a, b = outs
-    assert records(a) == records(b)
-    for name in ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv"):
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
-    replays = sorted(p.name for p in (a / "replays").iterdir())
-    assert replays and replays == sorted(p.name for p in (b / "replays").iterdir())
+    a = outs[0]
+    for b in outs[1:]:
+        assert records(a) == records(b)
+        for name in ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv"):
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
+        replays = sorted(p.name for p in (a / "replays").iterdir())
+        assert replays and replays == sorted(p.name for p in (b / "replays").iterdir())
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pinning needs Linux")
+def test_pin_to_cpu_pins_the_process_and_what_it_starts() -> None:
+    code = (
+        "import os, subprocess, sys\n"
+        "from harness.tournament.executor import pin_to_cpu\n"
+        "cpus = sorted(os.sched_getaffinity(0))\n"
+        "cpu = pin_to_cpu(len(cpus) + 1)\n"
+        "assert cpu == cpus[(len(cpus) + 1) % len(cpus)], cpu\n"
+        "child = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'],"
+        " capture_output=True, text=True, check=True).stdout.strip()\n"
+        "print(sorted(os.sched_getaffinity(0)), child, cpu)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    mine, child, cpu = out.stdout.split()  # the pinned process, a process it started, the CPU
+    assert mine == child == f"[{cpu}]", out.stdout
 
 
 def test_greedy_ranks_above_random(tmp_path: Path) -> None:

@@ -81,6 +81,7 @@ class TournamentConfig:
     output: Path
     executor: str = "local"
     scheduler: str | None = None
+    affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
     source: str = field(default="", compare=False)
@@ -152,7 +153,7 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
-    "executor", "scheduler", "limits", "stop_when", "stop",
+    "executor", "scheduler", "limits", "stop_when", "stop", "affinity",
 }
 
 
@@ -340,13 +341,18 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     scheduler = data.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
         raise _err(src, "scheduler", f"must be an address like tcp://host:8786, not {scheduler!r}")
+    affinity = data.get("affinity", False)
+    if not isinstance(affinity, bool):
+        raise _err(src, "affinity", f"must be true or false, not {affinity!r}")
+    if affinity and executor != "local":
+        raise _err(src, "affinity", "applies to the local executor only (a Dask cluster places its own workers)")
     stop_when, stop = _stop(src, data, len(bots))
     return TournamentConfig(
         name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        source=src, raw=dict(data),
+        affinity=affinity, source=src, raw=dict(data),
     )
 
 
