@@ -281,3 +281,23 @@ def test_quickstart_config_is_valid() -> None:
     assert cfg.parallel == 2 and len(schedule(cfg)) > 0
     for path in (ROOT / "tournaments").glob("*.yaml"):
         load_config(path)
+
+
+def test_live_leader_rates_games_in_index_order_and_only_when_asked() -> None:
+    from harness.tournament.ratings import Ratings
+    from harness.tournament.runner import _LiveRatings
+
+    games = [{"id": i, "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1]} for i in range(6)]
+    live = _LiveRatings(["a", "b"], {}, every_s=0.0)
+    assert live.leader() is None
+    for g in [games[1], games[0], games[3]]:  # game 2 is missing: game 3 waits for it
+        live.add(g)
+    assert live.leader() is not None and live.next == 2
+    expected = Ratings(["a", "b"])
+    for g in games[:2]:
+        expected.update(g["id"], g["seats"], g["places"])
+    assert live.ratings.table() == expected.table()
+    slow = _LiveRatings(["a", "b"], {}, every_s=3600.0)
+    slow.leader()  # asked once: nothing to rate yet
+    slow.add(games[0])
+    assert slow.leader() is None and slow.next == 0  # not rated again within the hour

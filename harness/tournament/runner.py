@@ -304,17 +304,32 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
 
 class _LiveRatings:
     """Ratings over the finished games with no gap in index order, for the progress display
-    (the final ratings are computed from all games, in index order)."""
+    (the final ratings are computed from all games, in index order).
 
-    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]]) -> None:
+    A TrueSkill update costs milliseconds, in the process that also feeds the workers, so
+    games are only rated when the display asks for the leader, and at most every
+    `every_s` seconds: a leader up to that much out of date, and no work without a display."""
+
+    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
+                 every_s: float = 0.5) -> None:
         self.ratings = Ratings(entrants)
         self.pending: dict[int, Mapping[str, Any]] = dict(records)
         self.next = 0
-        self._advance()
+        self.every_s = every_s
+        self._asked = -every_s
+        self._leader: str | None = None
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.pending[rec["id"]] = rec
-        self._advance()
+
+    def leader(self) -> str | None:
+        """The leader over the games rated so far (rating the new ones if it is time)."""
+        now = time.monotonic()
+        if now - self._asked >= self.every_s:
+            self._asked = now
+            self._advance()
+            self._leader = self.ratings.leader() if self.next else None
+        return self._leader
 
     def _advance(self) -> None:
         while self.next in self.pending:
@@ -323,5 +338,3 @@ class _LiveRatings:
                 self.ratings.update(r["id"], r["seats"], r["places"])
             self.next += 1
 
-    def leader(self) -> str | None:
-        return self.ratings.leader() if self.next else None

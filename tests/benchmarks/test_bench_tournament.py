@@ -19,7 +19,7 @@ from harness.engine import Rules
 from harness.players import GreedyStrategy, play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, handshake, play_game
 from harness.tournament.config import parse_config
-from harness.tournament.executor import GameRunner
+from harness.tournament.executor import GameRunner, pin_to_cpu
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import GameSpec, derive_seed, game_id
 
@@ -27,53 +27,82 @@ ROOT = Path(__file__).resolve().parents[2]
 GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
 
 
-def _config(tmp: Path, parallel: int, per_table: int) -> dict:
+def _config(tmp: Path, parallel: int, per_table: int, affinity: bool = False) -> dict:
     return {
-        "name": f"bench-p{parallel}",
+        "name": f"bench-p{parallel}{'-pinned' if affinity else ''}",
+        "affinity": affinity,
         "seed": 5,
         "bots": [{"name": f"greedy{i}", "cmd": GREEDY} for i in range(5)],
         "table_size": 4,
         "games_per_table": per_table,
         "parallel": parallel,
         "replays": "none",
-        "output": str(tmp / f"p{parallel}"),
+        "output": str(tmp / f"p{parallel}{'-pinned' if affinity else ''}"),
     }
 
 
 def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None:
-    """Games per second with parallel 1 and 2 on the bundled greedy bots, and the bot
-    processes started (one per entrant per worker)."""
-    per_table = 4 if benchmark.disabled else 16  # 5 tables of 4 entrants
-    figures = {}
+    """Games per second with parallel 1 and 2 on the bundled greedy bots (and parallel 2
+    with `affinity: true`), and the bot processes started (one per entrant per worker).
 
-    def one(parallel: int) -> None:
-        cfg = parse_config(_config(tmp_path, parallel, per_table), base=ROOT)
+    The machine's speed drifts over seconds, so the three runs are made back to back in
+    each of several rounds, and the speed-up is the median of the rounds' ratios."""
+    per_table = 4 if benchmark.disabled else 16  # 5 tables of 4 entrants
+    rounds = 1 if benchmark.disabled else 5
+    runs: dict[tuple[int, bool], list[tuple[float, int, int]]] = {}
+
+    def one(parallel: int, affinity: bool = False) -> None:
+        cfg = parse_config(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
         t = time.perf_counter()
         out = run_tournament(cfg, fresh=True, build_site=False)
         dt = time.perf_counter() - t
-        figures[parallel] = (out.played / dt, sum(out.bot_starts.values()), out.played)
+        runs.setdefault((parallel, affinity), []).append((out.played / dt, sum(out.bot_starts.values()), out.played))
 
-    def both() -> None:
-        one(1)
-        one(2)
+    def all_rounds() -> None:
+        for _ in range(rounds):
+            one(1)
+            one(2)
+            one(2, affinity=True)
 
-    benchmark.pedantic(both, rounds=1, iterations=1)
-    (g1, s1, n), (g2, s2, _) = figures[1], figures[2]
+    benchmark.pedantic(all_rounds, rounds=1, iterations=1)
+
+    def median(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    p1, p2, pp = runs[1, False], runs[2, False], runs[2, True]
+    speedups = [b[0] / a[0] for a, b in zip(p1, p2)]
+    pinned = [b[0] / a[0] for a, b in zip(p1, pp)]
+    starts = ({r[1] for r in p1}, {r[1] for r in p2}, {r[1] for r in pp})
+    n = p1[0][2]
     benchmark.extra_info.update({
-        "games": n, "games_per_s_parallel_1": round(g1, 2), "games_per_s_parallel_2": round(g2, 2),
-        "speedup": round(g2 / g1, 2), "bot_processes_parallel_1": s1, "bot_processes_parallel_2": s2,
+        "games": n, "rounds": rounds,
+        "games_per_s_parallel_1": [round(r[0], 2) for r in p1],
+        "games_per_s_parallel_2": [round(r[0], 2) for r in p2],
+        "games_per_s_parallel_2_pinned": [round(r[0], 2) for r in pp],
+        "speedup_median": round(median(speedups), 2), "speedups": [round(x, 2) for x in speedups],
+        "speedup_pinned_median": round(median(pinned), 2), "speedups_pinned": [round(x, 2) for x in pinned],
+        "bot_processes_parallel_1": sorted(starts[0]), "bot_processes_parallel_2": sorted(starts[1]),
     })
-    print(f"\nthroughput: parallel 1 {g1:.2f} games/s, parallel 2 {g2:.2f} games/s, x{g2 / g1:.2f}; "
-          f"bot processes started {s1} and {s2} for {n} games")
-    assert s1 == 5 and s2 <= 10  # never one per game
+    print(f"\nthroughput, {rounds} rounds of {n} games: parallel 1 {median([r[0] for r in p1]):.2f} games/s, "
+          f"parallel 2 {median([r[0] for r in p2]):.2f}, with affinity {median([r[0] for r in pp]):.2f} (medians); "
+          f"speed-up per round {', '.join(f'{x:.2f}' for x in speedups)} (median x{median(speedups):.2f}), "
+          f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f}); "
+          f"bot processes started {sorted(starts[0])} and {sorted(starts[1])} per run")
+    assert starts[0] == {5} and max(starts[1] | starts[2]) <= 10  # never one per game
 
 
-def test_refereed_game_vs_in_process(benchmark) -> None:
+@pytest.mark.parametrize("pinned", [False, True], ids=["default", "one_cpu"])
+def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
     """A 4-player game of the Python greedy bots through the referee (child processes,
-    p10/1) next to the same game, same seed and same decisions, played in-process."""
+    p10/1) next to the same game, same seed and same decisions, played in-process. With
+    `one_cpu`, this process and the bots are pinned to one CPU (what `affinity: true`
+    does for a worker) for both."""
     games = 3 if benchmark.disabled else 30
     specs = [BotSpec(f"g{i}", tuple(GREEDY)) for i in range(4)]
     bots = [BotProcess(s) for s in specs]
+    mask = os.sched_getaffinity(0) if pinned else None
+    if pinned and pin_to_cpu(0) is None:
+        pytest.skip("cannot pin to a CPU here")
     try:
         for b, s in zip(bots, specs):
             handshake(b, s.name, TimeControl())
@@ -96,13 +125,16 @@ def test_refereed_game_vs_in_process(benchmark) -> None:
     finally:
         for b in bots:
             b.stop()
+        if mask is not None:
+            os.sched_setaffinity(0, mask)
     ratio = t_ref / t_in
     benchmark.extra_info.update({
         "games": games, "in_process_s_per_game": round(t_in / games, 4),
         "refereed_s_per_game": round(t_ref / games, 4), "ratio": round(ratio, 2),
         "refereed_us_per_decision": round(t_ref / decisions * 1e6, 1),
     })
-    print(f"\nin-process {t_in / games * 1000:.1f} ms/game, refereed {t_ref / games * 1000:.1f} ms/game, ratio {ratio:.2f}")
+    print(f"\n{'pinned to one CPU: ' if pinned else ''}in-process {t_in / games * 1000:.1f} ms/game, "
+          f"refereed {t_ref / games * 1000:.1f} ms/game, ratio {ratio:.2f}")
 
 
 def _rss_kib() -> int:
