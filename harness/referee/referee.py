@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import orjson
 
-from ..engine import Deck, Game, IllegalMove, Rules
+from ..engine import Action, Deck, Game, IllegalMove, Rules
 from .codec import PROTOCOL, MalformedMessage, decode, encode, parse_hello, parse_reply
 from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, stderr_gist
 
@@ -50,6 +50,51 @@ class Fault:
         return {"seat": self.seat, "entrant": self.entrant, "kind": self.kind, "reason": self.reason}
 
 
+class Recording:
+    """A game's replay while it is played: what happened is kept as it comes (messages as
+    the bytes sent or read, actions as values) and turned into replay lines only when
+    asked."""
+
+    __slots__ = ("_entries", "_lines")
+
+    def __init__(self) -> None:
+        self._entries: list[Any] = []
+        self._lines: list[bytes] | None = None
+
+    def add(self, obj: dict[str, Any]) -> None:
+        """A record as a JSON object (header, note, result)."""
+        self._entries.append(obj)
+
+    def msg(self, direction: str, seat: int, t: float, data: bytes, is_json: bool) -> None:
+        """A message line sent or read at `t` seconds into the game; `is_json`: whether
+        the line is one JSON object (ours are; a bot's line may be anything)."""
+        self._entries.append((direction, seat, t, data, is_json))
+
+    def action(self, seat: int, action: Action, fallback: bool) -> None:
+        """A move applied for `seat` (a fallback when the referee played it)."""
+        self._entries.append((seat, action, fallback))
+
+    def lines(self) -> list[bytes]:
+        """The replay, one JSON line per record (without newlines)."""
+        if self._lines is None:
+            self._lines = [self._line(e) for e in self._entries]
+        return self._lines
+
+    @staticmethod
+    def _line(e: Any) -> bytes:
+        if isinstance(e, dict):
+            return orjson.dumps(e)
+        if len(e) == 3:
+            seat, action, fallback = e
+            return orjson.dumps({"type": "action", "seat": seat, "action": action.to_json(), "fallback": fallback})
+        direction, seat, t, data, is_json = e
+        line = data.rstrip(b"\n")
+        head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(round(t, 5)).encode())
+        if is_json:
+            return head + b'"msg":' + line + b"}"
+        return head + b'"raw":' + orjson.dumps(line[:2000].decode("utf-8", "replace")) + b"}"
+
+
 @dataclass
 class GameResult:
     """What one refereed game produced."""
@@ -70,7 +115,14 @@ class GameResult:
     decisions: int
     think_s: list[float]
     stale_replies: int = 0
-    replay: list[bytes] | None = field(default=None, repr=False)
+    recording: Recording | None = field(default=None, repr=False)
+
+    @property
+    def replay(self) -> list[bytes] | None:
+        """The replay lines (p10-replay/1) when the game was recorded, else None. They are
+        formatted on first use: a tournament that keeps only failed games' replays never
+        formats the others."""
+        return self.recording.lines() if self.recording is not None else None
 
     def to_record(self) -> dict[str, Any]:
         """The games.jsonl form (without tournament fields such as id and group)."""
@@ -172,7 +224,7 @@ class Referee:
         self.tc = time_control
         self.policy = policy
         self.faults: list[Fault] = []
-        self.record: list[bytes] | None = [] if record else None
+        self.record: Recording | None = Recording() if record else None
         self.on_event = on_event
         self.stale = 0
         self.decisions = 0
@@ -183,29 +235,16 @@ class Referee:
 
     def _rec(self, obj: dict[str, Any]) -> None:
         if self.record is not None:
-            self.record.append(orjson.dumps(obj))
+            self.record.add(obj)
 
-    def _rec_msg(self, direction: str, seat: int, data: bytes | None = None, msg: Any = None,
-                 is_json: bool | None = None) -> None:
-        """Record one message. `is_json`: whether `data` is known to be one JSON object
-        (our own messages are; a bot's line is checked here unless the caller knows)."""
-        if self.record is None:
-            return
-        t = round(time.monotonic() - self._t0, 5)
-        if data is not None:
-            line = data.rstrip(b"\n")
-            head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(t).encode())
-            try:
-                if is_json is None:
-                    orjson.loads(line)
-                elif not is_json:
-                    raise orjson.JSONDecodeError("not JSON", "", 0)
-                self.record.append(head + b'"msg":' + line + b"}")
-            except orjson.JSONDecodeError:
-                raw = line[:2000].decode("utf-8", "replace")
-                self.record.append(head + b'"raw":' + orjson.dumps(raw) + b"}")
-        else:
-            self._rec({"type": "msg", "dir": direction, "seat": seat, "t": t, "msg": msg})
+    def _rec_msg(self, direction: str, seat: int, data: bytes, is_json: bool) -> None:
+        """Record one message line; `is_json`: whether it is known to be one JSON object."""
+        if self.record is not None:
+            self.record.msg(direction, seat, time.monotonic() - self._t0, data, is_json)
+
+    def _rec_action(self, seat: int, action: Action, fallback: bool) -> None:
+        if self.record is not None:
+            self.record.action(seat, action, fallback)
 
     # ----- talking to seats -----------------------------------------------------------------
 
@@ -269,7 +308,7 @@ class Referee:
             seat = self.seats[game.current]
             if seat.forfeit:
                 action = game.fallback()
-                self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": True})
+                self._rec_action(seat.n, action, True)
                 self._route(game, game.apply(action))
             else:
                 self._route(game, self._decide(game, seat))
@@ -299,7 +338,7 @@ class Referee:
         for seat in self.seats:
             seat.bot.drain_stderr()
         self._rec({"type": "result", **{k: v for k, v in end.items() if k != "type"}})
-        result.replay = self.record
+        result.recording = self.record
         return result
 
     def _route(self, game: Game, events: list[dict[str, Any]]) -> None:
@@ -380,7 +419,7 @@ class Referee:
                                            f"not {orjson.dumps(got).decode()[:40]}")
                 events = game.apply(action)
                 if record is not None:
-                    self._rec({"type": "action", "seat": n, "action": action.to_json(), "fallback": False})
+                    record.action(n, action, False)
                 return events
             except BotTimeout:
                 seat.think += time.monotonic() - t_start
@@ -410,7 +449,7 @@ class Referee:
                 self._forfeit(seat, kind, f"{seat.strikes} strikes (the limit is {policy.max_strikes})", counted=True)
                 break
         action = game.fallback()
-        self._rec({"type": "action", "seat": seat.n, "action": action.to_json(), "fallback": True})
+        self._rec_action(seat.n, action, True)
         return game.apply(action)
 
 

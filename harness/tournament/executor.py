@@ -82,9 +82,9 @@ class GameRunner:
             record = {"id": spec.index, "group": spec.group, **result.to_record()}
             if between:
                 record["faults"] = between + record["faults"]
-            replay = result.replay
-            if cfg.replays == "failed" and not record["faults"]:
-                replay = None
+            # (A replay is formatted only when it is kept: "failed" keeps games with faults.)
+            keep = cfg.replays == "all" or (cfg.replays == "failed" and bool(record["faults"]))
+            replay = result.replay if keep else None
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
                       "seats": seats, "places": [1] * len(seats), "scores": [0] * len(seats),
