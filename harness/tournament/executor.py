@@ -191,7 +191,7 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # end with the parent (Linux)
     except (OSError, AttributeError):
         pass
-    if cfg.pins_workers():
+    if cfg.affinity:
         pin_to_cpu(wid)
     # Bots' orphans (a grandchild that left the bot's process group) become our children.
     reap = become_subreaper()
