@@ -78,6 +78,7 @@ class Recording:
         """The replay, one JSON line per record (without newlines)."""
         if self._lines is None:
             self._lines = [self._line(e) for e in self._entries]
+            self._entries = []  # the lines say it all now
         return self._lines
 
     @staticmethod
