@@ -12,7 +12,7 @@ from ..engine import Game, IllegalMove, Phase, action_from_json, find_lay
 from ..engine.cards import Card, CardError
 from ..players import GreedyStrategy
 from ..referee import BotDied, BotStartError, BotTimeout, LineTooLong, MalformedMessage, decode, encode
-from ..referee.codec import PROTOCOL, parse_reply
+from ..referee.codec import hello_message, parse_reply
 from . import scenarios as S
 from .context import CheckFailed, Context, DirectFault, Played, first_play, reply_pairs
 from .tap import Entry
@@ -42,8 +42,7 @@ def check_handshake(ctx: Context) -> str:
     except BotStartError as e:
         raise CheckFailed(f"{e}. Check the command: it is run as given, from the current directory "
                           "(`python` means the Python running p10-tourney)") from None
-    hello = {"type": "hello", "protocol": PROTOCOL, "name": ctx.name,
-             "time": {"move_ms": ctx.tc.move_ms, "game_ms": ctx.tc.game_ms}}
+    hello = hello_message(ctx.name, ctx.tc.move_ms, ctx.tc.game_ms)
     t = time.monotonic()
     deadline = t + ctx.tc.startup_ms / 1000
     want = '{"type": "hello", "name": "my-bot", "version": "1.0"}'

@@ -55,6 +55,11 @@ _REPLY_KEYS = {
 }
 
 
+def hello_message(entrant: str, move_ms: int, game_ms: int | None) -> dict[str, Any]:
+    """The referee's `hello`: the protocol, the entrant's name and its time limits."""
+    return {"type": "hello", "protocol": PROTOCOL, "name": entrant, "time": {"move_ms": move_ms, "game_ms": game_ms}}
+
+
 def parse_hello(msg: dict[str, Any]) -> dict[str, Any]:
     """Check a bot's `hello` reply; raises `MalformedMessage`."""
     if msg.get("type") != "hello":

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import orjson
 
 from ..engine import Action, Deck, Game, IllegalMove, Rules
-from .codec import PROTOCOL, MalformedMessage, decode, encode, parse_hello, parse_reply
+from .codec import MalformedMessage, decode, encode, hello_message, parse_hello, parse_reply
 from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, stderr_gist
 
 
@@ -58,21 +58,21 @@ class Recording:
     __slots__ = ("_entries", "_lines")
 
     def __init__(self) -> None:
-        self._entries: list[Any] = []
+        self._entries: list[tuple[Any, ...]] = []
         self._lines: list[bytes] | None = None
 
     def add(self, obj: dict[str, Any]) -> None:
         """A record as a JSON object (header, note, result)."""
-        self._entries.append(obj)
+        self._entries.append(("obj", obj))
 
     def msg(self, direction: str, seat: int, t: float, data: bytes, is_json: bool) -> None:
         """A message line sent or read at `t` seconds into the game; `is_json`: whether
         the line is one JSON object (ours are; a bot's line may be anything)."""
-        self._entries.append((direction, seat, t, data, is_json))
+        self._entries.append(("msg", direction, seat, t, data, is_json))
 
     def action(self, seat: int, action: Action, fallback: bool) -> None:
         """A move applied for `seat` (a fallback when the referee played it)."""
-        self._entries.append((seat, action, fallback))
+        self._entries.append(("action", seat, action, fallback))
 
     def lines(self) -> list[bytes]:
         """The replay, one JSON line per record (without newlines)."""
@@ -82,13 +82,14 @@ class Recording:
         return self._lines
 
     @staticmethod
-    def _line(e: Any) -> bytes:
-        if isinstance(e, dict):
-            return orjson.dumps(e)
-        if len(e) == 3:
-            seat, action, fallback = e
+    def _line(e: tuple[Any, ...]) -> bytes:
+        kind = e[0]
+        if kind == "obj":
+            return orjson.dumps(e[1])
+        if kind == "action":
+            _, seat, action, fallback = e
             return orjson.dumps({"type": "action", "seat": seat, "action": action.to_json(), "fallback": fallback})
-        direction, seat, t, data, is_json = e
+        _, direction, seat, t, data, is_json = e
         line = data.rstrip(b"\n")
         head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(round(t, 5)).encode())
         if is_json:
@@ -158,12 +159,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     `BotStartError`."""
     if not bot.alive:
         bot.start()
-    hello = {
-        "type": "hello",
-        "protocol": PROTOCOL,
-        "name": entrant,
-        "time": {"move_ms": time_control.move_ms, "game_ms": time_control.game_ms},
-    }
+    hello = hello_message(entrant, time_control.move_ms, time_control.game_ms)
     deadline = time.monotonic() + time_control.startup_ms / 1000
     try:
         bot.send(encode(hello))
