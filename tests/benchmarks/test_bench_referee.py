@@ -164,6 +164,24 @@ def _child(path: Path) -> subprocess.Popen:
     return proc
 
 
+def _traffic_player(procs: list[subprocess.Popen], traffic: list[tuple[int, bytes, bool]]):
+    """The floor's loop: send every message of the game to its seat's child, one `os.write`
+    each, and read and parse the reply to each request. Returns the requests answered."""
+    fds = [p.stdin.fileno() for p in procs]
+    readlines = [p.stdout.readline for p in procs]
+
+    def play() -> int:
+        n = 0
+        for seat, data, is_request in traffic:
+            os.write(fds[seat], data)
+            if is_request:
+                orjson.loads(readlines[seat]())
+                n += 1
+        return n
+
+    return play
+
+
 def _end(procs: list[subprocess.Popen]) -> None:
     for p in procs:
         p.stdin.close()
@@ -217,19 +235,7 @@ def test_bench_floor_game_traffic(benchmark, workload) -> None:
     """(a') Four children; every message the referee sent in the game, byte for byte, to
     its seat; each request's reply read and parsed. µs per decision without a referee."""
     procs = [_child(path) for path in workload["files"]]
-    fds = [p.stdin.fileno() for p in procs]
-    readlines = [p.stdout.readline for p in procs]
-    traffic = workload["traffic"]
-
-    def game_traffic() -> int:
-        n = 0
-        for seat, data, is_request in traffic:
-            os.write(fds[seat], data)
-            if is_request:
-                orjson.loads(readlines[seat]())
-                n += 1
-        return n
-
+    game_traffic = _traffic_player(procs, workload["traffic"])
     cpu = CpuClock()
     try:
         n = benchmark.pedantic(cpu(game_traffic), rounds=ROUNDS, iterations=1, warmup_rounds=1)
@@ -271,19 +277,11 @@ def test_bench_paired(benchmark, workload) -> None:
     is taken per round. The machine's speed drifts over seconds; a floor measured in one
     minute and a referee in the next would carry that drift into the ratio."""
     procs = [_child(path) for path in workload["files"]]
-    fds = [p.stdin.fileno() for p in procs]
-    readlines = [p.stdout.readline for p in procs]
-    traffic = workload["traffic"]
+    floor = _traffic_player(procs, workload["traffic"])
     with_opts = _instant_bots(workload["files"])
     without = _instant_bots(workload["files"], "--no-options")
     rounds = 3 if benchmark.disabled else 3 * ROUNDS
     times: dict[str, list[float]] = {"floor": [], "options": [], "no_options": []}
-
-    def floor() -> None:
-        for seat, data, is_request in traffic:
-            os.write(fds[seat], data)
-            if is_request:
-                orjson.loads(readlines[seat]())
 
     def refereed(bots: list[BotProcess]) -> None:
         res = play_game(bots, NAMES, RULES, SEED, GAME, time_control=TC)
