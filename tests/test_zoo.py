@@ -31,6 +31,7 @@ from harness.referee import BotDied, BotProcess, BotSpec, Limits, TimeControl, h
 from harness.referee.process import LimitExceeded
 from harness.tournament.config import DisqualifyPolicy, load_config
 from harness.tournament.disqualify import DisqualificationGate, disqualifications
+from harness.tournament.runner import _play
 from harness.tournament.schedule import GameSpec, schedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -464,3 +465,68 @@ def test_gate_lets_a_clean_entrant_run_ahead():
     assert gate.ready(specs[16])
     # Twelve more games out of sight could be a majority of forfeits: round 7 must wait.
     assert not gate.ready(specs[28])
+
+
+class _RandomOrderExecutor:
+    """An executor with `parallel` workers whose games finish in random order, driven the
+    way the runner drives a real one (`run(first, excluded, more=...)`). It notes, for each
+    game handed out, the games still running at that moment."""
+
+    def __init__(self, parallel: int, rng: random.Random, bad: dict[str, float]) -> None:
+        self.parallel, self.rng, self.bad = parallel, rng, bad
+        self.handed: list[tuple[int, set[int]]] = []
+
+    def run(self, specs, excluded=(), more=None):
+        pending, running = list(specs), []
+        while pending or running:
+            while pending and len(running) < self.parallel:
+                spec = pending.pop(0)
+                self.handed.append((spec.index, {s.index for s, _ in running}))
+                running.append((spec, frozenset(excluded)))
+            spec, ex = running.pop(self.rng.randrange(len(running)))
+            yield {"record": _outcome(spec, set(ex), self.bad)}
+            if more is not None:
+                pending.extend(more())
+
+
+def _run_play(specs, entrants, policy, executor):
+    gate = DisqualificationGate(specs, entrants, policy)
+    excluded = gate.excluded
+    records = {}
+    for res in _play(executor, list(specs), gate, excluded):
+        rec = res["record"]
+        records[rec["id"]] = rec
+        excluded.update(d.entrant for d in gate.add(rec))
+    return records, gate.in_order()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), parallel=st.integers(2, 8), order=st.integers(0, 10**6),
+       check_every=st.integers(1, 12), badness=st.lists(st.floats(0, 1), min_size=5, max_size=5))
+def test_runner_hands_out_games_as_the_gate_allows(seed, parallel, order, check_every, badness):
+    """The runner's hand-out (`_play`) plays every game once, with the same records and
+    disqualifications as one game at a time."""
+    entrants = ["a", "b", "s1", "c", "s2"]
+    specs = _specs(60, entrants, seed)
+    policy = DisqualifyPolicy(startup_failures=3, forfeit_share=0.5, min_games=3, check_every=check_every)
+    bad = dict(zip(entrants, badness))
+    one, dq_one = _simulate(specs, entrants, policy, bad, 1, random.Random(0))
+    many, dq_many = _run_play(specs, entrants, policy, _RandomOrderExecutor(parallel, random.Random(order), bad))
+    assert many == one
+    assert dq_many == dq_one
+
+
+def test_no_pause_between_rounds_for_clean_entrants():
+    """With clean records, games of the next round start while the last games of a round
+    are still being played: the workers do not wait at each `check_every` boundary."""
+    entrants = ["a", "b", "c", "d"]
+    specs = _specs(200, entrants, 7)
+    policy = DisqualifyPolicy(startup_failures=3, forfeit_share=0.5, min_games=4, check_every=20)
+    ex = _RandomOrderExecutor(4, random.Random(1), {})
+    records, dqs = _run_play(specs, entrants, policy, ex)
+    assert sorted(records) == list(range(200)) and dqs == []
+    size = policy.check_every
+    across = [i for i, running in ex.handed if any(j // size < i // size for j in running)]
+    rounds_overlapped = {i // size for i in across}
+    assert rounds_overlapped == set(range(1, 10))  # every round after the first began early
+

@@ -28,7 +28,7 @@ import uuid
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
@@ -338,19 +338,23 @@ class DaskExecutor:
             self._threads = (now, n)
         return max(INFLIGHT_PER_THREAD, INFLIGHT_PER_THREAD * n)
 
-    def run(self, specs: Sequence[GameSpec], excluded: Any = ()) -> Iterator[dict[str, Any]]:
+    def run(self, specs: Sequence[GameSpec], excluded: Any = (),
+            more: Callable[[], Sequence[GameSpec]] | None = None) -> Iterator[dict[str, Any]]:
         """Yield each game's result as it finishes. `excluded` is a set that the caller may
-        grow (disqualifications); games submitted later leave those entrants out."""
+        grow (disqualifications); games submitted later leave those entrants out. `more`,
+        if given, is asked after each result has been handed to the caller for games that
+        may start now, which are played in the same run."""
         if not specs:
             return
         self.start(excluded)
         try:
-            yield from self._play(specs, excluded)
+            yield from self._play(specs, excluded, more)
         finally:
             if not self._keep:
                 self.close()
 
-    def _play(self, specs: Sequence[GameSpec], excluded: Any) -> Iterator[dict[str, Any]]:
+    def _play(self, specs: Sequence[GameSpec], excluded: Any,
+              more: Callable[[], Sequence[GameSpec]] | None = None) -> Iterator[dict[str, Any]]:
         from distributed import as_completed
 
         client = self.client
@@ -358,6 +362,7 @@ class DaskExecutor:
         pending = deque(specs)
         inflight: dict[Any, GameSpec] = {}
         done: set[int] = set()
+        known = {s.index for s in specs}
         results = as_completed(loop=client.loop, with_results=True, raise_errors=False)
 
         def submit() -> None:
@@ -382,7 +387,11 @@ class DaskExecutor:
                     continue
                 done.add(spec.index)
                 yield res
-                submit()  # after the caller has seen the result (and perhaps disqualified)
+                if more is not None:  # after the caller has seen the result (and perhaps disqualified)
+                    new = [s for s in more() if s.index not in known]
+                    known.update(s.index for s in new)
+                    pending.extend(new)
+                submit()
         finally:
             if inflight:
                 try:

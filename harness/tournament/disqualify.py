@@ -111,6 +111,18 @@ class DisqualificationGate:
         r = spec.index // self.size
         return all(e in self.disqualified or self.judged.get(e, r) >= r for e in spec.seats)
 
+    def round_of(self, spec: GameSpec) -> int:
+        """The round of `spec` (its index // `check_every`)."""
+        return spec.index // self.size
+
+    def horizon(self) -> int:
+        """No game of a later round than this may start now (every table holds an entrant
+        still in; none of them is judged further than this)."""
+        if not self.enabled:
+            return self.last_round
+        inside = [j for e, j in self.judged.items() if e not in self.disqualified]
+        return max(inside) if inside else self.last_round
+
     def add(self, rec: Mapping[str, Any]) -> list[Disqualification]:
         """Count a finished game; returns the disqualifications it completes."""
         self._store(rec)

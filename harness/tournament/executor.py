@@ -8,8 +8,9 @@ import os
 import queue
 import signal
 import time
+from collections import deque
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import multiprocess as mp
 
@@ -261,24 +262,29 @@ class LocalExecutor:
             p.start()
             self.procs.append(p)
 
-    def run(self, specs: Sequence[GameSpec], excluded: Any = ()) -> Iterator[dict[str, Any]]:
+    def run(self, specs: Sequence[GameSpec], excluded: Any = (),
+            more: Callable[[], Sequence[GameSpec]] | None = None) -> Iterator[dict[str, Any]]:
         """Yield each game's result as it finishes. `excluded` is a set that the caller may
-        grow (disqualifications); games handed out later leave those entrants out."""
+        grow (disqualifications); games handed out later leave those entrants out. `more`,
+        if given, is asked after each result has been handed to the caller for games that
+        may start now, which are played in the same run."""
         if not specs:
             return
         self._start(self.cfg.parallel if self._keep else min(self.cfg.parallel, len(specs)))
         tasks, results = self._tasks, self._results
-        n = sum(1 for p in self.procs if p is not None)
-        pending = list(specs)
+        pending = deque(specs)
         inflight: dict[int, int | None] = {wid: None for wid, p in enumerate(self.procs) if p is not None}
+        queued = 0  # games put on the task queue and not yet finished (or lost)
 
-        def feed(k: int = 1) -> None:
-            for _ in range(k):
-                if pending:
-                    tasks.put((pending.pop(0), tuple(sorted(excluded))))
+        def feed() -> None:
+            # Two games queued per worker keeps every worker busy without fixing who plays what.
+            nonlocal queued
+            limit = 2 * sum(1 for p in self.procs if p is not None)
+            while pending and queued < limit:
+                tasks.put((pending.popleft(), tuple(sorted(excluded))))
+                queued += 1
 
-        # Two games queued per worker keeps every worker busy without fixing who plays what.
-        feed(2 * n)
+        feed()
         remaining = len(specs)
         by_index = {s.index: s for s in specs}
         done: set[int] = set()
@@ -293,7 +299,8 @@ class LocalExecutor:
                             self.procs[wid] = None
                             lost = inflight.pop(wid, None)
                             if lost is not None and lost not in done:
-                                pending.insert(0, by_index[lost])
+                                pending.appendleft(by_index[lost])
+                                queued -= 1
                                 feed()
                     if not any(p is not None for p in self.procs):
                         raise RuntimeError("every worker process has died")
@@ -306,10 +313,17 @@ class LocalExecutor:
                 if index not in by_index or index in done:
                     continue  # not a game of this call (cannot happen), or one played twice
                 done.add(index)
+                queued -= 1
                 payload["worker"] = f"w{wid}"
                 remaining -= 1
                 feed()
                 yield payload
+                if more is not None:
+                    new = [s for s in more() if s.index not in by_index]
+                    by_index.update((s.index, s) for s in new)
+                    pending.extend(new)
+                    remaining += len(new)
+                    feed()
         finally:
             if remaining:
                 self.shutdown(graceful=False)  # games still running: end them now

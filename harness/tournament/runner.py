@@ -236,20 +236,54 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
             "note": stop_note(reason, games, budget)}
 
 
+class _Waiting:
+    """The games not handed out yet, by round, taken as soon as `gate` lets them start."""
+
+    def __init__(self, todo: list[GameSpec], gate: DisqualificationGate) -> None:
+        self.gate = gate
+        self.by_round: dict[int, list[GameSpec]] = {}
+        for s in todo:
+            self.by_round.setdefault(gate.round_of(s), []).append(s)
+        self.rounds = sorted(self.by_round)  # rounds with games waiting, ascending
+
+    def __len__(self) -> int:
+        return sum(len(x) for x in self.by_round.values())
+
+    def take(self) -> list[GameSpec]:
+        """The waiting games that may start now, in index order; they stop waiting. Only
+        rounds up to the gate's horizon are looked at, so a long schedule costs little."""
+        gate, out = self.gate, []
+        limit = gate.horizon()
+        for r in list(self.rounds):
+            if r > limit:
+                break
+            keep = []
+            for s in self.by_round[r]:
+                (out if gate.ready(s) else keep).append(s)
+            if keep:
+                self.by_round[r] = keep
+            else:
+                del self.by_round[r]
+                self.rounds.remove(r)
+        return out
+
+    def head(self) -> list[str]:
+        """A few waiting games' ids (for an error message)."""
+        return [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
+
+
 def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str]) -> Iterator[dict[str, Any]]:
-    """Run `todo` on `executor`, handing out only games that `gate` lets start: in batches of
-    the games ready now, each batch played to its end before the next is formed (the
-    caller adds each result to the gate). Without risk of disqualification, that is one
-    batch. The executor is kept up between batches when it can be."""
-    waiting = list(todo)
-    with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
-        while waiting:
-            batch = [s for s in waiting if gate.ready(s)]
-            if not batch:  # cannot happen: the first game not played is always ready
-                raise RuntimeError(f"no game can start; waiting: {[s.game for s in waiting[:5]]}")
-            taken = {s.index for s in batch}
-            waiting = [s for s in waiting if s.index not in taken]
-            yield from executor.run(batch, excluded)
+    """Run `todo` on `executor`, handing out only the games that `gate` lets start. The
+    executor asks for more after each result, once the caller has added that result to
+    the gate, so a game starts as soon as the verdicts it waits for are known: there is
+    no pause between rounds while the last game of one is still being played."""
+    waiting = _Waiting(todo, gate)
+    first = waiting.take()
+    if not first and len(waiting):  # cannot happen: the first game not played is always ready
+        raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
+    yield from executor.run(first, excluded, more=waiting.take)
+    if len(waiting):  # cannot happen: every finished game lets later ones start
+        raise RuntimeError(f"games never became ready to start: {waiting.head()}")
 
 
 def write_whole(path: Path, data: str | bytes) -> None:
