@@ -252,12 +252,13 @@ class _Waiting:
     def take(self) -> list[GameSpec]:
         """The waiting games that may start now, in index order; they stop waiting. Only
         rounds up to the gate's horizon are looked at, so a long schedule costs little."""
-        gate, out = self.gate, []
+        gate = self.gate
+        out: list[GameSpec] = []
         limit = gate.horizon()
         for r in list(self.rounds):
             if r > limit:
                 break
-            keep = []
+            keep: list[GameSpec] = []
             for s in self.by_round[r]:
                 (out if gate.ready(s) else keep).append(s)
             if keep:
