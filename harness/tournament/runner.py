@@ -57,6 +57,8 @@ class Outcome:
     bot_starts: dict[str, int] = field(default_factory=dict)
     disqualified: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    first_s: float = 0.0  # from the start until the first game's result (workers and bots started)
+    playing_s: float = 0.0  # from the start until the last game's result (no publishing)
     stopping: dict[str, Any] | None = None
 
 
@@ -185,6 +187,9 @@ def run_tournament(
                     excluded.update(d.entrant for d in gate.add(rec))
                     starts_by_worker[res.get("worker", "")] = res.get("starts", {})
                     outcome.played += 1
+                    outcome.playing_s = time.monotonic() - t0
+                    if outcome.played == 1:
+                        outcome.first_s = outcome.playing_s
                     live.add(rec)
                     if on_progress:
                         on_progress(Progress(len(records), len(specs), t0, live.leader(), rec))
@@ -299,7 +304,8 @@ def write_whole(path: Path, data: str | bytes) -> None:
 def _write_stats(out: Path, outcome: Outcome) -> None:
     write_whole(out / "stats.json", json.dumps({
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
-        "elapsed_s": round(outcome.elapsed_s, 3), "bot_processes_started": outcome.bot_starts,
+        "elapsed_s": round(outcome.elapsed_s, 3), "first_result_s": round(outcome.first_s, 3),
+        "playing_s": round(outcome.playing_s, 3), "bot_processes_started": outcome.bot_starts,
     }, indent=1) + "\n")
 
 

@@ -25,6 +25,7 @@ from harness.tournament.schedule import GameSpec, derive_seed, game_id
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
+GAMES_PER_TABLE = 32  # with 5 tables: 160 games per run
 
 
 def _config(tmp: Path, parallel: int, per_table: int, affinity: bool = False) -> dict:
@@ -45,18 +46,27 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     """Games per second with parallel 1 and 2 on the bundled greedy bots (and parallel 2
     with `affinity: true`), and the bot processes started (one per entrant per worker).
 
-    The machine's speed drifts over seconds, so the three runs are made back to back in
-    each of several rounds, and the speed-up is the median of the rounds' ratios."""
-    per_table = 4 if benchmark.disabled else 16  # 5 tables of 4 entrants
+    Two rates per run: over the whole run (`run_tournament`, from reading the config to
+    the leaderboards written), and in the steady state, from the first game's result to
+    the last one's (games per second as a long tournament plays them). What the whole
+    run adds to that is a fixed cost per run, reported apart: before the first result,
+    starting the workers and bots (and that first game); after the last, the statistics
+    of the leaderboards and ending the workers. The machine's speed drifts over seconds,
+    so the three runs are made back to back in each of several rounds, and the speed-up
+    is the median of the rounds' ratios."""
+    per_table = 4 if benchmark.disabled else GAMES_PER_TABLE  # 5 tables of 4 entrants
     rounds = 1 if benchmark.disabled else 5
-    runs: dict[tuple[int, bool], list[tuple[float, int, int]]] = {}
+    runs: dict[tuple[int, bool], list[dict[str, float]]] = {}
 
     def one(parallel: int, affinity: bool = False) -> None:
         cfg = parse_config(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
         t = time.perf_counter()
         out = run_tournament(cfg, fresh=True, build_site=False)
         dt = time.perf_counter() - t
-        runs.setdefault((parallel, affinity), []).append((out.played / dt, sum(out.bot_starts.values()), out.played))
+        runs.setdefault((parallel, affinity), []).append({
+            "whole": out.played / dt, "steady": (out.played - 1) / (out.playing_s - out.first_s),
+            "start_s": out.first_s, "end_s": dt - out.playing_s,
+            "starts": sum(out.bot_starts.values()), "games": out.played})
 
     def all_rounds() -> None:
         for _ in range(rounds):
@@ -70,24 +80,35 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
         return sorted(xs)[len(xs) // 2]
 
     p1, p2, pp = runs[1, False], runs[2, False], runs[2, True]
-    speedups = [b[0] / a[0] for a, b in zip(p1, p2)]
-    pinned = [b[0] / a[0] for a, b in zip(p1, pp)]
-    starts = ({r[1] for r in p1}, {r[1] for r in p2}, {r[1] for r in pp})
-    n = p1[0][2]
-    benchmark.extra_info.update({
-        "games": n, "rounds": rounds,
-        "games_per_s_parallel_1": [round(r[0], 2) for r in p1],
-        "games_per_s_parallel_2": [round(r[0], 2) for r in p2],
-        "games_per_s_parallel_2_pinned": [round(r[0], 2) for r in pp],
-        "speedup_median": round(median(speedups), 2), "speedups": [round(x, 2) for x in speedups],
-        "speedup_pinned_median": round(median(pinned), 2), "speedups_pinned": [round(x, 2) for x in pinned],
-        "bot_processes_parallel_1": sorted(starts[0]), "bot_processes_parallel_2": sorted(starts[1]),
-    })
-    print(f"\nthroughput, {rounds} rounds of {n} games: parallel 1 {median([r[0] for r in p1]):.2f} games/s, "
-          f"parallel 2 {median([r[0] for r in p2]):.2f}, parallel 2 with affinity {median([r[0] for r in pp]):.2f} "
-          f"(medians); speed-up per round {', '.join(f'{x:.2f}' for x in speedups)} (median x{median(speedups):.2f}), "
-          f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f}); "
-          f"bot processes started {sorted(starts[0])} and {sorted(starts[1])} per run")
+    starts = ({r["starts"] for r in p1}, {r["starts"] for r in p2}, {r["starts"] for r in pp})
+    n = p1[0]["games"]
+    info: dict[str, object] = {"games": n, "rounds": rounds}
+    lines = []
+    for rate in ("whole", "steady"):
+        speedups = [b[rate] / a[rate] for a, b in zip(p1, p2)]
+        pinned = [b[rate] / a[rate] for a, b in zip(p1, pp)]
+        info.update({
+            f"{rate}_games_per_s_parallel_1": [round(r[rate], 2) for r in p1],
+            f"{rate}_games_per_s_parallel_2": [round(r[rate], 2) for r in p2],
+            f"{rate}_games_per_s_parallel_2_pinned": [round(r[rate], 2) for r in pp],
+            f"{rate}_speedup_median": round(median(speedups), 2), f"{rate}_speedups": [round(x, 2) for x in speedups],
+            f"{rate}_speedup_pinned_median": round(median(pinned), 2),
+            f"{rate}_speedups_pinned": [round(x, 2) for x in pinned],
+        })
+        lines.append(
+            f"{rate}: parallel 1 {median([r[rate] for r in p1]):.2f} games/s, parallel 2 "
+            f"{median([r[rate] for r in p2]):.2f}, with affinity {median([r[rate] for r in pp]):.2f} (medians); "
+            f"speed-up per round {', '.join(f'{x:.2f}' for x in speedups)} (median x{median(speedups):.2f}), "
+            f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f})")
+    for part in ("start_s", "end_s"):
+        info[f"{part}_median"] = {k: round(median([r[part] for r in v]), 3) for k, v in
+                                  (("parallel_1", p1), ("parallel_2", p2), ("parallel_2_pinned", pp))}
+    info["bot_processes_parallel_1"], info["bot_processes_parallel_2"] = sorted(starts[0]), sorted(starts[1])
+    benchmark.extra_info.update(info)
+    print(f"\nthroughput, {rounds} rounds of {n} games:\n  " + "\n  ".join(lines)
+          + f"\n  to the first result (workers, bots, one game), median s: {info['start_s_median']}"
+          + f"\n  after the last result (statistics, leaderboards, ending workers), median s: {info['end_s_median']}"
+          + f"\n  bot processes started {sorted(starts[0])} and {sorted(starts[1])} per run")
     assert starts[0] == {5} and max(starts[1] | starts[2]) <= 10  # never one per game
 
 
