@@ -236,6 +236,7 @@ class LocalExecutor:
         self._keep = 0
         self._tasks: Any = None
         self._results: Any = None
+        self._released = False
 
     def __enter__(self) -> LocalExecutor:
         self._keep += 1
@@ -250,9 +251,20 @@ class LocalExecutor:
         """End the workers (politely) and their bots. Safe to call twice."""
         self.shutdown(graceful=True, tasks=self._tasks)
 
+    def release(self) -> None:
+        """Tell the workers to end (their bots get `bye`) without waiting for them, so that
+        the caller can publish the results meanwhile; `close` then waits. No game may be
+        run after this."""
+        if self._tasks is not None and not self._released:
+            for p in self.procs:
+                if p is not None:
+                    self._tasks.put(None)
+            self._released = True
+
     def _start(self, n: int) -> None:
         if self.procs:
             return
+        self._released = False
         ctx = self.ctx
         self._tasks = ctx.Queue()
         self._results = ctx.Queue()
@@ -335,8 +347,9 @@ class LocalExecutor:
         bots are ended either way)."""
         procs = [p for p in self.procs if p is not None]
         if graceful and tasks is not None:
-            for _ in procs:
-                tasks.put(None)
+            if not self._released:
+                for _ in procs:
+                    tasks.put(None)
             deadline = time.monotonic() + 10
             for p in procs:
                 p.join(max(0.1, deadline - time.monotonic()))

@@ -166,6 +166,21 @@ def run_tournament(
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
     rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
+
+    finishing = False
+
+    def finish() -> None:
+        """Close the journal, then write the leaderboards (and the site) of the games done."""
+        nonlocal finishing
+        finishing = True
+        journal.close()
+        stopped = outcome.stopping is not None and outcome.stopping["reason"] == "settled"
+        outcome.finished = stopped or len(records) == len(specs)
+        if outcome.stopping is not None and not outcome.finished:
+            outcome.stopping = None  # interrupted: neither settled nor at the budget
+        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping)
+        outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
+
     try:
         if on_progress:
             on_progress(Progress(len(records), len(specs), t0, live.leader()))
@@ -197,17 +212,17 @@ def run_tournament(
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
                     if outcome.stopping["reason"] == "settled":
                         break
+            # Every game is done: the workers end their bots while the results are published.
+            release = getattr(executor, "release", None)
+            if release is not None:
+                release()
+            finish()
     except KeyboardInterrupt:
         interrupted = True
         raise
     finally:
-        journal.close()
-        stopped = outcome.stopping is not None and outcome.stopping["reason"] == "settled"
-        outcome.finished = stopped or len(records) == len(specs)
-        if outcome.stopping is not None and not outcome.finished:
-            outcome.stopping = None  # interrupted: neither settled nor at the budget
-        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping)
-        outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
+        if not finishing:  # interrupted, or an error: publish what is done
+            finish()
         outcome.elapsed_s = time.monotonic() - t0
         for starts in starts_by_worker.values():
             for name, n in starts.items():

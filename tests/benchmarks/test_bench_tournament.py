@@ -117,8 +117,12 @@ def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
     """A 4-player game of the Python greedy bots through the referee (child processes,
     p10/1) next to the same game, same seed and same decisions, played in-process. With
     `one_cpu`, this process and the bots are pinned to one CPU (what `affinity: true`
-    does for a worker) for both."""
-    games = 3 if benchmark.disabled else 30
+    does for a worker) for both.
+
+    The two are played back to back for each seed, and the ratio is given both ways: of
+    the total times, and the median of the per-game ratios (the machine's speed drifts
+    over seconds; a pair of games played a moment apart shares the moment's speed)."""
+    games = 3 if benchmark.disabled else 60
     specs = [BotSpec(f"g{i}", tuple(GREEDY)) for i in range(4)]
     bots = [BotProcess(s) for s in specs]
     mask = os.sched_getaffinity(0) if pinned else None
@@ -129,16 +133,20 @@ def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
             handshake(b, s.name, TimeControl())
         t_in = t_ref = 0.0
         decisions = 0
+        per_game: list[float] = []
 
         def run() -> None:
             nonlocal t_in, t_ref, decisions
             for seed in range(games):
                 t = time.perf_counter()
                 g = play_local(Rules(), [GreedyStrategy() for _ in range(4)], seed, game_id=f"g{seed}")
-                t_in += time.perf_counter() - t
+                a = time.perf_counter() - t
                 t = time.perf_counter()
                 r = play_game(bots, [s.name for s in specs], Rules(), seed, f"g{seed}")
-                t_ref += time.perf_counter() - t
+                b = time.perf_counter() - t
+                t_in += a
+                t_ref += b
+                per_game.append(b / a)
                 decisions += r.decisions
                 assert r.scores == [p.score for p in g.players]  # same game, same decisions
 
@@ -149,13 +157,19 @@ def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
         if mask is not None:
             os.sched_setaffinity(0, mask)
     ratio = t_ref / t_in
+    per_game.sort()
+    paired = per_game[len(per_game) // 2]
     benchmark.extra_info.update({
         "games": games, "in_process_s_per_game": round(t_in / games, 4),
         "refereed_s_per_game": round(t_ref / games, 4), "ratio": round(ratio, 2),
+        "ratio_per_game_median": round(paired, 2),
+        "ratio_per_game_quartiles": [round(per_game[len(per_game) // 4], 2), round(per_game[3 * len(per_game) // 4], 2)],
         "refereed_us_per_decision": round(t_ref / decisions * 1e6, 1),
     })
     print(f"\n{'pinned to one CPU: ' if pinned else ''}in-process {t_in / games * 1000:.1f} ms/game, "
-          f"refereed {t_ref / games * 1000:.1f} ms/game, ratio {ratio:.2f}")
+          f"refereed {t_ref / games * 1000:.1f} ms/game, ratio of the totals {ratio:.2f}, "
+          f"median of the per-game ratios {paired:.2f} (quartiles {per_game[len(per_game) // 4]:.2f} "
+          f"and {per_game[3 * len(per_game) // 4]:.2f})")
 
 
 def _rss_kib() -> int:
