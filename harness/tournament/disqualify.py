@@ -108,7 +108,7 @@ class DisqualificationGate:
         """Whether `spec` may start now: every entrant at its table is judged up to its round."""
         if not self.enabled:
             return True
-        r = spec.index // self.size
+        r = self.round_of(spec)
         return all(e in self.disqualified or self.judged.get(e, r) >= r for e in spec.seats)
 
     def round_of(self, spec: GameSpec) -> int:
