@@ -16,12 +16,14 @@ import os
 import random
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -33,8 +35,8 @@ from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import schedule
 from harness.tournament.standings import build_leaderboard
 from harness.tournament.stats import (
-    analyse, bootstrap_seed, check_settled, deal_groups, fit_pl, game_stages, loglik, luck_share, newton_pl,
-    pairs_met, plan_rounds,
+    DealBootstrap, analyse, bootstrap_seed, check_settled, deal_groups, fit_pl, game_stages, loglik, luck_share,
+    newton_pl, pairs_met, plan_rounds,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +150,29 @@ def test_the_bootstrap_is_deterministic_and_independent_of_record_order() -> Non
     other = analyse(records, ["a", "b", "c"], resamples=200, seed=12)
     assert one.ci == two.ci and one.samples == two.samples
     assert one.samples != other.samples
+
+
+def test_resamples_are_the_newton_fits_of_the_drawn_groups() -> None:
+    """The bootstrap adds up and refits its resamples on arrays; each resample is the one
+    `newton_pl` finds for the same draws, summed with the pure-Python `_total`. Tables of 2
+    to 4 with ties (risk sets of every size), and starts near θ and far from it (where
+    Newton steps are halved)."""
+    rng = random.Random(5)
+    names = [f"e{i}" for i in range(7)]
+    records = []
+    for i in range(150):
+        seats = rng.sample(names, rng.choice([2, 3, 4]))
+        records.append(rec(i, seats, [rng.randint(1, len(seats)) for _ in seats], group=i // 3))
+    data = DealBootstrap(records, names)
+    draws = random.Random(9)
+    for theta, places in data.resamples(30, seed=9):
+        acc = data._total(Counter(draws.choices(data._group_type, k=data.groups)))
+        expect = newton_pl(data._sets(acc), data.n, data.theta, data.prior)
+        assert theta == pytest.approx(expect, abs=1e-9)
+        assert places == pytest.approx(data._places(acc[data._place_slot:]), abs=1e-12)
+        far = [3.0 * (-1) ** i for i in range(data.n)]
+        refit = data._refits.fit(np.array(acc), np.array(far), tol=1e-10).tolist()
+        assert refit == pytest.approx(newton_pl(data._sets(acc), data.n, far, data.prior, tol=1e-10), abs=1e-8)
 
 
 def test_check_settled_answers_like_the_full_bootstrap() -> None:

@@ -47,6 +47,8 @@ from itertools import combinations
 from statistics import NormalDist
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
+import numpy as np
+
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 PRIOR = 1.0
@@ -256,6 +258,77 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
+class _Refits:
+    """`newton_pl` for the bootstrap's refits, on whole arrays: the risk sets, grouped by
+    size, as index arrays into the flat vector a resample adds up (see `DealBootstrap`).
+    The same Newton steps, stopping rule and step halving as `newton_pl`; the sums run in
+    numpy, so a large field (thousands of risk sets) refits in milliseconds."""
+
+    def __init__(self, sets_at: Sequence[tuple[tuple[int, ...], int]], n: int, prior: float) -> None:
+        self.n = n
+        self.prior = prior
+        by_size: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        for members, base in sets_at:
+            by_size.setdefault(len(members), []).append((members, base))
+        # Per size m: members (S×m), weight slots (S), chosen slots (S×m), and the flat
+        # indices of the members and of their pairs in the n×n Hessian.
+        self.sizes: list[tuple[np.ndarray, ...]] = []
+        for m, items in sorted(by_size.items()):
+            who = np.array([mem for mem, _ in items], dtype=np.intp)
+            weight = np.array([b for _, b in items], dtype=np.intp)
+            self.sizes.append((who, weight, weight[:, None] + 1 + np.arange(m),
+                               who.ravel(), (who[:, :, None] * n + who[:, None, :]).ravel()))
+
+    def fit(self, acc: np.ndarray, start: np.ndarray, tol: float = 1e-2, max_iter: int = 50) -> np.ndarray:
+        """θ maximising the likelihood of the sets added up in `acc`, from `start`."""
+        n, prior = self.n, self.prior
+        data: list[tuple[np.ndarray, ...]] = [
+            (who, acc[weight], acc[chosen], flat, pairs) for who, weight, chosen, flat, pairs in self.sizes]
+        wins = np.full(n, prior)
+        for _, _, chosen_w, flat, _ in data:
+            wins += np.bincount(flat, weights=chosen_w.ravel(), minlength=n)
+        theta = np.array(start, dtype=float)
+        diag = slice(None, None, n + 1)  # the diagonal of a flat n×n matrix
+        for _ in range(max_iter):
+            s = 1.0 / (1.0 + np.exp(-theta))
+            grad = wins - 2.0 * prior * s
+            hess = np.zeros(n * n)  # minus the Hessian: positive definite
+            hess[diag] += 2.0 * prior * s * (1.0 - s)
+            for who, w, _, flat, pairs in data:
+                x = theta[who]
+                e = np.exp(x - x.max(axis=1, keepdims=True))
+                q = e / e.sum(axis=1, keepdims=True)  # P(i chosen first from the set)
+                pa = w[:, None] * q
+                first = np.bincount(flat, weights=pa.ravel(), minlength=n)
+                grad -= first
+                hess[diag] += first
+                hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
+            step = np.linalg.solve(hess.reshape(n, n), grad)
+            big = float(np.abs(step).max())
+            if big > 1.0:
+                ll, t = self._loglik(data, theta), 1.0
+                while t > 1e-6:
+                    cand = theta + t * step
+                    if self._loglik(data, cand) >= ll:
+                        break
+                    t /= 2
+                theta = cand
+            else:
+                theta = theta + step
+            if big < tol:
+                break
+        return theta
+
+    def _loglik(self, data: Sequence[tuple[np.ndarray, ...]], theta: np.ndarray) -> float:
+        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
+        for who, w, chosen_w, _, _ in data:
+            x = theta[who]
+            top = x.max(axis=1)
+            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+            ll += float((chosen_w * x).sum() - (w * lse).sum())
+        return ll
+
+
 class DealBootstrap:
     """The games of `entrants` prepared for fitting and resampling by deal group.
 
@@ -304,12 +377,17 @@ class DealBootstrap:
                 self._type_rows.append(sig)
             self._group_type.append(types[sig])
         self._sets_at = list(base.items())
+        # The type rows as flat arrays, for adding up a resample in numpy.
+        self._row_type = np.array([t for t, row in enumerate(self._type_rows) for _ in row], dtype=np.intp)
+        self._row_slot = np.array([slot for row in self._type_rows for slot, _ in row], dtype=np.intp)
+        self._row_value = np.array([v for row in self._type_rows for _, v in row], dtype=float)
+        self._refits = _Refits(self._sets_at, n, prior)
         full = self._total(Counter(self._group_type))
         sets = self._sets(full)
         # Hunter's MM climbs surely but slowly near the top; Newton steps finish the job.
         rough = [math.log(g) for g in fit_pl(sets, n, prior, tol=1e-4, max_iter=2000)]
         self.theta = newton_pl(sets, n, rough, prior, tol=1e-9)
-        self.mean_place = self._places(full)
+        self.mean_place = self._places(full[place_slot:])
         self.entrant_games = [int(full[place_slot + 2 * i + 1]) for i in range(n)]
 
     def _total(self, counts: Mapping[int, int]) -> list[float]:
@@ -323,9 +401,9 @@ class DealBootstrap:
     def _sets(self, acc: Sequence[float]) -> list[tuple[tuple[int, ...], float, Sequence[float]]]:
         return [(m, acc[b], acc[b + 1:b + 1 + len(m)]) for m, b in self._sets_at if acc[b] > 0]
 
-    def _places(self, acc: Sequence[float]) -> list[float | None]:
-        ps = self._place_slot
-        return [acc[ps + 2 * i] / acc[ps + 2 * i + 1] if acc[ps + 2 * i + 1] else None for i in range(self.n)]
+    def _places(self, tail: Sequence[float]) -> list[float | None]:
+        """Mean places from the end of a flat vector (from `_place_slot` on)."""
+        return [tail[2 * i] / tail[2 * i + 1] if tail[2 * i + 1] else None for i in range(self.n)]
 
     def resamples(self, count: int, seed: int) -> Iterator[tuple[list[float], list[float | None]]]:
         """`count` bootstrap resamples: (θ of each entrant, mean place of each entrant or
@@ -334,9 +412,13 @@ class DealBootstrap:
             return
         rng = random.Random(seed)
         G = self.groups
+        types = len(self._type_rows)
+        start = np.array(self.theta)
+        ps = self._place_slot
         for _ in range(count):
-            acc = self._total(Counter(rng.choices(self._group_type, k=G)))
-            yield newton_pl(self._sets(acc), self.n, self.theta, self.prior), self._places(acc)
+            drawn = np.bincount(rng.choices(self._group_type, k=G), minlength=types)
+            acc = np.bincount(self._row_slot, weights=self._row_value * drawn[self._row_type], minlength=self._size)
+            yield self._refits.fit(acc, start).tolist(), self._places(acc[ps:].tolist())
 
 
 @dataclass
