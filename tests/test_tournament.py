@@ -283,21 +283,32 @@ def test_quickstart_config_is_valid() -> None:
         load_config(path)
 
 
-def test_live_leader_rates_games_in_index_order_and_only_when_asked() -> None:
+def test_live_ratings_rate_games_in_index_order_as_they_arrive() -> None:
+    """The runner rates each game as it finishes, in index order (a game waits behind a
+    gap); the leader is looked up at most every `every_s`; once every game is in, the
+    ratings are exactly those of rating all records at once, and the leaderboard built on
+    them is the same."""
     from harness.tournament.ratings import Ratings
     from harness.tournament.runner import _LiveRatings
+    from harness.tournament.standings import build_leaderboard
 
-    games = [{"id": i, "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1]} for i in range(6)]
+    games = [{"id": i, "game": f"g{i}", "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1],
+              "scores": [0, 50], "phases": [1, 0], "faults": []} for i in range(6)]
     live = _LiveRatings(["a", "b"], {}, every_s=0.0)
     assert live.leader() is None
     for g in [games[1], games[0], games[3]]:  # game 2 is missing: game 3 waits for it
         live.add(g)
-    assert live.leader() is not None and live.next == 2
+    assert live.next == 2 and live.complete() is None and live.leader() is not None
     expected = Ratings(["a", "b"])
     for g in games[:2]:
         expected.update(g["id"], g["seats"], g["places"])
     assert live.ratings.table() == expected.table()
-    slow = _LiveRatings(["a", "b"], {}, every_s=3600.0)
-    slow.leader()  # asked once: nothing to rate yet
-    slow.add(games[0])
-    assert slow.leader() is None and slow.next == 0  # not rated again within the hour
+    for g in [games[5], games[2], games[4]]:
+        live.add(g)
+    assert live.next == 6 and live.complete() is live.ratings
+    whole = build_leaderboard(games, ["a", "b"], seed=1, resamples=50)
+    assert build_leaderboard(games, ["a", "b"], seed=1, resamples=50, ratings=live.complete()) == whole
+    slow = _LiveRatings(["a", "b"], {0: games[0]}, every_s=3600.0)  # resumed: game 0 already done
+    assert slow.next == 1 and slow.leader() is not None
+    slow.add(games[1])
+    assert slow.next == 2  # rated at once; the leader is not looked up again within the hour

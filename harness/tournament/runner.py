@@ -178,7 +178,8 @@ def run_tournament(
         outcome.finished = stopped or len(records) == len(specs)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
-        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping)
+        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
+                                ratings=live.complete())
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
 
     try:
@@ -325,13 +326,14 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
 
 
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True,
-            stopping: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None) -> dict[str, Any]:
     """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md and (optionally) the
-    HTML site."""
+    HTML site. `ratings`: TrueSkill already run over exactly `records`, in index order."""
     dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
     board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
                               disqualified={d.entrant: d.reason for d in dqs},
-                              confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping)
+                              confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
+                              ratings=ratings)
     board["disqualified"] = [d.to_dict() for d in dqs]
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
@@ -359,12 +361,11 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
 
 
 class _LiveRatings:
-    """Ratings over the finished games with no gap in index order, for the progress display
-    (the final ratings are computed from all games, in index order).
-
-    A TrueSkill update costs milliseconds, in the process that also feeds the workers, so
-    games are only rated when the display asks for the leader, and at most every
-    `every_s` seconds: a leader up to that much out of date, and no work without a display."""
+    """TrueSkill over the finished games with no gap in index order, rated as they arrive:
+    the progress display's leader, and at the end the leaderboard's ratings when every
+    game is in (the same updates in the same order as rating them all at once, done while
+    the workers play instead of after the last game). The leader is worked out at most
+    every `every_s` seconds."""
 
     def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
                  every_s: float = 0.5) -> None:
@@ -374,18 +375,23 @@ class _LiveRatings:
         self.every_s = every_s
         self._asked = -every_s
         self._leader: str | None = None
+        self._advance()
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.pending[rec["id"]] = rec
+        self._advance()
 
     def leader(self) -> str | None:
-        """The leader over the games rated so far (rating the new ones if it is time)."""
+        """The leader over the games rated so far (looked up again if it is time)."""
         now = time.monotonic()
         if now - self._asked >= self.every_s:
             self._asked = now
-            self._advance()
             self._leader = self.ratings.leader() if self.next else None
         return self._leader
+
+    def complete(self) -> Ratings | None:
+        """The ratings if every game added is rated (none waits behind a gap), else None."""
+        return None if self.pending else self.ratings
 
     def _advance(self) -> None:
         while self.next in self.pending:
@@ -393,4 +399,3 @@ class _LiveRatings:
             if r.get("reason") != "not_played":
                 self.ratings.update(r["id"], r["seats"], r["places"])
             self.next += 1
-

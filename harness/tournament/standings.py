@@ -13,7 +13,7 @@ from .stats import CONFIDENCE, RESAMPLES, bootstrap_seed, report
 def build_leaderboard(
     records: Iterable[Mapping[str, Any]], entrants: Sequence[str], name: str = "", seed: int | None = None,
     disqualified: Mapping[str, str] | None = None, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-    stopping: Mapping[str, Any] | None = None,
+    stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
 ) -> dict[str, Any]:
     """The leaderboard of `records` (any order; they are rated in game-index order).
 
@@ -22,10 +22,13 @@ def build_leaderboard(
     groups seeded from `seed`) and `settled_above`: whether its place above the next row
     is settled at `confidence` (None on the last row). The board's `statistics` section has
     the rest (`stats.report`); `stopping` (early stopping's decision, from the runner) is
-    kept as the board's `stopping`.
+    kept as the board's `stopping`. `ratings`, if given, is TrueSkill already run over
+    exactly these records in index order (the runner rates games as they finish).
     """
     recs = sorted(records, key=lambda r: r["id"])
-    ratings = Ratings(entrants)
+    rate = ratings is None
+    if ratings is None:
+        ratings = Ratings(entrants)
     stats: dict[str, dict[str, Any]] = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
                  "fault_kinds": {}, "places": {}} for e in entrants}
     h2h: dict[str, dict[str, dict[str, int]]] = {
@@ -35,7 +38,8 @@ def build_leaderboard(
         seats, places = r["seats"], r["places"]
         if r.get("reason") == "not_played":
             continue
-        ratings.update(r["id"], seats, places)
+        if rate:
+            ratings.update(r["id"], seats, places)
         for i, e in enumerate(seats):
             s = stats[e]
             s["games"] += 1
