@@ -33,8 +33,6 @@ def decode(line: bytes) -> dict[str, Any]:
     return msg
 
 
-
-
 def parse_reply(msg: dict[str, Any], decision: str) -> Action:
     """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape."""
     keys = _REPLY_KEYS[decision]
