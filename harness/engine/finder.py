@@ -50,6 +50,18 @@ def _pick(types: list[int], avail: list[int], k: int) -> list[int | None]:
     return picked
 
 
+def _windows(ncount: Sequence[int], size: int) -> list[tuple[int, int]]:
+    """For each run of `size` numbers (by its first number), how many of its numbers are
+    held: a window slid along the numbers 1..12 (`ncount[13]` is always 0)."""
+    has = [1 if k else 0 for k in ncount]
+    present = sum(has[1:size])
+    out = []
+    for start in range(1, 14 - size):
+        present += has[start + size - 1] - has[start - 1]
+        out.append((start, present))
+    return out
+
+
 class _Search:
     """One search for the cheapest way to lay a phase (cost = Wild places).
 
@@ -106,10 +118,7 @@ class _Search:
         number_mode = not self.colour_matters
         ncount = self.ncount
         avail = self.avail
-        has = [1 if k else 0 for k in ncount]  # numbers 1..12 held (index 13 is always 0)
-        present = sum(has[1:size])  # numbers held in the window, slid along below
-        for start in range(1, 14 - size):
-            present += has[start + size - 1] - has[start - 1]
+        for start, present in _windows(ncount, size):
             numbers = range(start, start + size)
             wild_places = size - present
             if present == 0 or wild_places > budget:
@@ -244,10 +253,7 @@ class _Search:
                     if not best_places:
                         break
         else:
-            has = [1 if k else 0 for k in ncount]
-            present = sum(has[1:size])
-            for start in range(1, 14 - size):
-                present += has[start + size - 1] - has[start - 1]
+            for start, present in _windows(ncount, size):
                 if present and size - present < best_places:
                     best_places = size - present
                     cards = [n if ncount[n] else None for n in range(start, start + size)]
