@@ -133,6 +133,7 @@ def test_seeds_depend_on_the_table_not_on_the_rest_of_the_field(tmp_path: Path) 
         ({"format": "gauntlet"}, "challengers"),
         ({"format": "random"}, "games"),
         ({"affinity": "yes"}, "affinity"),
+        ({"randomize_addresses": "no"}, "randomize_addresses"),
         ({"affinity": True, "executor": "dask"}, "affinity"),
     ],
 )
@@ -143,6 +144,12 @@ def test_bad_configs_name_the_file_and_key(tmp_path: Path, over: dict, key: str)
     msg = str(e.value)
     assert msg.startswith(f"{path}: {key}")
 
+
+
+def test_config_randomize_addresses_reaches_every_bot(tmp_path: Path) -> None:
+    assert not any(b.randomize_addresses for b in load_config(write_config(tmp_path)).bots)
+    cfg = load_config(write_config(tmp_path, randomize_addresses=True))
+    assert all(b.randomize_addresses for b in cfg.bots)
 
 def test_config_is_frozen_and_cmd_strings_are_split(tmp_path: Path) -> None:
     cfg = parse_config({"name": "x", "bots": [{"name": "a", "cmd": "python 'my bot.py' --x"},

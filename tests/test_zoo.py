@@ -364,6 +364,27 @@ def test_rlimit_nproc_is_set_even_where_it_does_not_bind(tmp_path):
         bot.stop()
 
 
+@pytest.mark.skipif(not Path("/proc/self/personality").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("randomize", [False, True])
+def test_bots_start_without_address_randomization_unless_asked(randomize: bool) -> None:
+    """Bots of the same program share code addresses (and so the CPU's branch predictors)
+    unless the tournament asks for `randomize_addresses`: ADDR_NO_RANDOMIZE is 0x0040000."""
+    code = "print(open('/proc/self/personality').read().strip(), flush=True); input()"
+    bots = [BotProcess(BotSpec(f"p{i}", (sys.executable, "-c", code), randomize_addresses=randomize))
+            for i in range(2)]
+    try:
+        for bot in bots:
+            bot.start()
+        persona = [int(bot.read_line(time.monotonic() + 10), 16) for bot in bots]
+        layouts = [Path(f"/proc/{bot.pid}/maps").read_text().split("-", 1)[0] for bot in bots]
+    finally:
+        for bot in bots:
+            bot.stop()
+    assert [bool(p & 0x0040000) for p in persona] == [not randomize] * 2
+    if not randomize:
+        assert layouts[0] == layouts[1]  # the same program at the same address
+
+
 def _group_alive(pgid: int) -> list[int]:
     """Processes of group `pgid` that are not zombies."""
     out = []

@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
@@ -88,13 +88,18 @@ class Limits:
 
 @dataclass(frozen=True)
 class BotSpec:
-    """How to start a bot: its entrant name, argv, working directory and extra environment."""
+    """How to start a bot: its entrant name, argv, working directory and extra environment.
+
+    `randomize_addresses=False` (the default) starts it without address-space layout
+    randomisation where the system allows (Linux): bots that run the same program then
+    share code addresses, and with them the CPU's branch predictors."""
 
     name: str
     argv: tuple[str, ...]
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = Limits()
+    randomize_addresses: bool = False
 
     def resolved_argv(self) -> list[str]:
         """argv with `python`/`python3` as the first word meaning the harness's own Python."""
@@ -104,14 +109,29 @@ class BotSpec:
         return argv
 
 
-def _preexec(limits: Limits):  # pragma: no cover - runs in the child
+_ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
+
+
+def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False) -> Callable[[], None]:
+    """What a bot's child process does before it runs the bot's command (`preexec_fn`):
+    it dies with the harness, takes its resource limits and, unless `randomize_addresses`,
+    turns address-space layout randomisation off for the command (Linux; elsewhere the
+    system's default stays)."""
     import resource
 
-    def apply() -> None:
+    def apply() -> None:  # pragma: no cover - runs in the child
         try:  # end the bot if the process that started it dies (Linux)
             import ctypes
 
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            if not randomize_addresses:
+                # Takes effect at exec. Several bots running the same interpreter then have
+                # its code at the same addresses, so that what the CPU's branch predictors
+                # learn running one of them also serves the next.
+                current = libc.personality(0xFFFFFFFF)
+                if current != -1:
+                    libc.personality(current | _ADDR_NO_RANDOMIZE)
         except (OSError, AttributeError):
             pass
 
@@ -329,7 +349,7 @@ class BotProcess:
                 cwd=self.spec.cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_preexec(self.spec.limits),
+                preexec_fn=child_setup(self.spec.limits, self.spec.randomize_addresses),
                 close_fds=True,
             )
         except OSError as e:

@@ -153,7 +153,7 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
-    "executor", "scheduler", "limits", "stop_when", "stop", "affinity",
+    "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
 }
 
 
@@ -198,6 +198,9 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     base = base.resolve()
 
     default_limits = _limits(src, "limits", data.get("limits") or {})
+    randomize = data.get("randomize_addresses", False)
+    if not isinstance(randomize, bool):
+        raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -236,7 +239,8 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"]) if b.get("limits") else default_limits
-        bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits))
+        bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
+                            randomize_addresses=randomize))
 
     table_size = _int(src, "table_size", data.get("table_size", 2), 2, 6)
     fmt = data.get("format", "round-robin")

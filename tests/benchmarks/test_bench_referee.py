@@ -42,6 +42,7 @@ import pytest
 from harness.engine import Rules
 from harness.players import GreedyStrategy, Strategy, play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
+from harness.referee.process import child_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANT = ROOT / "tests" / "bots" / "instant.py"
@@ -155,9 +156,11 @@ def workload(tmp_path_factory) -> dict[str, Any]:
 
 
 def _child(path: Path) -> subprocess.Popen:
-    """An instant bot as a bare child process (no BotProcess), past its hello."""
+    """An instant bot as a bare child process (no BotProcess), past its hello. It starts
+    as the referee's bots do (`child_setup`: without address randomisation on Linux), so
+    the floor and the referee talk to the same kind of process."""
     proc = subprocess.Popen([sys.executable, str(INSTANT), str(path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, cwd=ROOT)
+                            stdout=subprocess.PIPE, cwd=ROOT, preexec_fn=child_setup())
     os.write(proc.stdin.fileno(), encode({"type": "hello", "protocol": "p10/1", "name": "x",
                                           "time": {"move_ms": 1, "game_ms": None}}))
     assert orjson.loads(proc.stdout.readline())["type"] == "hello"
