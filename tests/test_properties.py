@@ -247,7 +247,13 @@ def play_checked(rules: Rules, kinds: list[int | None], seed: int, all_views: bo
         if all_views:
             for s in range(game.n):
                 check_view(game, s, game.view(s))
-        opts = game.options(seat) if decision == "play" else None
+        opts = None
+        if decision == "draw":
+            game.prepare_options()  # as the referee does while a bot decides its draw
+        else:
+            opts = game.options(seat)
+            p = game.players[seat]
+            assert opts == game._options(p.hand, p.laid, seat), "options prepared at the draw are stale"
         reply = players[seat].decide(view, decision, opts)
         events = game.apply(action_from_json(reply, decision), seat)
         counter.feed(events, decision == "play")

@@ -390,6 +390,8 @@ class Referee:
             kind = reason = None
             try:
                 bot.send(data)
+                if decision == "draw" and bot.wants_options and attempt == 0:
+                    game.prepare_options()  # while the bot thinks: the options of its next request
                 while True:
                     line = bot.read_line(deadline)
                     try:
