@@ -385,6 +385,30 @@ def test_bots_start_without_address_randomization_unless_asked(randomize: bool) 
         assert layouts[0] == layouts[1]  # the same program at the same address
 
 
+def test_a_reply_waiting_at_the_deadline_is_read_one_long_past_it_is_not(tmp_path):
+    """The referee may be busy (working ahead, or not scheduled) when the deadline passes:
+    a reply already in the pipe then is taken; past LAST_LOOK_S it is a timeout."""
+    from harness.referee import BotTimeout
+    from harness.referee.process import LAST_LOOK_S
+
+    import select
+
+    bot = start_script(tmp_path, """
+        send({"id": msg["id"], "draw": "deck"})
+    """, Limits())
+    try:
+        for rid in (1, 2):
+            bot.send(b'{"type":"request","id":%d}\n' % rid)
+            assert select.select([bot.proc.stdout], [], [], 30)[0]  # the reply is in the pipe
+            if rid == 1:
+                assert json.loads(bot.read_line(time.monotonic() - LAST_LOOK_S / 5))["id"] == 1
+            else:
+                with pytest.raises(BotTimeout):
+                    bot.read_line(time.monotonic() - LAST_LOOK_S * 2)
+    finally:
+        bot.stop()
+
+
 def _group_alive(pgid: int) -> list[int]:
     """Processes of group `pgid` that are not zombies."""
     out = []

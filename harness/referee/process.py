@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
 MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits is stuck
+LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still read
 
 
 def stderr_gist(stderr_tail: bytes) -> str:
@@ -499,13 +500,16 @@ class BotProcess:
             if self._watched:
                 self.check_limits()
             timeout = deadline - time.monotonic()
-            if timeout <= 0:
+            # Just past the deadline, a last look without waiting: a reply that came while
+            # this process was busy (or not scheduled) is taken.
+            if timeout <= -LAST_LOOK_S:
                 raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
+            expired = timeout <= 0
             pending = bool(self._out)
             if pending:
                 poller.register(in_fd, select.POLLOUT)
             try:
-                ready = poller.poll(min(timeout, 0.25) * 1000)
+                ready = poller.poll(0 if expired else min(timeout, 0.25) * 1000)
             except InterruptedError:  # pragma: no cover
                 continue
             finally:
@@ -531,6 +535,8 @@ class BotProcess:
                 if nl == len(chunk) - 1 and not self._buf and not self._skipping and nl <= self.line_cap:
                     return chunk[:nl]  # exactly one whole line: the usual reply
                 self._feed(chunk)
+            elif expired:
+                raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
             elif not ready and proc.poll() is not None:
                 # The bot exited though a child of it may still hold the pipe open.
                 self._eof = True
