@@ -248,14 +248,17 @@ def play_checked(rules: Rules, kinds: list[int | None], seed: int, all_views: bo
             for s in range(game.n):
                 check_view(game, s, game.view(s))
         opts = None
-        if decision == "draw":
-            game.prepare_options()  # as the referee does while a bot decides its draw
-        else:
+        if decision == "draw":  # what the referee works out while a bot decides its draw
+            before = (game.snapshot(), list(game.draw_pile), game.rng.getstate())
+            preview = game.preview_deck_draw()
+            assert (game.snapshot(), game.draw_pile, game.rng.getstate()) == before, "a preview changed the game"
+        else:  # and while it decides its play
+            game.prepare_deal()
             opts = game.options(seat)
-            p = game.players[seat]
-            assert opts == game._options(p.hand, p.laid, seat), "options prepared at the draw are stale"
         reply = players[seat].decide(view, decision, opts)
         events = game.apply(action_from_json(reply, decision), seat)
+        if decision == "draw" and reply["draw"] == "deck" and preview is not None:
+            assert preview == (events, game.view(seat), game.options(seat)), "a stale preview"
         counter.feed(events, decision == "play")
         check_events(events)
         check_state(game, prev)

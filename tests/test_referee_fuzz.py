@@ -10,6 +10,7 @@ or — for a reply to an older request, or a blank line — being dropped.
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from types import SimpleNamespace
 from typing import Any
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 from harness.engine import Rules
 from harness.engine.replay import frames
-from harness.players import GreedyStrategy
+from harness.players import GreedyStrategy, RandomStrategy
 from harness.referee import BotTimeout, FaultPolicy, LineTooLong, TimeControl, play_game
 
 CARDS = [f"{c}{n}" for c in "RBGY" for n in range(1, 13)] + ["W", "S"]
@@ -63,10 +64,12 @@ class FakeBot:
         self.stderr_tail = b""
         self.queue: deque = deque()
         self.sent: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []  # what was sent, byte for byte
         self.requests: list[dict[str, Any]] = []
 
     def send(self, data: bytes) -> None:
         msg = orjson.loads(data)
+        self.raw.append(data)
         self.sent.append(msg)
         if msg.get("type") == "request":
             self.requests.append(msg)
@@ -226,6 +229,42 @@ def test_scripted_transport_plays_a_clean_game():
     result = play_game(bots, ["s0", "s1", "s2"], RULES, 7, "g-clean", record=True)
     assert result.faults == [] and result.forfeits == []
 
+
+def _wobbly_answer(rng: random.Random, strategy: Any) -> Any:
+    """Mostly `strategy`'s replies; now and then a refused line first (illegal, or a
+    timeout), so that retries and fallbacks happen too."""
+
+    def answer(msg: dict[str, Any], bot: FakeBot) -> list[Any]:
+        good = strategy.decide(msg["state"], msg["decision"], msg.get("options"))
+        out: list[Any] = []
+        roll = rng.random()
+        if roll < 0.05:
+            out.append(orjson.dumps({"id": msg["id"], "draw": "sideways"}))
+        elif roll < 0.08:
+            out.append(BotTimeout(f"bot {bot.spec.name!r} did not answer in time"))
+        return out + [orjson.dumps({**good, "id": msg["id"]})]
+
+    return answer
+
+
+@settings(max_examples=25, deadline=None)
+@given(seats=st.integers(2, 5), seed=st.integers(0, 2**32), replies=st.integers(0, 2**32),
+       options=st.booleans())
+def test_work_ahead_changes_no_byte_sent(seats, seed, replies, options):
+    """While a bot thinks, the referee works out the next hand's shuffle and the request
+    that follows a draw from the deck. The game, and every byte sent, are the same as
+    without that work: random and greedy players, refused replies, fallbacks."""
+    def game(ahead: bool) -> tuple[list[list[bytes]], list[Any]]:
+        rng = random.Random(replies)
+        bots = [FakeBot(f"s{i}", _wobbly_answer(rng, GreedyStrategy() if i % 2 else RandomStrategy(i)))
+                for i in range(seats)]
+        for b in bots:
+            b.wants_options = options
+        result = play_game(bots, [b.spec.name for b in bots], RULES, seed, "g-ahead",
+                           time_control=TimeControl(move_ms=50), work_ahead=ahead)
+        return [b.raw for b in bots], [result.places, result.scores, [(f.seat, f.kind) for f in result.faults]]
+
+    assert game(True) == game(False)
 
 @pytest.mark.parametrize("line", [
     b'{"id": 1, "draw": "deck", "id": 2}',

@@ -151,6 +151,15 @@ def test_config_randomize_addresses_reaches_every_bot(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, randomize_addresses=True))
     assert all(b.randomize_addresses for b in cfg.bots)
 
+
+def test_work_ahead_only_with_a_cpu_to_spare() -> None:
+    from harness.tournament.executor import cpu_to_spare
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    assert cpu_to_spare(cpus) is False and cpu_to_spare(cpus + 3) is False
+    assert cpu_to_spare(cpus - 1) is (cpus > 1)
+    assert cpu_to_spare(1, pinned=True) is False
+
 def test_config_is_frozen_and_cmd_strings_are_split(tmp_path: Path) -> None:
     cfg = parse_config({"name": "x", "bots": [{"name": "a", "cmd": "python 'my bot.py' --x"},
                                               {"name": "b", "cmd": ["node", "b.js"]}]}, base=tmp_path)

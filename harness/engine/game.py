@@ -117,8 +117,8 @@ class Game:
         self.last_hand_snapshot: dict[str, Any] | None = None
         self._phase_cache: list[Phase] | None = None  # phases only change between hands
         self._public_cache: list[tuple[tuple, dict[str, Any]] | None] = [None] * players
-        # Options worked out ahead by `prepare_options`: (seat, turn, drawn card, options).
-        self._prepared: tuple[int, int, Card, dict[str, Any]] | None = None
+        # A shuffle worked out ahead by `prepare_deal`: (hand number, its rng after it, cards).
+        self._next_deal: tuple[int, random.Random, list[Card]] | None = None
 
     # ----- queries -------------------------------------------------------------------
 
@@ -192,10 +192,13 @@ class Game:
             stacked = self.deck.deals[self.hand_no - 1]
         # Each hand's shuffle has its own stream from the seed, so hand h is dealt alike
         # whatever happened in earlier hands (duplicate deals replay it for every seat).
-        self.rng = random.Random(f"p10:{self.seed}:{self.hand_no}")
+        ahead = self._next_deal
+        self._next_deal = None
         if stacked is None:
-            cards = list(DECK)
-            _shuffle(self.rng, cards)
+            if ahead is not None and ahead[0] == self.hand_no:
+                _, self.rng, cards = ahead
+            else:
+                self.rng, cards = self._shuffled(self.hand_no)
             order = [self._next_active(self.dealer)]
             while len(order) < len(active):
                 order.append(self._next_active(order[-1]))
@@ -205,6 +208,7 @@ class Game:
             self.discard_pile = [cards.pop()]
             self.draw_pile = cards
         else:
+            self.rng = self._hand_rng(self.hand_no)
             rest = Counter(DECK)
             for p in active:
                 p.hand = list(stacked.hands[p.seat])
@@ -222,6 +226,28 @@ class Game:
         if up.is_skip:
             self.players[self.current].skip_pending = True  # R2.4
         self._begin_turn(events)
+
+    def _hand_rng(self, hand_no: int) -> random.Random:
+        return random.Random(f"p10:{self.seed}:{hand_no}")
+
+    def _shuffled(self, hand_no: int) -> tuple[random.Random, list[Card]]:
+        """Hand `hand_no`'s shuffled deck, and its random stream after the shuffle (later
+        reshuffles of that hand draw from it)."""
+        rng = self._hand_rng(hand_no)
+        cards = list(DECK)
+        _shuffle(rng, cards)
+        return rng, cards
+
+    def prepare_deal(self) -> None:
+        """While a bot thinks, shuffle the next hand's deck (it depends on the seed and the
+        hand number alone), so that the deal at the end of this hand does not wait for it.
+        Does nothing if it is shuffled already or the next hand is a stacked deal."""
+        nxt = self.hand_no + 1
+        if (self._next_deal is not None and self._next_deal[0] == nxt) or self.decision is None:
+            return
+        if self.deck is not None and nxt <= len(self.deck.deals):
+            return
+        self._next_deal = (nxt, *self._shuffled(nxt))
 
     def _begin_turn(self, events: list[Event]) -> None:
         """Serve skips (R6.4), stall checks (R8.4), then wait for the current seat's draw."""
@@ -588,38 +614,36 @@ class Game:
     def options(self, seat: int) -> dict[str, Any]:
         """Help for a `play` decision: one legal lay (or None) and every single legal hit."""
         p = self.players[seat]
-        prepared = self._prepared
-        if prepared is not None and self.decision == "play" and prepared[0] == seat and prepared[1] == self.turn:
-            if p.hand[-1] is prepared[2]:  # identical cards are the same object
-                return prepared[3]
-        return self._options(p.hand, p.laid, seat)
-
-    def prepare_options(self) -> None:
-        """While the seat to move decides its draw, work out the `options` of its play
-        decision if it draws from the deck (most draws are), so that `options` then
-        returns them instead of searching: the same result, sooner. Does nothing outside a
-        draw decision, or when the draw pile is empty (it is reshuffled at the draw)."""
-        if self.decision != "draw" or not self.draw_pile:
-            return
-        seat = self.current
-        p = self.players[seat]
-        card = self.draw_pile[-1]
-        self._prepared = (seat, self.turn, card, self._options(p.hand + [card], p.laid, seat))
-
-    def _options(self, hand: list[Card], laid: bool, seat: int) -> dict[str, Any]:
         lay = None
-        if not laid:
-            found = find_lay(hand, self.phase_of(seat))
+        if not p.laid:
+            found = find_lay(p.hand, self.phase_of(seat))
             if found is not None:
                 lay = [[c.text for c in m] for m in found]
         hits = []
-        if laid:
-            for card, meld, end in legal_hits(hand, self.table):
+        if p.laid:
+            for card, meld, end in legal_hits(p.hand, self.table):
                 h: dict[str, Any] = {"card": card.text, "meld": meld}
                 if end is not None:
                     h["end"] = end
                 hits.append(h)
         return {"lay": lay, "hits": hits}
+
+    def preview_deck_draw(self, options: bool = True) -> tuple[list[Event], dict[str, Any], dict[str, Any] | None] | None:
+        """What a draw from the deck by the seat to move will bring, without drawing: its
+        events, then that seat's view and (with `options`) its options for the play
+        decision. For work ahead while the seat decides (most draws are from the deck).
+        None outside a draw decision, or when the draw pile is empty (it is reshuffled at
+        the draw, and the shuffle is not to be known before)."""
+        if self.decision != "draw" or not self.draw_pile:
+            return None
+        seat = self.current
+        hand = self.players[seat].hand
+        events = self._draw(Draw("deck"))
+        try:
+            return events, self.view(seat), self.options(seat) if options else None
+        finally:  # put the card back: the state is as it was
+            self.draw_pile.append(hand.pop())
+            self.decision = "draw"
 
     def fallback(self) -> Action:
         """The move played for a seat that cannot or did not answer (protocol, Faults): draw

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
-from .executor import GameRunner
+from .executor import GameRunner, cpu_to_spare
 from .schedule import GameSpec
 
 try:
@@ -109,6 +109,7 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
         self._count = 0
         self._label = worker_label(worker)
         self._address = str(worker.address)
+        self._work_ahead = cpu_to_spare(int(getattr(worker, "nthreads", 0) or os.cpu_count() or 1))
         self._logs = Path(self.log_dir) if self.log_dir else worker_log_dir(self.cfg.name)
         self._stop = threading.Event()
         threading.Thread(target=self._reap, name=f"{self.name}-idle", daemon=True).start()
@@ -121,7 +122,8 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
             else:
                 k, self._count = self._count, self._count + 1
                 n = len(self._runners)
-                self._runners[k] = GameRunner(self.cfg, self._label if n == 0 else f"{self._label}.{n}", self._logs)
+                self._runners[k] = GameRunner(self.cfg, self._label if n == 0 else f"{self._label}.{n}", self._logs,
+                                              work_ahead=self._work_ahead)
             runner = self._runners[k]
         try:
             out = runner.run(spec, excluded)

@@ -23,10 +23,12 @@ from .schedule import GameSpec
 class GameRunner:
     """Plays scheduled games with bot processes that live across games (one per entrant)."""
 
-    def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False) -> None:
+    def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False,
+                 work_ahead: bool = True) -> None:
         self.cfg = cfg
         self.worker = worker
         self.log_dir = log_dir
+        self.work_ahead = work_ahead  # see `play_game`; only where a CPU is to spare
         self.bots: dict[str, BotProcess] = {}
         self.starts: dict[str, int] = {}
         # `reap`: this process is a child subreaper (see `become_subreaper`) whose only
@@ -73,7 +75,7 @@ class GameRunner:
             try:
                 result = play_game(
                     bots, seats, cfg.rules, spec.seed, spec.game, time_control=cfg.time, policy=cfg.faults,
-                    record=cfg.replays != "none", unavailable=unavailable,
+                    record=cfg.replays != "none", unavailable=unavailable, work_ahead=self.work_ahead,
                 )
             finally:
                 for bot in bots:  # the next CPU budget starts now (limits.cpu_s is per game)
@@ -150,6 +152,19 @@ class GameRunner:
 # ----- the local executor -----------------------------------------------------------------
 
 
+def cpu_to_spare(games_at_once: int, pinned: bool = False) -> bool:
+    """Whether this machine has more CPUs than games played side by side, so that a
+    referee's work ahead while its bot thinks (see `play_game`) uses a CPU that would
+    otherwise idle. With every CPU busy, that work is a loss: a sixth of it is thrown away."""
+    if pinned:  # the worker, its referee and its bots share one CPU
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return games_at_once < cpus
+
+
 def pin_to_cpu(k: int) -> int | None:
     """Pin this process (and the processes it starts from now on) to the k-th CPU it may
     run on, wrapping around; returns that CPU, or None where the system cannot pin.
@@ -196,7 +211,8 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
         pin_to_cpu(wid)
     # Bots' orphans (a grandchild that left the bot's process group) become our children.
     reap = become_subreaper()
-    runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap)
+    runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap,
+                        work_ahead=cpu_to_spare(cfg.parallel, cfg.affinity))
     held.append(runner)
     parent = os.getppid()
     try:
