@@ -116,8 +116,8 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
 def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
     """A 4-player game of the Python greedy bots through the referee (child processes,
     p10/1) next to the same game, same seed and same decisions, played in-process. With
-    `one_cpu`, this process and the bots are pinned to one CPU (what `affinity: true`
-    does for a worker) for both.
+    `one_cpu`, this process and the bots are pinned to one CPU for both, and the referee
+    does not work ahead while bots think (what `affinity: true` does for a worker).
 
     The two are played back to back for each seed, and the ratio is given both ways: of
     the total times, and the median of the per-game ratios (the machine's speed drifts
@@ -142,7 +142,7 @@ def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
                 g = play_local(Rules(), [GreedyStrategy() for _ in range(4)], seed, game_id=f"g{seed}")
                 a = time.perf_counter() - t
                 t = time.perf_counter()
-                r = play_game(bots, [s.name for s in specs], Rules(), seed, f"g{seed}")
+                r = play_game(bots, [s.name for s in specs], Rules(), seed, f"g{seed}", work_ahead=not pinned)
                 b = time.perf_counter() - t
                 t_in += a
                 t_ref += b
