@@ -19,6 +19,7 @@ from harness.engine import Rules
 from harness.players import GreedyStrategy, play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, handshake, play_game
 from harness.tournament.config import parse_config
+from harness.tournament import executor
 from harness.tournament.executor import GameRunner, pin_to_cpu
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import GameSpec, derive_seed, game_id
@@ -45,6 +46,9 @@ def _config(tmp: Path, parallel: int, per_table: int, affinity: bool = False) ->
 def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None:
     """Games per second with parallel 1 and 2 on the bundled greedy bots (and parallel 2
     with `affinity: true`), and the bot processes started (one per entrant per worker).
+    With parallel 1 on this machine a CPU is to spare, so its referee works ahead while
+    bots think (`cpu_to_spare`); parallel 1 without that is run too, to tell how much of
+    the speed-up it takes.
 
     Two rates per run: over the whole run (`run_tournament`, from reading the config to
     the leaderboards written), and in the steady state, from the first game's result to
@@ -58,12 +62,18 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     rounds = 1 if benchmark.disabled else 5
     runs: dict[tuple[int, bool], list[dict[str, float]]] = {}
 
-    def one(parallel: int, affinity: bool = False) -> None:
+    def one(parallel: int, affinity: bool = False, ahead: bool = True) -> None:
         cfg = parse_config(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
-        t = time.perf_counter()
-        out = run_tournament(cfg, fresh=True, build_site=False)
-        dt = time.perf_counter() - t
-        runs.setdefault((parallel, affinity), []).append({
+        spare = executor.cpu_to_spare
+        if not ahead:  # the workers are forked: they see this too
+            executor.cpu_to_spare = lambda *_, **__: False
+        try:
+            t = time.perf_counter()
+            out = run_tournament(cfg, fresh=True, build_site=False)
+            dt = time.perf_counter() - t
+        finally:
+            executor.cpu_to_spare = spare
+        runs.setdefault((parallel, affinity, ahead), []).append({
             "whole": out.played / dt, "steady": (out.played - 1) / (out.playing_s - out.first_s),
             "start_s": out.first_s, "end_s": dt - out.playing_s,
             "starts": sum(out.bot_starts.values()), "games": out.played})
@@ -73,13 +83,14 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
             one(1)
             one(2)
             one(2, affinity=True)
+            one(1, ahead=False)
 
     benchmark.pedantic(all_rounds, rounds=1, iterations=1)
 
     def median(xs: list[float]) -> float:
         return sorted(xs)[len(xs) // 2]
 
-    p1, p2, pp = runs[1, False], runs[2, False], runs[2, True]
+    p1, p2, pp, p1s = runs[1, False, True], runs[2, False, True], runs[2, True, True], runs[1, False, False]
     starts = ({r["starts"] for r in p1}, {r["starts"] for r in p2}, {r["starts"] for r in pp})
     n = p1[0]["games"]
     info: dict[str, object] = {"games": n, "rounds": rounds}
@@ -87,7 +98,10 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     for rate in ("whole", "steady"):
         speedups = [b[rate] / a[rate] for a, b in zip(p1, p2)]
         pinned = [b[rate] / a[rate] for a, b in zip(p1, pp)]
+        still = [b[rate] / a[rate] for a, b in zip(p1s, p2)]
         info.update({
+            f"{rate}_games_per_s_parallel_1_no_work_ahead": [round(r[rate], 2) for r in p1s],
+            f"{rate}_speedup_vs_no_work_ahead_median": round(median(still), 2),
             f"{rate}_games_per_s_parallel_1": [round(r[rate], 2) for r in p1],
             f"{rate}_games_per_s_parallel_2": [round(r[rate], 2) for r in p2],
             f"{rate}_games_per_s_parallel_2_pinned": [round(r[rate], 2) for r in pp],
@@ -99,7 +113,9 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
             f"{rate}: parallel 1 {median([r[rate] for r in p1]):.2f} games/s, parallel 2 "
             f"{median([r[rate] for r in p2]):.2f}, with affinity {median([r[rate] for r in pp]):.2f} (medians); "
             f"speed-up per round {', '.join(f'{x:.2f}' for x in speedups)} (median x{median(speedups):.2f}), "
-            f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f})")
+            f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f}); "
+            f"parallel 1 without work ahead {median([r[rate] for r in p1s]):.2f} games/s, parallel 2 against it "
+            f"{', '.join(f'{x:.2f}' for x in still)} (median x{median(still):.2f})")
     for part in ("start_s", "end_s"):
         info[f"{part}_median"] = {k: round(median([r[part] for r in v]), 3) for k, v in
                                   (("parallel_1", p1), ("parallel_2", p2), ("parallel_2_pinned", pp))}
