@@ -81,9 +81,7 @@ class TournamentConfig:
     output: Path
     executor: str = "local"
     scheduler: str | None = None
-    # Pin each local worker, and the bots it starts, to one CPU: True, False, or None for
-    # "auto" (pin when the workers fill the machine: parallel >= the CPUs we may use).
-    affinity: bool | None = None
+    affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
     source: str = field(default="", compare=False)
@@ -93,17 +91,6 @@ class TournamentConfig:
     def entrants(self) -> list[str]:
         """Entrant names in config order."""
         return [b.name for b in self.bots]
-
-    def pins_workers(self) -> bool:
-        """Whether local workers are pinned to CPUs: as `affinity` says, or with "auto" when
-        they fill the machine (`parallel` at least the CPUs this process may use)."""
-        if self.affinity is not None:
-            return self.affinity
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except AttributeError:  # not Linux: nothing to pin with
-            return False
-        return self.executor == "local" and self.parallel >= cpus > 1
 
     def bot(self, name: str) -> BotSpec:
         """The spec of entrant `name`."""
@@ -358,11 +345,9 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     scheduler = data.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
         raise _err(src, "scheduler", f"must be an address like tcp://host:8786, not {scheduler!r}")
-    affinity = data.get("affinity", "auto")
-    if affinity == "auto":
-        affinity = None
-    elif not isinstance(affinity, bool):
-        raise _err(src, "affinity", f"must be auto, true or false, not {affinity!r}")
+    affinity = data.get("affinity", False)
+    if not isinstance(affinity, bool):
+        raise _err(src, "affinity", f"must be true or false, not {affinity!r}")
     if affinity and executor != "local":
         raise _err(src, "affinity", "applies to the local executor only (a Dask cluster places its own workers)")
     stop_when, stop = _stop(src, data, len(bots))

@@ -207,13 +207,12 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # end with the parent (Linux)
     except (OSError, AttributeError):
         pass
-    pinned = cfg.pins_workers()
-    if pinned:
+    if cfg.affinity:
         pin_to_cpu(wid)
     # Bots' orphans (a grandchild that left the bot's process group) become our children.
     reap = become_subreaper()
     runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap,
-                        work_ahead=cpu_to_spare(cfg.parallel, pinned))
+                        work_ahead=cpu_to_spare(cfg.parallel, cfg.affinity))
     held.append(runner)
     parent = os.getppid()
     try:

@@ -29,7 +29,7 @@ GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
 GAMES_PER_TABLE = 32  # with 5 tables: 160 games per run
 
 
-def _config(tmp: Path, parallel: int, per_table: int, affinity: bool | str = "auto") -> dict:
+def _config(tmp: Path, parallel: int, per_table: int, affinity: bool = False) -> dict:
     return {
         "name": f"bench-p{parallel}-{affinity}",
         "affinity": affinity,
@@ -44,12 +44,11 @@ def _config(tmp: Path, parallel: int, per_table: int, affinity: bool | str = "au
 
 
 def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None:
-    """Games per second with parallel 1 and 2 on the bundled greedy bots, with the default
-    `affinity: auto` (on this 2-CPU machine: parallel 2 pins its two workers, parallel 1
-    does not) and with parallel 2 unpinned (`affinity: false`); and the bot processes
-    started (one per entrant per worker). With parallel 1 a CPU is to spare, so its
-    referee works ahead while bots think (`cpu_to_spare`); parallel 1 without that is run
-    too, to tell how much of the speed-up it takes.
+    """Games per second with parallel 1 and 2 on the bundled greedy bots (and parallel 2
+    with `affinity: true`), and the bot processes started (one per entrant per worker).
+    With parallel 1 on this machine a CPU is to spare, so its referee works ahead while
+    bots think (`cpu_to_spare`); parallel 1 without that is run too, to tell how much of
+    the speed-up it takes.
 
     Two rates per run: over the whole run (`run_tournament`, from reading the config to
     the leaderboards written), and in the steady state, from the first game's result to
@@ -63,7 +62,7 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     rounds = 1 if benchmark.disabled else 5
     runs: dict[tuple[int, bool], list[dict[str, float]]] = {}
 
-    def one(parallel: int, affinity: bool | str = "auto", ahead: bool = True) -> None:
+    def one(parallel: int, affinity: bool = False, ahead: bool = True) -> None:
         cfg = parse_config(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
         spare = executor.cpu_to_spare
         if not ahead:  # the workers are forked: they see this too
@@ -83,7 +82,7 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
         for _ in range(rounds):
             one(1)
             one(2)
-            one(2, affinity=False)
+            one(2, affinity=True)
             one(1, ahead=False)
 
     benchmark.pedantic(all_rounds, rounds=1, iterations=1)
@@ -91,35 +90,35 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     def median(xs: list[float]) -> float:
         return sorted(xs)[len(xs) // 2]
 
-    p1, p2, pp, p1s = runs[1, "auto", True], runs[2, "auto", True], runs[2, False, True], runs[1, "auto", False]
+    p1, p2, pp, p1s = runs[1, False, True], runs[2, False, True], runs[2, True, True], runs[1, False, False]
     starts = ({r["starts"] for r in p1}, {r["starts"] for r in p2}, {r["starts"] for r in pp})
     n = p1[0]["games"]
     info: dict[str, object] = {"games": n, "rounds": rounds}
     lines = []
     for rate in ("whole", "steady"):
         speedups = [b[rate] / a[rate] for a, b in zip(p1, p2)]
-        unpinned = [b[rate] / a[rate] for a, b in zip(p1, pp)]
+        pinned = [b[rate] / a[rate] for a, b in zip(p1, pp)]
         still = [b[rate] / a[rate] for a, b in zip(p1s, p2)]
         info.update({
             f"{rate}_games_per_s_parallel_1_no_work_ahead": [round(r[rate], 2) for r in p1s],
             f"{rate}_speedup_vs_no_work_ahead_median": round(median(still), 2),
             f"{rate}_games_per_s_parallel_1": [round(r[rate], 2) for r in p1],
             f"{rate}_games_per_s_parallel_2": [round(r[rate], 2) for r in p2],
-            f"{rate}_games_per_s_parallel_2_unpinned": [round(r[rate], 2) for r in pp],
+            f"{rate}_games_per_s_parallel_2_pinned": [round(r[rate], 2) for r in pp],
             f"{rate}_speedup_median": round(median(speedups), 2), f"{rate}_speedups": [round(x, 2) for x in speedups],
-            f"{rate}_speedup_unpinned_median": round(median(unpinned), 2),
-            f"{rate}_speedups_unpinned": [round(x, 2) for x in unpinned],
+            f"{rate}_speedup_pinned_median": round(median(pinned), 2),
+            f"{rate}_speedups_pinned": [round(x, 2) for x in pinned],
         })
         lines.append(
             f"{rate}: parallel 1 {median([r[rate] for r in p1]):.2f} games/s, parallel 2 "
-            f"{median([r[rate] for r in p2]):.2f}, unpinned (affinity: false) {median([r[rate] for r in pp]):.2f} (medians); "
+            f"{median([r[rate] for r in p2]):.2f}, with affinity {median([r[rate] for r in pp]):.2f} (medians); "
             f"speed-up per round {', '.join(f'{x:.2f}' for x in speedups)} (median x{median(speedups):.2f}), "
-            f"unpinned {', '.join(f'{x:.2f}' for x in unpinned)} (median x{median(unpinned):.2f}); "
+            f"with affinity {', '.join(f'{x:.2f}' for x in pinned)} (median x{median(pinned):.2f}); "
             f"parallel 1 without work ahead {median([r[rate] for r in p1s]):.2f} games/s, parallel 2 against it "
             f"{', '.join(f'{x:.2f}' for x in still)} (median x{median(still):.2f})")
     for part in ("start_s", "end_s"):
         info[f"{part}_median"] = {k: round(median([r[part] for r in v]), 3) for k, v in
-                                  (("parallel_1", p1), ("parallel_2", p2), ("parallel_2_unpinned", pp))}
+                                  (("parallel_1", p1), ("parallel_2", p2), ("parallel_2_pinned", pp))}
     info["bot_processes_parallel_1"], info["bot_processes_parallel_2"] = sorted(starts[0]), sorted(starts[1])
     benchmark.extra_info.update(info)
     print(f"\nthroughput, {rounds} rounds of {n} games:\n  " + "\n  ".join(lines)
@@ -134,7 +133,7 @@ def test_refereed_game_vs_in_process(benchmark, pinned: bool) -> None:
     """A 4-player game of the Python greedy bots through the referee (child processes,
     p10/1) next to the same game, same seed and same decisions, played in-process. With
     `one_cpu`, this process and the bots are pinned to one CPU for both, and the referee
-    does not work ahead while bots think (what pinning does for a worker).
+    does not work ahead while bots think (what `affinity: true` does for a worker).
 
     The two are played back to back for each seed, and the ratio is given both ways: of
     the total times, and the median of the per-game ratios (the machine's speed drifts
