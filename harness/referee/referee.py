@@ -219,7 +219,7 @@ class Referee:
         self.unavailable = unavailable or {}
         # While a bot thinks, work out what the game needs next (the next hand's shuffle,
         # the request after a draw from the deck). It uses a CPU that would otherwise wait;
-        # one in six draws is from the discard pile, and its work ahead is then thrown away.
+        # a draw from the discard pile (a sixth of the greedy players') throws it away.
         self.work_ahead = work_ahead
         self.seats = [_Seat(i, b, e) for i, (b, e) in enumerate(zip(bots, entrants))]
         self.rules = rules
