@@ -383,15 +383,13 @@ class Referee:
             news = log[seat.seen:]
             seat.seen = len(log)
             if ahead is not None and ahead[0] == game.turn and news == ahead[1]:
-                # The seat drew from the deck, as was worked out while it decided.
-                msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision,
-                                       "events": news, "state": ahead[2]}
-                if ahead[3] is not None:
-                    msg["options"] = ahead[3]
+                state, options = ahead[2], ahead[3]  # the seat drew from the deck, as worked out
             else:
-                msg = {"type": "request", "id": rid, "decision": decision, "events": news, "state": game.view(n)}
-                if decision == "play" and bot.wants_options:
-                    msg["options"] = game.options(n)
+                state = game.view(n)
+                options = game.options(n) if decision == "play" and bot.wants_options else None
+            msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision, "events": news, "state": state}
+            if options is not None:
+                msg["options"] = options
             data = encode(msg)
             if record is not None:
                 self._rec_msg("to", n, data, is_json=True)
