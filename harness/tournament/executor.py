@@ -155,7 +155,8 @@ class GameRunner:
 def cpu_to_spare(games_at_once: int, pinned: bool = False) -> bool:
     """Whether this machine has more CPUs than games played side by side, so that a
     referee's work ahead while its bot thinks (see `play_game`) uses a CPU that would
-    otherwise idle. With every CPU busy, that work is a loss: a sixth of it is thrown away."""
+    otherwise idle. With every CPU busy, that work is a loss: what was worked out for a
+    draw from the deck is thrown away when the bot takes the discard instead."""
     if pinned:  # the worker, its referee and its bots share one CPU
         return False
     try:
