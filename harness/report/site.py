@@ -18,18 +18,20 @@ opened straight from disk (file://) and on any static host.
 
 from __future__ import annotations
 
+import heapq
 import html
 import json
 import logging
 import math
 import re
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
+import orjson
 import yaml
 
 __all__ = ["build_site", "MAX_REPLAYS", "MAX_GAME_ROWS"]
@@ -149,16 +151,42 @@ def _replay_href(game: str) -> str:
 
 # --------------------------------------------------------------------------- inputs
 
+MAX_REASONS = 50
+"""Different fault reasons kept per entrant at most (the rest are counted together)."""
+
+
 @dataclass
 class _Entrant:
+    """What the site shows of one entrant, gathered in one pass over games.jsonl (its
+    size does not grow with the number of games)."""
+
     name: str
     color: str
     row: dict[str, Any]
-    games: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (game, seat)
+    n_games: int = 0
     places: Counter = field(default_factory=Counter)
-    faults: list[dict[str, Any]] = field(default_factory=list)
+    faults: int = 0
+    fault_games: int = 0
+    fault_kinds: Counter = field(default_factory=Counter)
+    reasons: dict[str, list[Any]] = field(default_factory=dict)  # reason → [count, first game id, game name]
+    other_reasons: int = 0
     forfeits: int = 0
     wins: int = 0
+
+    def add_fault(self, fault: Mapping[str, Any], game_id: int, game: str) -> None:
+        self.faults += 1
+        self.fault_kinds[str(fault.get("kind", "?"))] += 1
+        reason = str(fault.get("reason") or fault.get("kind") or "?")
+        reason = reason if len(reason) <= 200 else reason[:199] + "…"
+        seen = self.reasons.get(reason)
+        if seen is not None:
+            seen[0] += 1
+            if game_id < seen[1]:
+                seen[1:] = [game_id, game]
+        elif len(self.reasons) < MAX_REASONS:
+            self.reasons[reason] = [1, game_id, game]
+        else:
+            self.other_reasons += 1
 
 
 @dataclass
@@ -167,10 +195,13 @@ class _Data:
     name: str
     seed: Any
     leaderboard: dict[str, Any]
-    games: list[dict[str, Any]]
+    games: list[dict[str, Any]]  # the first MAX_GAME_ROWS games, in game order
+    n_games: int
+    replay_records: list[dict[str, Any]]  # the first games that name a replay, in game order
     config: Any
     config_text: str | None
     entrants: dict[str, _Entrant]
+    head_to_head: dict[str, dict[str, dict[str, int]]]
     warnings: list[str] = field(default_factory=list)
 
 
@@ -181,29 +212,8 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _read_games(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
-    games: list[dict[str, Any]] = []
-    if not path.exists():
-        return games
-    bad = 0
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                g = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(g, dict) and isinstance(g.get("seats"), list):
-                games.append(g)
-            else:
-                bad += 1
-    if bad:
-        warnings.append(f"{bad} unreadable line(s) in games.jsonl were left out.")
-    games.sort(key=lambda g: (g.get("id") if isinstance(g.get("id"), int) else 1 << 60, str(g.get("game"))))
-    return games
+def _game_id(g: Mapping[str, Any]) -> int:
+    return g["id"] if isinstance(g.get("id"), int) else 1 << 60
 
 
 def _game_name(g: Mapping[str, Any]) -> str:
@@ -213,11 +223,67 @@ def _game_name(g: Mapping[str, Any]) -> str:
     return str(name)
 
 
-def _load(results_dir: Path) -> _Data:
+class _First:
+    """The `n` games with the lowest ids seen so far (games.jsonl is in the order games
+    finished, not in game order)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.heap: list[tuple[int, int, dict[str, Any]]] = []  # (-id, -seq, game): the highest id on top
+        self.seq = 0
+
+    def add(self, g: dict[str, Any]) -> None:
+        if self.n <= 0:
+            return
+        self.seq += 1
+        item = (-_game_id(g), -self.seq, g)
+        if len(self.heap) < self.n:
+            heapq.heappush(self.heap, item)
+        elif item > self.heap[0]:
+            heapq.heapreplace(self.heap, item)
+
+    def sorted(self) -> list[dict[str, Any]]:
+        return [g for _, _, g in sorted(self.heap, key=lambda x: (-x[0], str(_game_name(x[2]))))]
+
+
+def _games(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """The game records of games.jsonl, one at a time (unreadable lines are counted)."""
+    if not path.exists():
+        return
+    bad = 0
+    with path.open("rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                g = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                bad += 1
+                continue
+            if isinstance(g, dict) and isinstance(g.get("seats"), list):
+                yield g
+            else:
+                bad += 1
+    if bad:
+        warnings.append(f"{bad} unreadable line(s) in games.jsonl were left out.")
+
+
+def _count_pairs(h2h: dict[str, dict[str, dict[str, int]]], seats: list[str], places: list[Any]) -> None:
+    for i, a in enumerate(seats):
+        for j, b in enumerate(seats):
+            if i == j or a == b or i >= len(places) or j >= len(places):
+                continue
+            c = h2h.setdefault(a, {}).setdefault(b, {"games": 0, "ahead": 0, "behind": 0, "tied": 0})
+            c["games"] += 1
+            pa, pb = places[i], places[j]
+            c["ahead" if pa < pb else "behind" if pa > pb else "tied"] += 1
+
+
+def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     warnings: list[str] = []
     lb = _read_json(results_dir / "leaderboard.json")
-    games = _read_games(results_dir / "games.jsonl", warnings)
-    if lb is None and not games:
+    games_path = results_dir / "games.jsonl"
+    if lb is None and not games_path.exists():
         raise FileNotFoundError(
             f"{results_dir} holds neither leaderboard.json nor games.jsonl: run a tournament into it first"
         )
@@ -240,29 +306,43 @@ def _load(results_dir: Path) -> _Data:
     seed = cfg.get("seed", lb.get("seed"))
 
     rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
-    order: list[str] = [str(r["entrant"]) for r in rows]
-    row_of = {str(r["entrant"]): r for r in rows}
-    for g in games:
-        for s in g.get("seats") or []:
-            if str(s) not in row_of:
-                row_of[str(s)] = {"entrant": str(s)}
-                order.append(str(s))
-    entrants = {
-        n: _Entrant(name=n, color=PALETTE[i % len(PALETTE)], row=row_of[n]) for i, n in enumerate(order)
-    }
-    for g in games:
+    entrants: dict[str, _Entrant] = {}
+
+    def entrant(n: str, row: dict[str, Any] | None = None) -> _Entrant:
+        e = entrants.get(n)
+        if e is None:
+            e = entrants[n] = _Entrant(name=n, color=PALETTE[len(entrants) % len(PALETTE)], row=row or {"entrant": n})
+        return e
+
+    for r in rows:
+        entrant(str(r["entrant"]), r)
+    h2h = lb.get("head_to_head")
+    count_pairs = not (isinstance(h2h, dict) and h2h)
+    if count_pairs:
+        h2h = {}
+    first = _First(MAX_GAME_ROWS)
+    with_replay = _First(max_replays + 50)  # room for replays that cannot be read
+    n_games = 0
+    for g in _games(games_path, warnings):
+        n_games += 1
+        first.add(g)
+        if g.get("replay"):
+            with_replay.add({k: g.get(k) for k in ("id", "game", "seats", "places", "faults", "replay")})
         seats = [str(s) for s in g.get("seats") or []]
         places = g.get("places") or []
         forfeits = set(g.get("forfeits") or [])
         for seat, n in enumerate(seats):
-            ent = entrants[n]
-            ent.games.append((g, seat))
+            ent = entrant(n)
+            ent.n_games += 1
             if seat < len(places) and isinstance(places[seat], int):
                 ent.places[places[seat]] += 1
             if g.get("winner") == seat:
                 ent.wins += 1
             if seat in forfeits:
                 ent.forfeits += 1
+        if count_pairs:
+            _count_pairs(h2h, seats, places)
+        faulted: set[str] = set()
         for fault in g.get("faults") or []:
             if not isinstance(fault, dict):
                 continue
@@ -271,8 +351,12 @@ def _load(results_dir: Path) -> _Data:
             if who is None and isinstance(fseat, int) and 0 <= fseat < len(seats):
                 who = seats[fseat]
             if who is not None and str(who) in entrants:
-                entrants[str(who)].faults.append({**fault, "game": _game_name(g)})
-    return _Data(results_dir, str(name), seed, lb, games, config, config_text, entrants, warnings)
+                entrants[str(who)].add_fault(fault, _game_id(g), _game_name(g))
+                faulted.add(str(who))
+        for who in faulted:
+            entrants[who].fault_games += 1
+    return _Data(results_dir, str(name), seed, lb, first.sorted(), n_games, with_replay.sorted(), config, config_text,
+                 entrants, h2h, warnings)
 
 
 # --------------------------------------------------------------------------- replays
@@ -288,7 +372,7 @@ def _collect_replays(data: _Data) -> list[_Replay]:
     """Replay files, in game order: those games.jsonl names, then any others in replays/."""
     found: list[_Replay] = []
     seen: set[Path] = set()
-    for g in data.games:
+    for g in data.replay_records:
         rel = g.get("replay")
         if not rel:
             continue
@@ -618,9 +702,9 @@ def _notices(data: _Data) -> str:
 
 
 def _summary(data: _Data, n_replays: int) -> str:
-    faults = sum(len(e.faults) for e in data.entrants.values())
+    faults = sum(e.faults for e in data.entrants.values())
     stats = [
-        (len(data.games) or data.leaderboard.get("games", 0), "games"),
+        (data.n_games or data.leaderboard.get("games", 0), "games"),
         (len(data.entrants), "entrants"),
         (faults, "faults"),
         (n_replays, "replays"),
@@ -721,9 +805,9 @@ def _leaderboard_section(data: _Data) -> str:
     body: list[str] = []
     for i, e in enumerate(ents):
         r = e.row
-        n_games = r.get("games", len(e.games))
+        n_games = r.get("games", e.n_games)
         wins = r.get("wins", e.wins)
-        faults = r.get("faults", len(e.faults))
+        faults = r.get("faults", e.faults)
         rank = r.get("rank", i + 1)
         cons = r.get("conservative")
         if cons is None and _num(r.get("mu")) is not None:
@@ -760,7 +844,7 @@ def _leaderboard_section(data: _Data) -> str:
             for v, content, cls in cells
         )
         body.append(f'<tr data-entrant="{_esc(e.name)}">{tds}</tr>')
-    games_n = data.leaderboard.get("games", len(data.games))
+    games_n = data.leaderboard.get("games", data.n_games)
     return f"""<section class="panel" id="leaderboard">
 <h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
 <div class="table-wrap"><table class="sortable" id="leaderboard-table">
@@ -840,30 +924,11 @@ def _history_section(data: _Data) -> str:
 </section>"""
 
 
-def _head_to_head(data: _Data) -> dict[str, dict[str, dict[str, int]]]:
-    h2h = data.leaderboard.get("head_to_head")
-    if isinstance(h2h, dict) and h2h:
-        return h2h
-    out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"games": 0, "ahead": 0, "behind": 0, "tied": 0}))
-    for g in data.games:
-        seats = [str(s) for s in g.get("seats") or []]
-        places = g.get("places") or []
-        for i, a in enumerate(seats):
-            for j, b in enumerate(seats):
-                if i == j or a == b or i >= len(places) or j >= len(places):
-                    continue
-                c = out[a][b]
-                c["games"] += 1
-                pa, pb = places[i], places[j]
-                c["ahead" if pa < pb else "behind" if pa > pb else "tied"] += 1
-    return out
-
-
 _HEAT = ((178, 24, 43), (247, 247, 247), (33, 102, 172))
 
 
 def _h2h_section(data: _Data) -> str:
-    h2h = _head_to_head(data)
+    h2h = data.head_to_head
     names = list(data.entrants)
     if len(names) < 2:
         return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
@@ -945,47 +1010,42 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _entrants_section(data: _Data, replay_games: set[str]) -> str:
+def _entrants_section(data: _Data, replay_index: list[dict[str, Any]]) -> str:
+    replay_games = {r["game"] for r in replay_index}
     cards = []
     for i, e in enumerate(data.entrants.values()):
         r = e.row
-        n = len(e.games) or r.get("games", 0)
-        fault_games = len({f["game"] for f in e.faults})
-        kinds = Counter(str(f.get("kind", "?")) for f in e.faults)
+        n = e.n_games or r.get("games", 0)
         kind_tags = "".join(
             f'<span class="tag {_esc(k)}">{_esc(k)} × {v}</span>'
-            for k, v in sorted(kinds.items(), key=lambda kv: (FAULT_KINDS.index(kv[0]) if kv[0] in FAULT_KINDS else 99, kv[0]))
+            for k, v in sorted(e.fault_kinds.items(), key=lambda kv: (FAULT_KINDS.index(kv[0]) if kv[0] in FAULT_KINDS else 99, kv[0]))
         )
-        reasons: dict[str, list[str]] = {}
-        for f in e.faults:
-            reason = str(f.get("reason") or f.get("kind") or "?")
-            reason = reason if len(reason) <= 200 else reason[:199] + "…"
-            reasons.setdefault(reason, []).append(f["game"])
-        top = sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:6]
+        top = sorted(e.reasons.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:6]
         reason_items = "".join(
-            f'<li>{_esc(reason)} <span class="muted">× {len(gs)} — {_game_link(gs[0], replay_games)}</span></li>'
-            for reason, gs in top
+            f'<li>{_esc(reason)} <span class="muted">× {count} — {_game_link(game, replay_games)}</span></li>'
+            for reason, (count, _, game) in top
         )
-        if len(reasons) > len(top):
-            reason_items += f'<li class="muted">… and {len(reasons) - len(top)} other reasons</li>'
-        replays = [(_game_name(g), g) for g, _ in e.games if _game_name(g) in replay_games]
-        replay_links = ", ".join(_game_link(gname, replay_games) for gname, _ in replays[:12])
+        others = len(e.reasons) - len(top) + (1 if e.other_reasons else 0)
+        if others > 0:
+            reason_items += f'<li class="muted">… and {others} other reasons</li>'
+        replays = [x["game"] for x in replay_index if e.name in (x.get("players") or [])]
+        replay_links = ", ".join(_game_link(gname, replay_games) for gname in replays[:12])
         if len(replays) > 12:
             replay_links += f' <span class="muted">and {len(replays) - 12} more</span>'
         rank = r.get("rank")
         fault_html = (
-            f'<dd><span class="bad">{len(e.faults)}</span> in {fault_games} game{"s" if fault_games != 1 else ""}</dd>'
+            f'<dd><span class="bad">{e.faults}</span> in {e.fault_games} game{"s" if e.fault_games != 1 else ""}</dd>'
             if e.faults else '<dd class="good">none</dd>'
         )
         cards.append(f"""<div class="entrant-card" id="entrant-{i}" data-entrant="{_esc(e.name)}">
 <h3><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}{f' <span class="tag">rank {_esc(rank)}</span>' if rank is not None else ''}</h3>
-<dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / len(e.games):.0f}%)" if e.games else ""}</dd>
+<dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / e.n_games:.0f}%)" if e.n_games else ""}</dd>
 <dt>Rating</dt><dd>{f"μ {_fmt(r.get('mu'))} ± {_fmt(3 * (_num(r.get('sigma')) or 0.0))}" if _num(r.get("mu")) is not None else "—"}</dd>
 <dt>Faults</dt>{fault_html}{f"<dt>Forfeits</dt><dd class=bad>{e.forfeits}</dd>" if e.forfeits else ""}</dl>
 {f"<div>{kind_tags}</div>" if kind_tags else ""}
 {f'<ul class="reasons">{reason_items}</ul>' if reason_items else ""}
 {f'<div class="small"><b>Replays:</b> {replay_links}</div>' if replay_links else ""}
-<p class="small" style="margin:8px 0 0"><button type="button" class="linkbtn show-games" data-entrant="{_esc(e.name)}">Show its {len(e.games)} games</button></p>
+<p class="small" style="margin:8px 0 0"><button type="button" class="linkbtn show-games" data-entrant="{_esc(e.name)}">Show its games</button></p>
 </div>""")
     return f"""<section class="panel" id="entrants">
 <h2>Entrants<span class="hint">games, faults and their reasons, replays</span></h2>
@@ -1062,8 +1122,8 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
     games = data.games[:MAX_GAME_ROWS]
     rows = "".join(_game_row(g, replay_games) for g in games)
     note = ""
-    if len(data.games) > len(games):
-        note = (f'<div class="notice">The first {len(games)} of {len(data.games)} games are listed; '
+    if data.n_games > len(games):
+        note = (f'<div class="notice">The first {len(games)} of {data.n_games} games are listed; '
                 f"games.jsonl holds them all.</div>")
     options = "".join(f'<option value="{_esc(n)}">{_esc(n)}</option>' for n in data.entrants)
     return f"""<section class="panel" id="games">
@@ -1100,7 +1160,7 @@ def _settings_section(data: _Data) -> str:
         if isinstance(ents, list):
             facts.append(("Entrants", len(ents)))
     else:
-        facts.append(("Games", data.leaderboard.get("games", len(data.games))))
+        facts.append(("Games", data.leaderboard.get("games", data.n_games)))
         facts.append(("Entrants", len(data.entrants)))
     dl = "".join(
         f"<dt>{_esc(k)}</dt><dd>{_esc(json.dumps(v) if not isinstance(v, str) else v)}</dd>"
@@ -1130,7 +1190,7 @@ def _index_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
         _leaderboard_section(data),
         _history_section(data),
         f'<div class="grid2 row-gap">{_h2h_section(data)}{_places_section(data)}</div>',
-        _entrants_section(data, replay_games),
+        _entrants_section(data, replay_index),
         _games_section(data, replay_games),
         _settings_section(data),
     ])
@@ -1198,7 +1258,7 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     neither leaderboard.json nor games.jsonl.
     """
     results_dir = Path(results_dir)
-    data = _load(results_dir)
+    data = _load(results_dir, max(0, int(max_replays)))
     site = results_dir / "site"
     site.mkdir(parents=True, exist_ok=True)
     replay_index = _write_replays(data, site, max(0, int(max_replays)))
