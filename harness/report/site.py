@@ -18,6 +18,7 @@ opened straight from disk (file://) and on any static host.
 
 from __future__ import annotations
 
+import base64
 import heapq
 import html
 import json
@@ -46,6 +47,9 @@ MAX_REPLAY_BYTES = 25_000_000
 
 MAX_GAME_ROWS = 2000
 """Games listed in the games table at most."""
+
+LEADERBOARD_PAGE = 50
+"""Leaderboard rows shown per page at first."""
 
 ASSETS = Path(__file__).with_name("assets")
 
@@ -847,6 +851,12 @@ def _leaderboard_section(data: _Data) -> str:
     games_n = data.leaderboard.get("games", data.n_games)
     return f"""<section class="panel" id="leaderboard">
 <h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
+<div class="filters">
+<label>Find <input type="search" id="lb-search" placeholder="entrant name" autocomplete="off"></label>
+<span class="pager" id="lb-pager"><button type="button" id="lb-prev">‹ Prev</button> <span id="lb-page"></span> <button type="button" id="lb-next">Next ›</button></span>
+<label>Rows <select id="lb-size"><option>25</option><option selected>{LEADERBOARD_PAGE}</option><option>100</option><option value="0">all</option></select></label>
+<span class="muted small" id="lb-count">{len(ents)} entrants</span>
+</div>
 <div class="table-wrap"><table class="sortable" id="leaderboard-table">
 <thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody>
@@ -854,22 +864,51 @@ def _leaderboard_section(data: _Data) -> str:
 </section>"""
 
 
-def _history_section(data: _Data) -> str:
-    hist = data.leaderboard.get("history") or {}
-    series: list[tuple[_Entrant, list[tuple[int, float, Any]]]] = []
-    for e in data.entrants.values():
-        pts = []
-        for i, item in enumerate(hist.get(e.name) or []):
-            if isinstance(item, (list, tuple)) and len(item) >= 2 and _num(item[1]) is not None:
-                pts.append((i + 1, float(item[1]), item[0]))
-        if pts:
-            series.append((e, pts))
-    if not series:
-        return """<section class="panel" id="history"><h2>Rating history</h2>
-<p class="empty">No rating history was recorded.</p></section>"""
-    W, H, ml, mr, mt, mb = 1000, 320, 46, 18, 14, 36
-    max_x = max(p[-1][0] for _, p in series)
-    ys = [y for _, p in series for _, y, _ in p]
+LINE_COLORS = (
+    "#2f63d8", "#e07b00", "#1f9e61", "#c2389b", "#7d5bd6", "#0f9bb5", "#d23c3c", "#8a6d1f",
+    "#4d5b74", "#6aa800", "#f2a7c3", "#00429d", "#ffb000", "#7a0403", "#53d3c2", "#a06cff",
+    "#ff6f4f", "#2b2b2b", "#9ab973", "#b07aa1",
+)
+"""Colours of the rating history's lines, one per line shown (at most MAX_LINES)."""
+
+CHART_TOP = 10
+"""The rating history shows the top CHART_TOP entrants (by rank) until others are chosen."""
+
+MAX_LINES = len(LINE_COLORS)
+"""Lines in the rating history at most."""
+
+SITE_HISTORY_POINTS = 60
+"""Points per entrant of the rating history embedded in the site at most."""
+
+PLACES_ROWS = 30
+"""Entrants in the places chart at most (the first ones by rank)."""
+
+TABLE_H2H_MAX = 12
+"""Up to this many entrants, the head-to-head counts are also shown as a table of cells."""
+
+
+def _history_points(item_list: Any) -> list[tuple[int, float]]:
+    """(games played, μ) of one entrant's history in leaderboard.json, thinned to at most
+    SITE_HISTORY_POINTS evenly spaced points (the first and the last kept)."""
+    pts: list[tuple[int, float]] = []
+    for i, item in enumerate(item_list or []):
+        if isinstance(item, (list, tuple)) and len(item) >= 2 and _num(item[1]) is not None:
+            n = item[2] if len(item) >= 3 and isinstance(item[2], int) else i + 1
+            pts.append((n, float(item[1])))
+    if len(pts) > SITE_HISTORY_POINTS:
+        last = len(pts) - 1
+        pts = [pts[round(k * last / (SITE_HISTORY_POINTS - 1))] for k in range(SITE_HISTORY_POINTS)]
+    return pts
+
+
+_CW, _CH, _CML, _CMR, _CMT, _CMB = 1000, 320, 46, 18, 14, 36  # the chart's size and margins
+
+
+def _history_svg(series: list[tuple[str, str, list[tuple[int, float]]]]) -> str:
+    """The rating chart of `series` (name, colour, points); index.js draws the same."""
+    W, H, ml, mr, mt, mb = _CW, _CH, _CML, _CMR, _CMT, _CMB
+    max_x = max(p[-1][0] for _, _, p in series)
+    ys = [y for _, _, p in series for _, y in p]
     y_lo, y_hi = min(ys), max(ys)
     if y_hi - y_lo < 1:
         y_lo, y_hi = y_lo - 1, y_hi + 1
@@ -884,8 +923,7 @@ def _history_section(data: _Data) -> str:
     def sy(y: float) -> float:
         return mt + (y_hi - y) / (y_hi - y_lo) * (H - mt - mb)
 
-    parts = [f'<svg class="chart" id="history-chart" viewBox="0 0 {W} {H}" role="img" '
-             f'aria-label="Each entrant\'s rating μ over the games it played">']
+    parts = []
     for t in _nice_ticks(y_lo, y_hi, 5):
         y = sy(t)
         parts.append(f'<line class="grid" x1="{ml}" x2="{W - mr}" y1="{y:.1f}" y2="{y:.1f}"/>'
@@ -901,37 +939,93 @@ def _history_section(data: _Data) -> str:
                  f'<text x="{(ml + W - mr) / 2:.0f}" y="{H - 4}" text-anchor="middle">games played</text>'
                  f'<text x="12" y="{(mt + H - mb) / 2:.0f}" text-anchor="middle" '
                  f'transform="rotate(-90 12 {(mt + H - mb) / 2:.0f})">rating μ</text>')
-    for idx, (e, pts) in enumerate(series):
-        step = max(1, len(pts) // 400)
-        shown = pts[::step]
-        if shown[-1] is not pts[-1]:
-            shown.append(pts[-1])
-        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y, _) in enumerate(shown))
-        last_x, last_y, last_game = pts[-1]
-        title = _esc(f"{e.name}: μ {last_y:.2f} after {last_x} games")
-        parts.append(f'<path class="series" data-i="{idx}" d="{d}" stroke="{e.color}"><title>{title}</title></path>'
+    for idx, (name, color, pts) in enumerate(series):
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(pts))
+        last_x, last_y = pts[-1]
+        title = _esc(f"{name}: μ {last_y:.2f} after {last_x} games")
+        parts.append(f'<path class="series" data-i="{idx}" d="{d}" stroke="{color}"><title>{title}</title></path>'
                      f'<circle class="series-dot" data-i="{idx}" cx="{sx(last_x):.1f}" cy="{sy(last_y):.1f}" r="3.5" '
-                     f'fill="{e.color}"><title>{title}</title></circle>')
-    parts.append("</svg>")
+                     f'fill="{color}"><title>{title}</title></circle>')
+    return "".join(parts)
+
+
+def _history_section(data: _Data) -> str:
+    hist = data.leaderboard.get("history") or {}
+    names = list(data.entrants)
+    points = {e: _history_points(hist.get(e)) for e in names}
+    names = [e for e in names if points[e]]
+    if not names:
+        return """<section class="panel" id="history"><h2>Rating history</h2>
+<p class="empty">No rating history was recorded.</p></section>"""
+    top = names[:CHART_TOP]
+    series = [(e, LINE_COLORS[i], points[e]) for i, e in enumerate(top)]
     legend = "".join(
-        f'<span class="item" data-i="{i}"><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}</span>'
-        for i, (e, _) in enumerate(series)
+        f'<span class="item" data-i="{i}"><span class="swatch" style="background:{c}"></span>{_esc(e)}</span>'
+        for i, (e, c, _) in enumerate(series)
     )
+    payload = {"names": names, "colors": LINE_COLORS, "top": CHART_TOP,
+               "points": [[v for x, y in points[e] for v in (x, round(y, 2))] for e in names]}
+    options = "".join(f'<option value="{_esc(e)}"></option>' for e in names)
+    controls = ""
+    if len(names) > CHART_TOP:
+        controls = f"""<div class="filters" id="history-controls">
+<label>Top <input type="number" id="history-top" min="0" max="{MAX_LINES}" value="{CHART_TOP}" style="width:4em"> by rank</label>
+<label>and <input type="text" id="history-add" list="history-names" placeholder="add an entrant" autocomplete="off"></label>
+<datalist id="history-names">{options}</datalist>
+<span id="history-chosen"></span>
+<span class="muted small">at most {MAX_LINES} lines</span>
+</div>"""
     return f"""<section class="panel" id="history">
-<h2>Rating history<span class="hint">μ after each game an entrant played · hover a name to pick out its line</span></h2>
-{"".join(parts)}
+<h2>Rating history<span class="hint">μ after the games an entrant played · hover a name to pick out its line</span></h2>
+{controls}<svg class="chart" id="history-chart" viewBox="0 0 {_CW} {_CH}" role="img" aria-label="Each entrant's rating μ over the games it played">{_history_svg(series)}</svg>
 <div class="legend" id="history-legend">{legend}</div>
+<script type="application/json" id="history-data">{_json(payload)}</script>
 </section>"""
+
+
+def _varints(values: Iterable[int]) -> bytes:
+    """Unsigned LEB128: 7 bits a byte, low bits first."""
+    out = bytearray()
+    for v in values:
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+    return bytes(out)
+
+
+def _heat_payload(data: _Data) -> dict[str, Any]:
+    """The heat map's data: the entrants in rank order with what the map sorts by, and
+    for each pair i < j (row i, in that order) ahead, behind and tied of i against j, as
+    base64 varints (a few bytes a pair whatever the number of games)."""
+    names = list(data.entrants)
+    h2h = data.head_to_head
+
+    def counts() -> Iterator[int]:
+        for i, a in enumerate(names):
+            row = h2h.get(a) or {}
+            for b in names[i + 1:]:
+                c = row.get(b) or {}
+                yield int(c.get("ahead", 0) or 0)
+                yield int(c.get("behind", 0) or 0)
+                yield int(c.get("tied", 0) or 0)
+
+    rows = [data.entrants[n].row for n in names]
+    return {
+        "names": names,
+        "rank": [r.get("rank", i + 1) for i, r in enumerate(rows)],
+        "rating": [_num(r.get("conservative")) for r in rows],
+        "pl": [_num(r.get("pl_strength")) for r in rows],
+        "pairs": base64.b64encode(_varints(counts())).decode(),
+    }
 
 
 _HEAT = ((178, 24, 43), (247, 247, 247), (33, 102, 172))
 
 
-def _h2h_section(data: _Data) -> str:
+def _h2h_table(data: _Data) -> str:
     h2h = data.head_to_head
     names = list(data.entrants)
-    if len(names) < 2:
-        return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
     head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in names)
     rows = []
     for a in names:
@@ -954,11 +1048,25 @@ def _h2h_section(data: _Data) -> str:
                 f'color:{_ink_on(rgb)}">{share * 100:.0f}%<small>{ahead}/{n}</small></div></td>'
             )
         rows.append(f'<tr><th scope="row" class="rowhead">{_esc(a)}</th>{"".join(cells)}</tr>')
+    return (f'<div class="table-wrap"><table class="heat" id="h2h-table"><thead><tr><th></th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def _h2h_section(data: _Data) -> str:
+    names = list(data.entrants)
+    if len(names) < 2:
+        return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
+    table = _h2h_table(data) if len(names) <= TABLE_H2H_MAX else ""
     return f"""<section class="panel" id="h2h">
-<h2>Head to head<span class="hint">share of meetings where the row entrant placed ahead</span></h2>
-<div class="table-wrap"><table class="heat" id="h2h-table"><thead><tr><th></th>{head}</tr></thead>
-<tbody>{"".join(rows)}</tbody></table></div>
-<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· ties count as not ahead</span></div>
+<h2>Head to head<span class="hint">share of meetings where the row entrant placed ahead · one cell per pair · point at a cell for the counts</span></h2>
+<div class="filters">
+<label>Order <select id="h2h-sort"><option value="rank">by rank (μ − 3σ)</option><option value="pl">by PL strength</option><option value="name">by name</option></select></label>
+<label>Show <input type="text" id="h2h-filter" placeholder="all, or ranks 1-20, names…" autocomplete="off" size="28"></label>
+<span class="muted small" id="h2h-shown"></span>
+</div>
+<div class="heatmap-wrap"><canvas id="h2h-canvas" width="1" height="1" aria-label="Head-to-head heat map"></canvas><div id="h2h-tip" class="tip hidden"></div></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · ties count as not ahead</span></div>
+{table}<script type="application/json" id="h2h-data">{_json(_heat_payload(data))}</script>
 </section>"""
 
 
@@ -975,7 +1083,8 @@ def _places_section(data: _Data) -> str:
         return '<section class="panel" id="places"><h2>Places</h2><p class="empty">No games yet.</p></section>'
     colors = _place_colors(max_place)
     rows = []
-    for e in data.entrants.values():
+    shown = list(data.entrants.values())[:PLACES_ROWS]
+    for e in shown:
         total = sum(e.places.values())
         segs = []
         for p in range(1, max_place + 1):
@@ -1000,7 +1109,7 @@ def _places_section(data: _Data) -> str:
     )
     return f"""<section class="panel" id="places">
 <h2>Places<span class="hint">how often each entrant finished 1st, 2nd, …</span></h2>
-<div class="places">{"".join(rows)}</div>
+{f'<p class="small muted">The first {len(shown)} of {len(data.entrants)} entrants by rank; leaderboard.json has the place counts of all.</p>' if len(data.entrants) > len(shown) else ""}<div class="places">{"".join(rows)}</div>
 <div class="legend">{legend}</div>
 </section>"""
 
@@ -1189,7 +1298,8 @@ def _index_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
         _notices(data),
         _leaderboard_section(data),
         _history_section(data),
-        f'<div class="grid2 row-gap">{_h2h_section(data)}{_places_section(data)}</div>',
+        _h2h_section(data),
+        _places_section(data),
         _entrants_section(data, replay_index),
         _games_section(data, replay_games),
         _settings_section(data),
