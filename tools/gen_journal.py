@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -148,8 +149,11 @@ def write_journal(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
     return n
 
 
-def republish(cfg: TournamentConfig, build_site: bool) -> dict[str, Any]:
-    """Publish the folder from games.jsonl, as the end of a run does."""
+def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = None) -> dict[str, Any]:
+    """Publish the folder from games.jsonl, as the end of a run does (with `resamples`
+    bootstrap resamples instead of the config's, if given)."""
+    if resamples is not None:
+        cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=resamples))
     records = read_journal(cfg.output / "games.jsonl")
     return publish(cfg, records, build_site=build_site)
 
@@ -180,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--name", default="synthetic")
     ap.add_argument("--no-publish", action="store_true", help="write games.jsonl only")
     ap.add_argument("--no-site", action="store_true", help="publish without the HTML site")
+    ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
     a = ap.parse_args(argv)
     out = a.out.resolve()
@@ -201,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(peak {_peak_mb():.0f} MB)")
     if a.no_publish:
         return 0
-    board = republish(cfg, build_site=not a.no_site)
+    board = republish(cfg, build_site=not a.no_site, resamples=a.resamples)
     top = [r["entrant"] for r in board["entrants"][:5]]
     size = sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file()) if not a.no_site else 0
     print(json.dumps({"published_s": round(time.monotonic() - t0, 2), "peak_mb": round(_peak_mb()),
