@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
 from harness.tournament.journal import Journal, read_journal  # noqa: E402
+from harness.tournament.ratings import Ratings  # noqa: E402
 from harness.tournament.runner import prepare_output, publish  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
 
@@ -150,12 +151,27 @@ def write_journal(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
 
 
 def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = None) -> dict[str, Any]:
-    """Publish the folder from games.jsonl, as the end of a run does (with `resamples`
-    bootstrap resamples instead of the config's, if given)."""
+    """Publish the folder from games.jsonl as the end of a run does (with `resamples`
+    bootstrap resamples instead of the config's, if given), timing each step: reading the
+    journal, TrueSkill (a run rates each game as it finishes, so its end does not pay
+    this), and `publish` itself (statistics, leaderboards, the site)."""
     if resamples is not None:
         cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=resamples))
+    t0 = time.monotonic()
     records = read_journal(cfg.output / "games.jsonl")
-    return publish(cfg, records, build_site=build_site)
+    t1 = time.monotonic()
+    ratings = Ratings(cfg.entrants)
+    for i in sorted(records):
+        r = records[i]
+        if r.get("reason") != "not_played":
+            ratings.update(r["id"], r["seats"], r["places"])
+    t2 = time.monotonic()
+    print(json.dumps({"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2), "peak_mb": round(_peak_mb())}),
+          flush=True)
+    board = publish(cfg, records, build_site=build_site, ratings=ratings)
+    board["timings"] = {"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2),
+                        "publish_s": round(time.monotonic() - t2, 2)}
+    return board
 
 
 def _peak_mb() -> float:
@@ -209,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     board = republish(cfg, build_site=not a.no_site, resamples=a.resamples)
     top = [r["entrant"] for r in board["entrants"][:5]]
     size = sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file()) if not a.no_site else 0
-    print(json.dumps({"published_s": round(time.monotonic() - t0, 2), "peak_mb": round(_peak_mb()),
+    print(json.dumps({"published_s": round(time.monotonic() - t0, 2), **board["timings"], "peak_mb": round(_peak_mb()),
                       "games": board["games"], "top": top,
                       "leaderboard_json_bytes": (out / "leaderboard.json").stat().st_size,
                       "site_bytes": size}))
