@@ -396,11 +396,7 @@ def test_main_process_killed_the_workers_end_their_bots(tmp_path: Path) -> None:
                "replays": "none", "output": str(tmp_path / "out"), "executor": "dask", "scheduler": address,
                "base_dir": str(ROOT)}
         (tmp_path / "t.yaml").write_text(yaml.safe_dump(cfg))
-        main_proc = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "run",
-                                      str(tmp_path / "t.yaml"), "--no-progress", "--no-site"], env=env, cwd=tmp_path,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(tmp_path / "main.log", "wb"))
-        procs.append(main_proc)
+        main_proc = start("harness.cli", "run", str(tmp_path / "t.yaml"), "--no-progress", "--no-site", log="main.log")
         games = tmp_path / "out" / "games.jsonl"
         playing = _wait(lambda: games.exists() and games.read_bytes().count(b"\n") >= 2
                         and len(_bots_under(worker.pid)) >= 3, 180)
@@ -415,16 +411,15 @@ def test_main_process_killed_the_workers_end_their_bots(tmp_path: Path) -> None:
         assert worker.poll() is None  # ended by the lease, not with their worker
         print(f"bots gone {took:.1f} s after the kill (lease {dask_executor.LEASE_S:.0f} s)")
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM) if p is not procs[-1] else p.kill()
-                except OSError:
-                    pass
+        for p in reversed(procs):  # each in a session of its own: its process group, its children
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except OSError:
+                pass
         for p in procs:
             try:
                 p.wait(30)
-            except Exception:  # noqa: BLE001
+            except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
 
 
