@@ -1065,7 +1065,7 @@ def _h2h_section(data: _Data) -> str:
 <span class="muted small" id="h2h-shown"></span>
 </div>
 <div class="heatmap-wrap"><canvas id="h2h-canvas" width="1" height="1" aria-label="Head-to-head heat map"></canvas><div id="h2h-tip" class="tip hidden"></div></div>
-<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · ties count as not ahead</span></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · dark: the diagonal · ties count as not ahead</span></div>
 {table}<script type="application/json" id="h2h-data">{_json(_heat_payload(data))}</script>
 </section>"""
 
