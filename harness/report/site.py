@@ -320,10 +320,9 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
 
     for r in rows:
         entrant(str(r["entrant"]), r)
-    h2h = lb.get("head_to_head")
-    count_pairs = not (isinstance(h2h, dict) and h2h)
-    if count_pairs:
-        h2h = {}
+    given = lb.get("head_to_head")
+    count_pairs = not (isinstance(given, dict) and given)
+    h2h: dict[str, dict[str, dict[str, int]]] = given if isinstance(given, dict) and given else {}
     first = _First(MAX_GAME_ROWS)
     with_replay = _First(max_replays + 50)  # room for replays that cannot be read
     n_games = 0
