@@ -14,6 +14,8 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli import main
+from harness.tournament.journal import chained_line
+from harness.tournament.ledger import marker_genesis, read_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = f"{sys.executable} {ROOT / 'bots/python/greedy.py'}"
@@ -204,10 +206,17 @@ def test_damaged_middle_line_of_games_jsonl(finished, tmp_path):
 
 
 def test_games_of_another_schedule(finished, tmp_path):
+    """Even with its hash chain recomputed (by someone who knows how), a game whose seed is
+    not the schedule's is refused."""
     out, cfg_path = copy_results(finished, tmp_path)
     recs = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
     recs[0]["seed"] += 1
-    (out / "games.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    head = marker_genesis(read_marker(out))
+    lines = []
+    for r in recs:
+        line, head = chained_line(head, r)
+        lines.append(line + b"\n")
+    (out / "games.jsonl").write_bytes(b"".join(lines))
     one_error(invoke("run", cfg_path), "does not belong")
 
 

@@ -32,6 +32,8 @@ from urllib.parse import quote
 
 import yaml
 
+from .leaderboard import seed_note
+
 __all__ = ["build_site", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
 log = logging.getLogger(__name__)
@@ -237,7 +239,10 @@ def _load(results_dir: Path) -> _Data:
     cfg = config if isinstance(config, dict) else {}
 
     name = lb.get("name") or cfg.get("name") or results_dir.name
-    seed = cfg.get("seed", lb.get("seed"))
+    if lb.get("seed_mode"):  # the board says whether the seed is public yet
+        seed = "secret" if lb.get("seed") is None else lb["seed"]
+    else:
+        seed = cfg.get("seed", lb.get("seed"))
 
     rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
     order: list[str] = [str(r["entrant"]) for r in rows]
@@ -627,7 +632,9 @@ def _summary(data: _Data, n_replays: int) -> str:
         (data.seed if data.seed is not None else "—", "seed"),
     ]
     items = "".join(f'<div class="stat"><b>{_esc(v)}</b><span>{_esc(k)}</span></div>' for v, k in stats)
-    return f'<div class="summary" id="summary">{items}</div>'
+    note = seed_note(data.leaderboard)
+    more = f'<p class="small muted" id="seed-note">{_esc(note)}</p>' if note else ""
+    return f'<div class="summary" id="summary">{items}</div>{more}'
 
 
 def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
@@ -1087,7 +1094,13 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
 
 def _settings_section(data: _Data) -> str:
     cfg = data.config if isinstance(data.config, dict) else {}
-    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", data.seed)]
+    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", str(data.seed))]
+    lb = data.leaderboard
+    note = seed_note(lb)
+    if note:
+        facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
+    if lb.get("results_sha256"):
+        facts.append(("Games digest", lb["results_sha256"]))
     if cfg:
         for k, v in cfg.items():
             if k in ("name", "seed") or isinstance(v, (dict, list)):
