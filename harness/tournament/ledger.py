@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .journal import genesis
+from .journal import ChainError, JournalState, genesis
 
 MARKER = "tournament.json"
 SECRET = "seed.secret"
@@ -121,3 +121,20 @@ def read_marker(out: Path) -> dict[str, Any]:
 def marker_genesis(meta: Mapping[str, Any]) -> str:
     """The chain's genesis for a tournament.json."""
     return genesis(str(meta["config_sha256"]), str(meta["seed_sha256"]))
+
+
+def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) -> None:
+    """Raise `ChainError` unless the journal read from `path` continues the one whose
+    results were last published: its link after line `games` of tournament.json is that
+    file's `journal_head`. (A journal rewritten with its chain recomputed fails here,
+    unless tournament.json was rewritten too.)"""
+    games, head = meta.get("games"), meta.get("journal_head")
+    n = len(journal.links)
+    if not isinstance(games, int) or games < 0:
+        raise ChainError(f"{path.parent / MARKER}: no count of published games")
+    if games > n:
+        raise ChainError(f"{path}: holds {n} games but {games} were published: lines were removed after "
+                         "the results were published")
+    if head != (journal.links[games - 1] if games else marker_genesis(meta)):
+        raise ChainError(f"{path}: line {games} is not the line the published results end with "
+                         f"(tournament.json's journal_head): the journal was rewritten")

@@ -18,7 +18,8 @@ from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
 from .disqualify import DisqualificationGate, disqualifications
 from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain, results_digest
-from .ledger import FORMAT, MARKER, SECRET, SeedState, commitment, draw_seed, marker_genesis, read_secret, write_secret
+from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
+                     read_secret, write_secret)
 from .ratings import Ratings
 from .schedule import GameSpec, schedule
 from .standings import build_leaderboard
@@ -132,6 +133,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
     cfg = cfg.with_seed(seed)
     try:
         journal = read_chain(out / "games.jsonl", marker_genesis(meta))
+        check_published(meta, journal, out / "games.jsonl")
     except JournalError as e:
         raise ResultsError(f"{e}; use --fresh to start again") from None
     # Only once the folder is known to be usable is anything in it rewritten.
