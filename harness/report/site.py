@@ -1101,6 +1101,13 @@ def _settings_section(data: _Data) -> str:
         facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
     if lb.get("results_sha256"):
         facts.append(("Games digest", lb["results_sha256"]))
+    try:
+        marker = _read_json(data.results_dir / "tournament.json")
+    except (OSError, ValueError):
+        marker = None
+    if isinstance(marker, dict) and marker.get("journal_head"):
+        facts.append(("Journal head", f"{marker['journal_head']} (the hash chain of games.jsonl after "
+                                      f"{marker.get('games')} games; p10-tourney verify checks it)"))
     if cfg:
         for k, v in cfg.items():
             if k in ("name", "seed") or isinstance(v, (dict, list)):
