@@ -206,8 +206,8 @@ def test_damaged_middle_line_of_games_jsonl(finished, tmp_path):
 
 
 def test_games_of_another_schedule(finished, tmp_path):
-    """Even with its hash chain recomputed (by someone who knows how), a game whose seed is
-    not the schedule's is refused."""
+    """Even with its hash chain recomputed and tournament.json's head rewritten to match (by
+    someone who knows how), a game whose seed is not the schedule's is refused."""
     out, cfg_path = copy_results(finished, tmp_path)
     recs = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
     recs[0]["seed"] += 1
@@ -217,6 +217,8 @@ def test_games_of_another_schedule(finished, tmp_path):
         line, head = chained_line(head, r)
         lines.append(line + b"\n")
     (out / "games.jsonl").write_bytes(b"".join(lines))
+    meta = json.loads((out / "tournament.json").read_text())
+    (out / "tournament.json").write_text(json.dumps(meta | {"journal_head": head}))
     one_error(invoke("run", cfg_path), "does not belong")
 
 

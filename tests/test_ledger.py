@@ -236,7 +236,12 @@ def rechain_an_edited_result(out: Path) -> int:
     return 6
 
 
-EDITS = [edit_a_result, delete_a_line, reorder_lines, append_a_forged_line, append_a_line_without_chain,
+def delete_the_last_line(out: Path) -> int:
+    _write(out, _lines(out)[:-1])
+    return 6
+
+
+EDITS = [edit_a_result, delete_a_line, delete_the_last_line, reorder_lines, append_a_forged_line, append_a_line_without_chain,
          rechain_an_edited_result]
 
 

@@ -133,8 +133,8 @@ def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) 
     if not isinstance(games, int) or games < 0:
         raise ChainError(f"{path.parent / MARKER}: no count of published games")
     if games > n:
-        raise ChainError(f"{path}: holds {n} games but {games} were published: lines were removed after "
-                         "the results were published")
+        raise ChainError(f"{path}: line {n + 1} is missing: the file ends after line {n}, but {games} games were "
+                         "published: lines were removed after the results were published")
     if head != (journal.links[games - 1] if games else marker_genesis(meta)):
         raise ChainError(f"{path}: line {games} is not the line the published results end with "
                          f"(tournament.json's journal_head): the journal was rewritten")
