@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sys
 import time
@@ -133,9 +132,12 @@ def test_resume_on_dask_plays_only_what_is_missing(tmp_path: Path, cluster) -> N
     run_tournament(local, build_site=False)
     out = cfg.output
     out.mkdir()
-    shutil.copy(local.output / "tournament.json", out)  # the same config and seed: the same chain
     kept = (local.output / "games.jsonl").read_text().splitlines()[:5]
     (out / "games.jsonl").write_text("\n".join(kept) + "\n")
+    # The same config and seed, so the same chain: as a run stopped after 5 games leaves it.
+    meta = json.loads((local.output / "tournament.json").read_text())
+    meta |= {"games": 5, "journal_head": json.loads(kept[-1])["chain"], "finished": False}
+    (out / "tournament.json").write_text(json.dumps(meta))
     outcome = run_tournament(cfg, build_site=False)
     assert outcome.played == 7 and outcome.finished
     assert records(out) == records(local.output)

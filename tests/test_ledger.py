@@ -96,6 +96,11 @@ def test_a_tournament_without_a_seed_publishes_its_hash_before_the_end_and_the_s
     res = invoke("verify", out)
     assert res.exit_code == 0, res.output
     assert "seed.secret here holds the seed of the published SHA-256" in res.output
+    public = tmp_path / "public"  # what may be published mid-tournament: all but seed.secret
+    shutil.copytree(out, public, ignore=shutil.ignore_patterns("seed.secret"))
+    res = invoke("verify", public)
+    assert res.exit_code == 0 and "not possible yet" in res.output, res.output
+    assert "its games digest matches games.jsonl" in res.output
 
     # Resumed: the same secret seed; at the end it is revealed and matches the commitment.
     outcome = run_tournament(load_config(cfg_path))
