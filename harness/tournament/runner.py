@@ -221,8 +221,8 @@ def run_tournament(
     try:
         if on_progress:
             on_progress(Progress(len(records), len(specs), t0, live.leader()))
-        # The workers and the bots they start are never handed a secret seed: the games' own
-        # seeds (in the specs) are all they need.
+        # The executor is not handed a secret seed (the Dask one ships its config to other
+        # machines): the games' own seeds, in the specs, are all it needs.
         executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
