@@ -65,6 +65,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     from .report.leaderboard import print_leaderboard
     from .tournament.config import ConfigError, load_config
     from .tournament.dask_executor import ClusterError
+    from .tournament.executor import ExecutorError
     from .tournament.runner import ResultsError, run_tournament
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
@@ -85,7 +86,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
                       "run the same command again to continue.")
         sys.exit(130)
-    except (ResultsError, ConfigError, ClusterError) as e:
+    except (ResultsError, ConfigError, ClusterError, ExecutorError) as e:
         stop()
         raise _fail(e) from None
     except OSError as e:  # the results folder cannot be written, say
@@ -98,6 +99,8 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     print_leaderboard(outcome.board, Console())
     for d in outcome.board.get("disqualified", []):
         click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {d['reason']}")
+    for i in outcome.incidents:
+        click.echo(f"worker {i['worker']} lost during game {i['game']} ({i['reason']}); the game was played again")
     click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
                + ("" if no_site else f" (site: {cfg.output}/site/index.html)"))
 

@@ -84,6 +84,9 @@ class TournamentConfig:
     affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
+    # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
+    # every other bot gets a fresh process for each rotation of a duplicate deal.
+    trusted: frozenset[str] = frozenset()
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -119,7 +122,8 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {})
+        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {}) | (
+            {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
 
     def fingerprint(self) -> str:
         """A hash of what decides the games (not `parallel`, `output` or the executor), so a
@@ -153,7 +157,7 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
-    "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
+    "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses", "trusted",
 }
 
 
@@ -201,6 +205,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     randomize = data.get("randomize_addresses", False)
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
+    all_trusted = data.get("trusted", False)
+    if not isinstance(all_trusted, bool):
+        raise _err(src, "trusted", f"must be true or false, not {all_trusted!r}")
+    trusted: set[str] = set()
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -210,7 +218,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         where = f"bots[{i}]"
         if not isinstance(b, dict):
             raise _err(src, where, "must be a mapping with name and cmd")
-        _check_keys(src, f"{where}.", b, {"name", "cmd", "cwd", "env", "limits"})
+        _check_keys(src, f"{where}.", b, {"name", "cmd", "cwd", "env", "limits", "trusted"})
         bname = b.get("name")
         if not isinstance(bname, str) or not _NAME.match(bname):
             raise _err(src, f"{where}.name", f"must be a short name of letters, digits, '-', '_', '.', not {bname!r}")
@@ -239,6 +247,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"]) if b.get("limits") else default_limits
+        bot_trusted = b.get("trusted", all_trusted)
+        if not isinstance(bot_trusted, bool):
+            raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
+        if bot_trusted:
+            trusted.add(bname)
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize))
 
@@ -356,7 +369,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, source=src, raw=dict(data),
+        affinity=affinity, trusted=frozenset(trusted), source=src, raw=dict(data),
     )
 
 
