@@ -73,6 +73,14 @@ def _plain_json(line: bytes) -> bool:
             and line.count(b"[") + line.count(b"{") <= _MAX_BRACKETS)
 
 
+def _ascii(line: bytes) -> bytes:
+    """A JSON line of ours in ASCII: a reason may quote what a bot sent, and some readers
+    take characters such as U+2028 for line breaks."""
+    if line.isascii():
+        return line
+    return json.dumps(orjson.loads(line), separators=(",", ":")).encode()
+
+
 class Recording:
     """A game's replay while it is played: what happened is kept as it comes (messages as
     the bytes sent or read, actions as values) and turned into replay lines only when
@@ -133,7 +141,7 @@ class Recording:
     def _line(e: tuple[Any, ...]) -> bytes:
         kind = e[0]
         if kind == "obj":
-            return orjson.dumps(e[1])
+            return _ascii(orjson.dumps(e[1]))
         if kind == "action":
             _, seat, action, fallback = e
             return orjson.dumps({"type": "action", "seat": seat, "action": action.to_json(), "fallback": fallback})
@@ -141,7 +149,7 @@ class Recording:
         line = data.rstrip(b"\n")
         head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(round(t, 5)).encode())
         if is_json:
-            return head + b'"msg":' + line + b"}"
+            return head + b'"msg":' + (line if direction == "from" else _ascii(line)) + b"}"
         # Anything else as an escaped ASCII string: invalid UTF-8 as \\xNN, control
         # characters as \\uNNNN; `bytes` says how long the line was when it was cut.
         text = json.dumps(line.decode("utf-8", "backslashreplace"))

@@ -612,9 +612,12 @@ def _page(title: str, current: str, data: _Data, body: str, script: str) -> str:
 
 
 def _notices(data: _Data) -> str:
-    if not data.warnings:
-        return ""
-    return "".join(f'<div class="notice">{_esc(w)}</div>' for w in data.warnings)
+    notes = list(data.warnings)
+    trusted = data.leaderboard.get("trusted")
+    if trusted:
+        notes.append(f"Trusted: {', '.join(map(str, trusted))}. Their processes were kept across the seat "
+                     "rotations of a deal, so they could remember the hands of an earlier rotation.")
+    return "".join(f'<div class="notice">{_esc(w)}</div>' for w in notes)
 
 
 def _summary(data: _Data, n_replays: int) -> str:

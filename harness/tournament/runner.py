@@ -341,6 +341,8 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
                               ratings=ratings)
     board["disqualified"] = [d.to_dict() for d in dqs]
+    # Bots whose processes were kept across the seat rotations of a duplicate deal.
+    board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
     _write_leaderboard_whole(cfg.output, board)
