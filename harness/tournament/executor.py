@@ -21,7 +21,8 @@ from .schedule import GameSpec
 
 
 class GameRunner:
-    """Plays scheduled games with bot processes that live across games (one per entrant)."""
+    """Plays scheduled games with bot processes that live across games (one per entrant;
+    with duplicate deals, up to one per seat rotation, see `_bot`)."""
 
     def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False,
                  work_ahead: bool = True, beat: Callable[[], None] | None = None) -> None:
@@ -29,7 +30,8 @@ class GameRunner:
         self.worker = worker
         self.log_dir = log_dir
         self.work_ahead = work_ahead  # see `play_game`; only where a CPU is to spare
-        self.bots: dict[str, BotProcess] = {}
+        self.bots: dict[str, BotProcess] = {}  # every bot process, by "name" or "name#k"
+        self.slots: dict[str, list[BotProcess]] = {}  # an entrant's processes
         self.starts: dict[str, int] = {}
         # `reap`: this process is a child subreaper (see `become_subreaper`) whose only
         # children are bots, so any other child is a bot's orphan, ended after each game.
@@ -37,35 +39,44 @@ class GameRunner:
         # Called whenever the game makes progress (a bot started, a decision asked): the
         # executor's watchdog ends a worker that stops calling it (see `watchdog_budget`).
         self.beat = beat
-        # The deal groups each bot's current process has been dealt, and which start of
-        # the bot that process is (see `_deals_of`).
-        self._deals: dict[str, set[int]] = {}
-        self._dealt_start: dict[str, int] = {}
+        # The deal groups each bot process has been dealt, and which of its starts that
+        # was (see `_deals_of`).
+        self._deals: dict[int, tuple[int, set[int]]] = {}
 
     def _deals_of(self, bot: BotProcess) -> set[int]:
-        """The deal groups the bot's current process (or the one it will start next) has
-        been dealt: forgotten when the bot is started again."""
-        name = bot.spec.name
-        if self._dealt_start.get(name) != bot.starts:
-            self._dealt_start[name] = bot.starts
-            self._deals[name] = set()
-        return self._deals[name]
+        """The deal groups the bot's current process (or the one it starts next) has been
+        dealt: forgotten when it is started again."""
+        starts, deals = self._deals.get(id(bot), (-1, set()))
+        if starts != bot.starts:
+            deals = set()
+            self._deals[id(bot)] = (bot.starts, deals)
+        return deals
 
-    def _fresh_for_deal(self, bot: BotProcess, group: int) -> None:
-        """With duplicate deals, a bot that is not trusted never plays a deal twice in one
-        process: if its process has been dealt this deal (another seat rotation of it),
-        the process is ended and the bot starts afresh for this game."""
-        if not self.cfg.duplicate or bot.spec.name in self.cfg.trusted:
-            return
-        if group in self._deals_of(bot) and bot.proc is not None:
+    def _bot(self, name: str, group: int) -> BotProcess:
+        """The process of entrant `name` to play a game of deal group `group`.
+
+        With duplicate deals, a bot that is not trusted never plays a deal twice in one
+        process: each seat rotation of a deal goes to another of its processes (one more
+        is started while there are fewer than table_size), so every process is reused
+        across different deals and none sees a deal it has seen. Should all of them have
+        seen the deal, the first is ended and started afresh."""
+        slots = self.slots.setdefault(name, [])
+        fresh_per_deal = self.cfg.duplicate and name not in self.cfg.trusted
+        for bot in slots:
+            if not fresh_per_deal or group not in self._deals_of(bot):
+                return bot
+        if len(slots) < self.cfg.table_size:
+            k = len(slots)
+            suffix = "" if k == 0 else f".{k}"
+            log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
+            bot = BotProcess(self.cfg.bot(name), log_path=log)
+            slots.append(bot)
+            self.bots[name if k == 0 else f"{name}#{k}"] = bot
+            return bot
+        bot = slots[0]
+        if bot.proc is not None:
             self._bye(bot)
             bot.stop()
-
-    def _bot(self, name: str) -> BotProcess:
-        bot = self.bots.get(name)
-        if bot is None:
-            log = self.log_dir / f"{name}.{self.worker}.stderr.log" if self.log_dir else None
-            bot = self.bots[name] = BotProcess(self.cfg.bot(name), log_path=log)
         return bot
 
     def run(self, spec: GameSpec, excluded: Sequence[str] = ()) -> dict[str, Any]:
@@ -76,10 +87,10 @@ class GameRunner:
         """
         cfg = self.cfg
         for name in excluded:  # a disqualified bot plays no more: end it (it may be spinning)
-            gone = self.bots.get(name)
-            if gone is not None and gone.proc is not None:
-                self._bye(gone)
-                gone.stop()
+            for gone in self.slots.get(name, ()):
+                if gone.proc is not None:
+                    self._bye(gone)
+                    gone.stop()
         seats = [s for s in spec.seats if s not in excluded]
         bots = []
         unavailable: dict[int, tuple[str, str]] = {}
@@ -88,9 +99,7 @@ class GameRunner:
         if self.beat is not None:
             self.beat()
         for seat, name in enumerate(seats):
-            bot = self._bot(name)
-            if len(seats) >= 2:
-                self._fresh_for_deal(bot, spec.group)
+            bot = self._bot(name, spec.group)
             why = self._check_between_games(bot) if len(seats) >= 2 else None
             if why is not None:
                 between.append({"seat": seat, "entrant": name, "kind": "crash", "reason": why})
@@ -131,7 +140,8 @@ class GameRunner:
             record["disqualified"] = [s for s in spec.seats if s in excluded]
         for bot in bots:
             # A forfeited bot was ended; it is started afresh for its next game.
-            self.starts[bot.spec.name] = bot.starts
+            name = bot.spec.name
+            self.starts[name] = sum(b.starts for b in self.slots[name])
             if len(seats) >= 2:
                 self._deals_of(bot).add(spec.group)
         return {"record": record, "replay": replay, "starts": dict(self.starts),
