@@ -317,3 +317,49 @@ def test_unreachable_scheduler_and_no_workers_are_clear_errors(tmp_path: Path, m
         with pytest.raises(ClusterError, match=r"^no Dask worker joined the scheduler at tcp://127.0.0.1:\d+ within 1 s; "
                                                r"start some with: dask worker tcp://"):
             list(DaskExecutor(cfg, None).run(schedule(cfg)))
+
+
+def _dask_worker_with_a_bot() -> int | None:
+    """The pid of a Dask worker process (under this process) that has a bot running."""
+    import psutil
+
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if any("faulty.py" in " ".join(c.cmdline()) for c in p.children()):
+                return p.pid
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_stopped_worker_of_its_own_cluster_is_restarted_and_its_game_played_once(tmp_path: Path) -> None:
+    """SIGSTOP of a worker of the LocalCluster the executor starts: the scheduler's worker
+    TTL (the watchdog budget, 12 s here) has its nanny restart it, and its game is played
+    again elsewhere, once."""
+    bots = [{"name": "slow", "cmd": SLOW}, {"name": "greedy", "cmd": GREEDY}, {"name": "random", "cmd": RANDOM}]
+    times = {"move_ms": 1000, "startup_ms": 2000}
+    local = config(tmp_path, "local", bots=bots, time=times)
+    run_tournament(local, build_site=False)
+    dask = config(tmp_path, "dask", bots=bots, executor="dask", time=times)
+    stopped: dict[str, int] = {}
+
+    def stop_one_busy_worker(progress) -> None:
+        if stopped or progress.done < 3:
+            return
+        pid = _dask_worker_with_a_bot()
+        if pid is not None:
+            stopped["pid"] = pid
+            os.kill(pid, signal.SIGSTOP)
+
+    try:
+        outcome = run_tournament(dask, on_progress=stop_one_busy_worker, build_site=False)
+        assert stopped, "no worker was stopped"
+        assert outcome.finished and outcome.played == 12
+        assert records(dask.output) == records(local.output)  # each game once, as locally
+        assert board(dask.output) == board(local.output)
+    finally:
+        if stopped:
+            try:
+                os.kill(stopped["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
