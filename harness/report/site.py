@@ -224,6 +224,9 @@ def _load(results_dir: Path) -> _Data:
     if not isinstance(lb, dict):
         lb = {}
         warnings.append("leaderboard.json is missing: ratings are not shown.")
+    contained = lb.get("sandbox")
+    if isinstance(contained, dict) and contained.get("note"):
+        warnings.append(f"Containment: {str(contained['note'])[:1].upper()}{str(contained['note'])[1:]}.")
 
     config_text: str | None = None
     config: Any = None
