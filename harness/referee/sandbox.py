@@ -232,6 +232,11 @@ def bwrap_options(
     for p in ETC_PATHS:
         if os.path.exists(p):
             opts += ["--ro-bind", p, p]
+    # The scratch first: folders of the bot's below /tmp are bound on top of it.
+    opts += ["--proc", "/proc", "--dev", "/dev"]
+    if scratch_mb:
+        opts += ["--size", str(scratch_mb << 20)]
+    opts += ["--tmpfs", "/tmp"]
     needed: list[str] = [cwd]
     harness_py = uses_harness_python(argv)
     if harness_py:
@@ -275,10 +280,7 @@ def bwrap_options(
         opts += ["--remount-ro", m]
     if writable_own and own:
         opts += ["--bind", own, own]
-    opts += ["--proc", "/proc", "--dev", "/dev"]
-    if scratch_mb:
-        opts += ["--size", str(scratch_mb << 20)]
-    opts += ["--tmpfs", "/tmp", "--chdir", cwd]
+    opts += ["--chdir", cwd]
     return opts
 
 
