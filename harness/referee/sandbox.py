@@ -597,7 +597,7 @@ def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") ->
         if not os.path.exists(os.path.join(mount, "cgroup.procs")):
             reasons.append(f"cgroup v1: no {ctl} hierarchy at {mount}")
             break
-        d = os.path.join(mount, own.get(ctl, "/").lstrip("/"))
+        d = os.path.normpath(os.path.join(mount, own.get(ctl, "/").lstrip("/")))
         if not os.access(d, os.W_OK):
             reasons.append(f"cgroup v1: {d} is not writable")
             break

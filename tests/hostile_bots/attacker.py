@@ -288,23 +288,28 @@ def cpu_raise() -> None:
 
 
 def scratch_fill() -> None:
-    """Write 2 GiB into /tmp (and HOME)."""
+    """Write 2 GiB into /tmp (and HOME), in files of 48 MiB (under the file size limit)."""
     chunk = b"\0" * (16 << 20)
     for folder in ("/tmp", os.environ.get("HOME", "/tmp")):
         written = 0
+        made = []
         try:
-            with open(os.path.join(folder, f"fill-{os.getpid()}"), "wb") as f:
-                while written < (2 << 30):
-                    f.write(chunk)
-                    f.flush()
-                    written += len(chunk)
+            while written < (2 << 30):
+                path = os.path.join(folder, f"fill-{os.getpid()}-{len(made)}")
+                made.append(path)
+                with open(path, "wb") as f:
+                    for _ in range(3):
+                        f.write(chunk)
+                        f.flush()
+                        written += len(chunk)
         except OSError as e:
             report("fill-stopped", f"{folder} {e.strerror}")
         report("filled", f"{folder} {written >> 20} MiB")
-        try:
-            os.unlink(os.path.join(folder, f"fill-{os.getpid()}"))
-        except OSError:
-            pass
+        for path in made:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
