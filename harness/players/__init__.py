@@ -1,4 +1,5 @@
-"""Playing strategies that decide from a seat's view alone (the protocol's `state`).
+"""Playing strategies that decide from a seat's view alone (the protocol's `state`, and
+for those that keep a memory the public `events`).
 
 They run in-process for tests and benchmarks, and the bundled bots run them behind the
 protocol, so a strategy plays the same moves either way.

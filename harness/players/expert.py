@@ -14,8 +14,9 @@ How it decides, from its seat's view and the public events alone:
    not laid, hit or discarded since) and to the draw pile. Without the events (a strategy
    asked from views only) the discard pile below its top is unknown and sampled too.
 3. **Rollouts.** For each sample, every candidate is played and the hand is played out
-   through the rules engine in-process by a fast policy (greedy's plan with the strong
-   player's Skips, using a memo of the phase finder), the same sample and the same random
+   through the rules engine in-process by a fast policy (greedy's: one run of the phase
+   finder per turn, where the strong player's discards need a dozen; with the strong
+   player's Skips), the same sample and the same random
    stream for every candidate (common random numbers: the candidates are compared on
    the same luck, which makes a few dozen samples tell more than hundreds of independent
    ones would).
@@ -47,10 +48,10 @@ import zlib
 from collections import Counter
 from typing import Any, Sequence
 
-from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Play, Rules, find_lay
+from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Play, Rules, find_lay, plan
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
-from .greedy import skip_targets
+from .greedy import _partners, skip_targets
 from .strong import (draw_choice, hit_cards, memo_missing, play_choice, rank_discards, skip_choice,
                      unseen_counts)
 
@@ -115,25 +116,20 @@ def _fast_draw(g: Game, seat: int) -> Draw:
     return _DISCARD if better else _DECK
 
 
-def _fast_discard(g: Game, seat: int, rest: list[Card], laid: bool, table: Sequence[Meld]) -> Card:
+def _fast_discard(rest: list[Card], laid: bool, table: Sequence[Meld], spare: set[int] | None) -> Card:
+    """Greedy's discard: a Skip; once laid the highest card no meld takes; before, the
+    card outside the best partial layout (`spare`: indexes into `rest`) with the fewest
+    partners, the higher penalty first."""
     skip = next((c for c in rest if c.is_skip), None)
     if skip is not None:
         return skip
-    naturals = [c for c in set(rest) if c.number]
+    naturals = [c for c in rest if c.number]
     if not naturals:
         return rest[0]
     if laid:
         return max(naturals, key=lambda c: (not any(m.can_hit(c) for m in table), c.points, c.index))
-    phase = g.phase_of(seat)
-    best = None
-    best_key: tuple = ()
-    for c in naturals:
-        rest.remove(c)
-        key = (memo_missing(rest, phase), -sum(1 for x in rest if x.number == c.number), -c.points, c.index)
-        rest.append(c)
-        if best is None or key < best_key:
-            best, best_key = c, key
-    return best  # type: ignore[return-value]
+    pool = [c for i, c in enumerate(rest) if spare is not None and i in spare and c.number] or naturals
+    return min(pool, key=lambda c: (_partners(c, rest), -c.points, c.index))
 
 
 def _fast_play(g: Game, seat: int) -> Play:
@@ -141,14 +137,20 @@ def _fast_play(g: Game, seat: int) -> Play:
     rest = list(p.hand)
     lay = None
     laid = p.laid
+    spare = None
     if not laid:
-        found = find_lay(rest, g.phase_of(seat))
-        if found:
-            for m in found:
-                for c in m:
-                    rest.remove(c)
-            lay = tuple(tuple(m) for m in found)
-            laid = True
+        phase = g.phase_of(seat)
+        need, used = plan(rest, phase)
+        if need == 0:
+            found = find_lay(rest, phase)
+            if found:
+                for m in found:
+                    for c in m:
+                        rest.remove(c)
+                lay = tuple(tuple(m) for m in found)
+                laid = True
+        else:
+            spare = set(range(len(rest))) - used
     hits: tuple[Hit, ...] = ()
     table = g.table
     if laid and table:
@@ -159,7 +161,7 @@ def _fast_play(g: Game, seat: int) -> Play:
             table = melds
     if not rest:
         return Play(lay, hits, None, None)
-    card = _fast_discard(g, seat, rest, laid, table)
+    card = _fast_discard(rest, laid, table, spare)
     return Play(lay, hits, card, _threat_seat(g, seat) if card.is_skip else None)
 
 
