@@ -4,10 +4,13 @@ How it decides, from its seat's view and the public events alone:
 
 1. **Candidates and prior.** The strong player (`harness.players.strong`) proposes the
    move; the lay and the hits are kept as it makes them (laying at once and hitting every
-   card won in every measurement: holding back rarely pays and costs points), and the
-   search chooses among the *discards* it ranks best (the first `width`), and between the
-   deck and a discard that is not a Wild at the draw. A Wild on the discard pile is always
-   taken; a decision with one candidate is answered at once.
+   card is what every bundled player does: holding back costs points and tempo), and the
+   search chooses among the *discards* it ranks best (the first `width`; the ranking
+   counts outs only within the first 30 % of the budget, so that it stays inside a time
+   limit on a loaded machine), and between the deck and a discard that is not a Wild at
+   the draw (the prior there is greedy's rule: the strong player's outs count costs a
+   hundred searches). A Wild on the discard pile is always taken; a decision with one
+   candidate is answered at once.
 2. **Determinization.** The unseen cards — the deck less this seat's hand, the table and
    the discard pile as the events built it — are dealt at random to the other seats (each
    its number of cards, with the cards it was seen to take from the discard pile and has
@@ -48,12 +51,11 @@ import zlib
 from collections import Counter
 from typing import Any, Sequence
 
-from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Play, Rules, find_lay, plan
+from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Play, Rules, find_lay, plan
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (draw_choice, hit_cards, memo_missing, play_choice, rank_discards, skip_choice,
-                     unseen_counts)
+from .strong import hit_cards, memo_missing, play_choice, rank_discards, skip_choice, unseen_counts
 
 DEFAULT_MS = 150.0
 """Per decision by default: a seventh of the default `move_ms` (1000), so that a loaded
@@ -61,6 +63,10 @@ DEFAULT_MS = 150.0
 
 WIDTH = 4
 """How many of the strong player's best discards the search compares."""
+
+_PRIOR_SHARE = 0.3
+"""The share of the budget the prior may spend counting outs to rank the discards; the
+rest of the ranking then goes by missing cards and penalty alone."""
 
 _CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
 """The budget's clock: wall-clock time (what a time limit counts), or this process's CPU
@@ -93,6 +99,19 @@ def _threat_seat(g: Game, seat: int) -> int | None:
         return (p.laid, -len(p.hand) if p.laid else 0, p.completed, -len(p.hand), -p.score, -s)
 
     return max(targets, key=threat)
+
+
+def _takes(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld], top: Card) -> bool:
+    """The prior at the draw (greedy's rule, one search: the strong player's count of outs
+    costs a hundred, too many for a player with a time limit): take what can be hit once
+    laid, or what brings the phase closer."""
+    if laid:
+        return any(m.can_hit(top) for m in table)
+    need = memo_missing(hand, phase)
+    hand.append(top)
+    better = memo_missing(hand, phase) < need
+    hand.pop()
+    return better
 
 
 def _fast_draw(g: Game, seat: int) -> Draw:
@@ -298,9 +317,9 @@ class ExpertStrategy(Strategy):
         laid = state["laid"]
         self.last_samples = 0
         if decision == "draw":
-            take = draw_choice(hand, phase, laid, table, top, state["can_take_discard"], unseen)
             if not state["can_take_discard"] or top is None or top.is_wild:
-                return {"draw": "discard" if take else "deck"}
+                return {"draw": "discard" if state["can_take_discard"] and top is not None else "deck"}
+            take = _takes(hand, phase, laid, table, top)
             cands: list[Any] = [_DISCARD, _DECK] if take else [_DECK, _DISCARD]
             best = self._search(state, decision, hand, pile, cands, t0)
             return {"draw": best.source}
@@ -321,7 +340,9 @@ class ExpertStrategy(Strategy):
         after = list(table)
         for card, i, end in hits:
             after[i], _ = after[i].hit(card, end)
-        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen)
+        clock = self.clock
+        prior_end = t0 + _PRIOR_SHARE * self.ms / 1000.0
+        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, lambda: clock() >= prior_end)
         skip_to = skip_choice(state["players"], skip_targets(state))
         first = ranked[0]
         if first.is_skip or len(rest) == 1 or len(ranked) == 1:

@@ -23,7 +23,7 @@ and its fast rollout policy.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..engine import CARD_TYPES, Card, Meld, Phase, find_lay, missing
 from ..engine.cards import COPIES
@@ -37,8 +37,10 @@ _NATURALS = [c for c in CARD_TYPES if c.number]
 _BY_NUMBER = _NATURALS[:12]  # one card per number (the red ones)
 
 
-_MEMO: dict[tuple, int] = {}
-_MEMO_MAX = 400_000
+# Per phase, hands as bytes: bytes are not tracked by the garbage collector, so a large
+# memo adds nothing to the collector's full passes (tuples holding a phase object would).
+_MEMO: dict[Phase, dict[bytes, int]] = {}
+_MEMO_MAX = 300_000
 
 
 def memo_missing(hand: Sequence[Card], phase: Phase) -> int:
@@ -50,18 +52,21 @@ def memo_missing(hand: Sequence[Card], phase: Phase) -> int:
     if colour is None:
         colour = phase._memo["colour"] = any(m.kind == "color" for m in phase.melds)
     if colour:
-        key: tuple = (phase, *sorted(c.index for c in hand))
+        key = bytes(sorted(c.index for c in hand))
     else:
         counts = [0] * 14
         for c in hand:
-            counts[c.number] += 1  # Wilds count under 0, Skips under 0 too: remove them
+            counts[c.number] += 1  # Wilds and Skips count under 0: set just below
         counts[0] = sum(1 for c in hand if c.is_wild)
-        key = (phase, *counts)
-    got = _MEMO.get(key)
+        key = bytes(counts)
+    memo = _MEMO.get(phase)
+    if memo is None:
+        memo = _MEMO[phase] = {}
+    got = memo.get(key)
     if got is None:
-        if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.clear()
-        got = _MEMO[key] = missing(hand, phase)
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        got = memo[key] = missing(hand, phase)
     return got
 
 
@@ -114,9 +119,10 @@ def _can_ever_join(card: Card, table: Sequence[Meld]) -> bool:
 
 
 def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequence[Meld],
-                  unseen: Sequence[int]) -> list[Card]:
+                  unseen: Sequence[int], stop: Callable[[], bool] | None = None) -> list[Card]:
     """The distinct cards of `hand` as discards, best first (a Skip first of all; a Wild
-    last)."""
+    last). With `stop`, outs are counted only until it returns true (the cards left are
+    ranked as if they kept none): for a player with a time limit."""
     distinct = sorted(set(hand), key=lambda c: c.index)
     skips = [c for c in distinct if c.is_skip]
     wilds = [c for c in distinct if c.is_wild]
@@ -139,7 +145,7 @@ def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequenc
     scored = []
     for c, need in zip(naturals, needs):
         n_outs = 0
-        if need == best:
+        if need == best and not (stop is not None and stop()):
             work.remove(c)
             n_outs = outs(work, phase, need, unseen)
             work.append(c)
