@@ -54,31 +54,34 @@ def records(out: Path) -> list[dict]:
 # ----- no deal seen twice ------------------------------------------------------------------
 
 
-def _dealers(tmp: Path) -> list[dict]:
-    return [{"name": f"b{i}", "cmd": FAULTY + ["deals", str(tmp / f"b{i}.deals")]} for i in range(4)]
+def _dealers() -> list[dict]:
+    return [{"name": f"b{i}", "cmd": FAULTY + ["deals"]} for i in range(4)]
 
 
-def _deals_by_process(tmp: Path, cfg) -> dict[tuple[str, int], list[int]]:
-    """{(entrant, pid): deal groups dealt to that process, in order}."""
+def _deals_by_process(cfg) -> dict[tuple[str, str], list[int]]:
+    """{(entrant, process token): deal groups dealt to that process, in order}, from the
+    bots' stderr logs."""
     group = {s.game: s.group for s in schedule(cfg)}
-    seen: dict[tuple[str, int], list[int]] = {}
-    for i in range(4):
-        for line in (tmp / f"b{i}.deals").read_text().splitlines():
-            d = json.loads(line)
-            seen.setdefault((f"b{i}", d["pid"]), []).append(group[d["game"]])
+    seen: dict[tuple[str, str], list[int]] = {}
+    for log in sorted((cfg.output / "logs").glob("b*.stderr.log")):
+        name = log.name.split(".")[0]
+        for line in log.read_text().splitlines():
+            if line.startswith("DEALT "):
+                d = json.loads(line[6:])
+                seen.setdefault((name, d["process"]), []).append(group[d["game"]])
     return seen
 
 
 @pytest.mark.parametrize("parallel", [1, 2])
 def test_no_bot_process_is_dealt_a_deal_twice_under_duplicate(tmp_path: Path, parallel: int) -> None:
-    cfg = config(tmp_path, "out", _dealers(tmp_path), table_size=3, games_per_table=3, duplicate=True,
+    cfg = config(tmp_path, "out", _dealers(), table_size=3, games_per_table=3, duplicate=True,
                  parallel=parallel)
     outcome = run_tournament(cfg, build_site=False)
     assert outcome.finished and outcome.played == 12  # 4 tables of 3, one deal in 3 rotations each
-    seen = _deals_by_process(tmp_path, cfg)
+    seen = _deals_by_process(cfg)
     assert sum(len(v) for v in seen.values()) == 36  # every seat of every game noted its hand
-    for (name, pid), groups in seen.items():
-        assert len(groups) == len(set(groups)), f"{name} process {pid} was dealt a deal twice: {groups}"
+    for (name, proc), groups in seen.items():
+        assert len(groups) == len(set(groups)), f"{name} process {proc} was dealt a deal twice: {groups}"
     # Processes are still reused across different deals.
     assert any(len(groups) > 1 for groups in seen.values()), seen
     board = json.loads((cfg.output / "leaderboard.json").read_text())
@@ -90,7 +93,7 @@ def test_duplicate_results_do_not_depend_on_parallel_or_trust(tmp_path: Path) ->
     for par, trusted in ((1, False), (2, False), (1, True)):
         d = tmp_path / f"p{par}{trusted}"
         d.mkdir()
-        cfg = config(d, "out", _dealers(d), table_size=3, games_per_table=3, duplicate=True, parallel=par,
+        cfg = config(d, "out", _dealers(), table_size=3, games_per_table=3, duplicate=True, parallel=par,
                      trusted=trusted, replays="all")
         run_tournament(cfg, build_site=False)
         outs.append((cfg, d))
@@ -99,7 +102,7 @@ def test_duplicate_results_do_not_depend_on_parallel_or_trust(tmp_path: Path) ->
         assert records(cfg.output) == base
     # The trusted run reused its processes: one process per bot saw each deal in every rotation.
     cfg, d = outs[2]
-    seen = _deals_by_process(d, cfg)
+    seen = _deals_by_process(cfg)
     assert len(seen) == 4 and any(len(g) != len(set(g)) for g in seen.values())
     board = json.loads((cfg.output / "leaderboard.json").read_text())
     assert board["trusted"] == ["b0", "b1", "b2", "b3"]

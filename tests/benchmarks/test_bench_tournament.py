@@ -230,8 +230,8 @@ def test_duplicate_deals_fresh_processes_cost(benchmark, tmp_path: Path) -> None
     The machine is shared and its speed drifts, so the two are run in pairs, back to back,
     the order turning each pair (fresh first, then trusted first), and the cost is the
     median of the pairs' ratios."""
-    per_table = 4 if benchmark.disabled else 16  # 5 tables: 20 or 80 games
-    pairs = 1 if benchmark.disabled else 6
+    per_table = 4 if benchmark.disabled else 8  # 5 tables: 20 or 40 games
+    pairs = 1 if benchmark.disabled else 4
     runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
 
     def one(trusted: bool) -> None:

@@ -23,8 +23,9 @@ It plays the greedy strategy except where MODE says otherwise:
   string_id         answers every request with its id as a string
   bad_hello         answers hello with a message of another type
   no_hello          exits at once with a message on stderr
-  deals FILE        plays well and appends the hand it is dealt at the start of each game
-                    to FILE, as {"pid", "game", "seat", "cards"} JSON lines
+  deals             plays well and writes the hand it is dealt at the start of each game
+                    to stderr, as "DEALT " and {"process", "game", "seat", "cards"} in JSON
+                    ("process": a token drawn at start, the same for the whole process)
   blank_flood N     writes N bytes of blank lines before every answer
   weird KIND        answers its first request with a line that is not a plain reply:
                     cr (the reply with a carriage return before its \\n), nul (a NUL
@@ -54,7 +55,7 @@ def main() -> int:
         return 2
     out = sys.stdout
     tee = open(arg, "a", encoding="utf-8") if mode == "tee" else None
-    deals = open(arg, "a", encoding="utf-8") if mode == "deals" else None
+    token = os.urandom(8).hex()  # this process, whatever pid a sandbox shows it
     dealt = True  # this game's hand is noted
     strategy = GreedyStrategy()
     requests = 0
@@ -98,11 +99,10 @@ def main() -> int:
         state, decision = msg["state"], msg["decision"]
         if mode == "silent":
             continue
-        if deals is not None and not dealt:
+        if mode == "deals" and not dealt:
             dealt = True
-            deals.write(json.dumps({"pid": os.getpid(), "game": state["game"], "seat": state["seat"],
-                                    "cards": sorted(state["cards"])}) + "\n")
-            deals.flush()
+            print("DEALT " + json.dumps({"process": token, "game": state["game"], "seat": state["seat"],
+                                         "cards": sorted(state["cards"])}), file=sys.stderr, flush=True)
         if mode == "blank_flood":
             left = int(arg)
             try:
