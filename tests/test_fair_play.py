@@ -269,31 +269,27 @@ def test_100_mb_of_blank_lines_keeps_main_and_worker_under_the_bound(tmp_path: P
         assert replay.stat().st_size < 2 * RECORDING_CAP
 
 
-def test_blank_lines_count_toward_the_line_limit(tmp_path: Path) -> None:
-    bots = [BotProcess(BotSpec("flood", tuple(FAULTY + ["blank_flood", str(MAX_EXTRA_LINES + 1)]))),
-            BotProcess(BotSpec("greedy", tuple(GREEDY)))]
+def _game(name: str, args: list[str], record: bool = False, policy: FaultPolicy = FaultPolicy()):
+    """One game of faulty.py ARGS (seat 0, entrant `name`) against the greedy bot."""
+    bots = [BotProcess(BotSpec(name, tuple(FAULTY + args))), BotProcess(BotSpec("greedy", tuple(GREEDY)))]
     tc = TimeControl(move_ms=5000)
     try:
         for b in bots:
             handshake(b, b.spec.name, tc)
-        result = play_game(bots, ["flood", "greedy"], Rules.from_dict(SMALL), 1, "g0", time_control=tc,
-                           policy=FaultPolicy(retries=1, max_strikes=3))
+        return play_game(bots, [name, "greedy"], Rules.from_dict(SMALL), 1, "g0", time_control=tc,
+                         policy=policy, record=record)
     finally:
         for b in bots:
             b.stop()
+
+
+def test_blank_lines_count_toward_the_line_limit() -> None:
+    result = _game("flood", ["blank_flood", str(MAX_EXTRA_LINES + 1)], policy=FaultPolicy(retries=1, max_strikes=3))
     assert result.forfeits == [0]
     assert result.faults[0].kind == "malformed"
     assert result.faults[0].reason.startswith(f"protocol: {MAX_EXTRA_LINES + 1} lines without a reply to request")
     # A few blank lines are still allowed: a bot that writes exactly the limit plays on.
-    bots = [BotProcess(BotSpec("few", tuple(FAULTY + ["blank_flood", str(MAX_EXTRA_LINES)]))),
-            BotProcess(BotSpec("greedy", tuple(GREEDY)))]
-    try:
-        for b in bots:
-            handshake(b, b.spec.name, tc)
-        result = play_game(bots, ["few", "greedy"], Rules.from_dict(SMALL), 1, "g0", time_control=tc)
-    finally:
-        for b in bots:
-            b.stop()
+    result = _game("few", ["blank_flood", str(MAX_EXTRA_LINES)])
     assert result.faults == [] and result.forfeits == []
 
 
@@ -315,18 +311,8 @@ def test_a_recording_keeps_at_most_the_cap_per_seat_and_says_where_it_was_cut() 
     assert sum(1 for x in lines if x.get("dir") == "to") == 10  # the referee's own lines are all kept
 
 
-def test_over_long_lines_are_cut_from_the_replay_at_the_cap(tmp_path: Path) -> None:
-    bots = [BotProcess(BotSpec("long", tuple(FAULTY + ["long_line", "400000"]))),
-            BotProcess(BotSpec("greedy", tuple(GREEDY)))]
-    tc = TimeControl(move_ms=5000)
-    try:
-        for b in bots:
-            handshake(b, b.spec.name, tc)
-        result = play_game(bots, ["long", "greedy"], Rules.from_dict(SMALL), 1, "g0", time_control=tc,
-                           record=True)
-    finally:
-        for b in bots:
-            b.stop()
+def test_over_long_lines_are_cut_from_the_replay_at_the_cap() -> None:
+    result = _game("long", ["long_line", "400000"], record=True)
     lines = [orjson.loads(x) for x in result.replay]
     kept = sum(len(x) for x, y in zip(result.replay, lines) if y.get("dir") == "from" and y["seat"] == 0)
     assert kept <= RECORDING_CAP + 1000
@@ -341,17 +327,7 @@ def test_over_long_lines_are_cut_from_the_replay_at_the_cap(tmp_path: Path) -> N
     ("cr", "\r"), ("nul", "\x00"), ("utf8", "\\xff\\xfe"), ("nest", "[[[["),
 ])
 def test_a_weird_reply_leaves_a_readable_replay(tmp_path: Path, kind: str, shown: str) -> None:
-    bots = [BotProcess(BotSpec("weird", tuple(FAULTY + ["weird", kind]))),
-            BotProcess(BotSpec("greedy", tuple(GREEDY)))]
-    tc = TimeControl(move_ms=5000)
-    try:
-        for b in bots:
-            handshake(b, b.spec.name, tc)
-        result = play_game(bots, ["weird", "greedy"], Rules.from_dict(SMALL), 1, "g0", time_control=tc,
-                           record=True)
-    finally:
-        for b in bots:
-            b.stop()
+    result = _game("weird", ["weird", kind], record=True)
     path = tmp_path / "g0.jsonl"
     path.write_bytes(b"\n".join(result.replay) + b"\n")
     data = path.read_bytes()
