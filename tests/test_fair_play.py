@@ -357,3 +357,18 @@ def test_weird_replies_in_a_tournament_leave_a_site(tmp_path: Path) -> None:
     for rep in (cfg.output / "replays").iterdir():
         read_replay(rep)
         assert CliRunner().invoke(main, ["replay", str(rep)]).exit_code == 0
+
+
+def test_a_replay_written_before_escaping_with_a_raw_carriage_return_is_read(tmp_path: Path) -> None:
+    result = _game("weird", ["weird", "cr"], record=True)
+    lines = list(result.replay)
+    # As replays were written before: the reply as it came, \r included.
+    at = next(i for i, x in enumerate(lines) if b'"raw":' in x and b"\\r" in x)
+    msg = json.loads(lines[at])
+    lines[at] = orjson.dumps({k: v for k, v in msg.items() if k != "raw"})[:-1] + b',"msg":' + msg["raw"].encode() + b"}"
+    assert b"\r" in lines[at]
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    header, actions, end = read_replay(path)
+    assert header["game"] == "g0" and actions and end is not None
+    assert CliRunner().invoke(main, ["replay", str(path)]).exit_code == 0

@@ -405,7 +405,9 @@ def read_replay(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     header: dict[str, Any] | None = None
     actions: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None
-    with Path(path).open(encoding="utf-8") as f:
+    # Lines end at \n only: a replay written before bot lines were escaped may hold a raw
+    # \r (JSON whitespace), which universal newlines would take for the end of a line.
+    with Path(path).open(encoding="utf-8", newline="\n") as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
             if not line:
