@@ -173,8 +173,20 @@ class _Direct:
     def send(self, msg: dict[str, Any]) -> None:
         try:
             self.ctx.bot.send(encode(msg))
-        except BotDied as e:
-            self.fail("crash", f"{e}", "")
+        except BotDied:
+            self.died()
+
+    def died(self) -> None:
+        """Fail for a process that ended. Whether its end shows first as a closed stdin
+        (while sending) or a closed stdout (while reading) is a race between two pipes:
+        the message is built from how the process ended, so it is the same either way."""
+        ctx = self.ctx
+        how = ctx.ended_text()
+        tail = ctx.stderr_tail()
+        tail = f". Its stderr ends: {tail}" if tail and tail not in how else ""
+        self.fail("crash", f"the process ended ({how})",
+                  ". An error needs no answer and must not end the bot: log its reason to stderr and wait "
+                  "for the next request" + tail)
 
     def route(self, events: list[dict[str, Any]]) -> None:
         for ev in events:
@@ -216,11 +228,8 @@ class _Direct:
             except BotTimeout:
                 self.fail("timeout", f"no reply to request {rid} within {ctx.tc.move_ms} ms",
                           ". An error needs no answer: log its reason and answer the next request as usual")
-            except BotDied as e:
-                tail = ctx.stderr_tail()
-                tail = f". Its stderr ends: {tail}" if tail and tail not in str(e) else ""
-                self.fail("crash", str(e), ". An error needs no answer and must not end the bot: log its "
-                          "reason to stderr and wait for the next request" + tail)
+            except BotDied:
+                self.died()
             except LineTooLong as e:
                 self.fail("malformed", str(e), "")
             if not line.strip():
@@ -376,17 +385,25 @@ def check_several(ctx: Context) -> str:
         bot.note("the process had ended after the previous game: started again for this check")
     ctx.ensure_bot()
     starts, pid = bot.starts, bot.pid
+    mine: list[Played] = []  # the games of this check
     for i, sc in enumerate(S.SEVERAL):
-        if i and _wait_gone(bot, 0.3):
-            code = bot.exit_code()
-            bot.note(f"the process ended after game {i} (exit code {code})")
-            entries = ctx.tap[ctx.games[-1].start:]
-            last = max((j for j, e in enumerate(entries) if e.dir == "to"), default=0)
+        proc = bot.proc
+        gone = bool(i) and _wait_gone(bot, 0.3)
+        played = None if gone else ctx._play("several-games", sc)
+        if i and played is not None and (bot.starts != starts or (
+                any(f.kind == "crash" for f in played.faults) and not ctx.answered(played.start, played.end))):
+            gone = True  # it ended after the last game, seen only now (a slow exit on a busy machine)
+        if gone:
+            how = ctx.ended_text(proc)
+            bot.note(f"the process ended after game {i} ({how})")
+            entries = ctx.tap[mine[-1].start:]
+            last = max((j for j, e in enumerate(entries) if e.dir == "to" and e.type == "game_end"), default=0)
             raise CheckFailed(
-                f"the process ended after game {i} (exit code {code}); one process plays many games: after "
+                f"the process ended after game {i} ({how}); one process plays many games: after "
                 "game_end wait for the next game_start, and exit only on bye or at the end of input",
                 entries[last:])
-        played = ctx._play("several-games", sc)
+        assert played is not None
+        mine.append(played)
         ctx.require_clean(played, f"in game {i + 1} of {len(S.SEVERAL)} in one process")
         if bot.starts != starts:
             raise CheckFailed(f"the bot had to be started again for game {i + 1}; one process plays many games",

@@ -4,6 +4,7 @@ bot's author with the exchange that failed."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -12,6 +13,7 @@ from ..bots import GREEDY_ARGV
 from ..referee import (
     BotProcess, BotSpec, BotStartError, Fault, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
+from ..referee.process import describe_exit
 from .scenarios import Scenario
 from .schemas import Schemas
 from .tap import Entry, TappedProcess
@@ -195,6 +197,24 @@ class Context:
             return (f"{reason}. A bot keeps reading stdin until bye or the end of input; an exception "
                     "in it ends the process" + (f". Its stderr ends: {tail}" if tail and tail not in reason else ""))
         return f"{kind}: {reason}"
+
+    def ended_text(self, proc: subprocess.Popen[bytes] | None = None, wait_s: float = 5.0) -> str:
+        """How the bot's process (or `proc`, an earlier one) ended ("exit code 1", "killed
+        by SIGSEGV", ...), once it has: a closed pipe may be seen a moment before the exit,
+        so wait for it (up to `wait_s`) and read the rest of its stderr, to tell the same
+        story every time."""
+        proc = proc or self.bot.proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                pass
+            if proc is self.bot.proc:
+                self.bot.drain_stderr()
+        if code is None:
+            return "it closed its pipes but is still running"
+        return describe_exit(code, self.spec.limits)
 
     def stderr_tail(self) -> str:
         """The last line the bot wrote to stderr."""
