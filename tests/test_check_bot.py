@@ -69,6 +69,10 @@ HOSTILE = [
     ("crash_on_error.py", {"errors": "An error needs no answer and must not end the bot"}, True),
     ("late.py", {"late-replies": "a reply with id", "in-time": "move_ms"}, False),
     ("no_version.py", {"handshake": "'version' is a required property"}, False),
+    ("ignores_bye.py", {"bye": "still running"}, True),
+    ("no_end.py", {"wild-end": 'add "end": "low" or "end": "high" to the hit'}, False),
+    ("names_inactive.py", {"tie-break": "R10.6: seat 2 is not playing this tie-break hand"}, True),
+    ("ignores_pending.py", {"skip-pending": "R6.2: seat 1 already has a skip pending"}, False),
 ]
 
 
@@ -97,6 +101,7 @@ def test_only_runs_the_named_checks_and_rejects_unknown_names() -> None:
     result = CliRunner().invoke(main, ["check-bot", "--only", "speed", "--", PY, "x.py"])
     assert result.exit_code == 2
     assert "no check named 'speed'; the checks are: handshake, options-lay" in result.output
+    assert "bye" in result.output
 
 
 def test_a_command_that_does_not_exist_fails_the_handshake() -> None:

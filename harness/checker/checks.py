@@ -376,6 +376,94 @@ def check_variants(ctx: Context) -> str:
     return "played " + ", ".join(what.values()) + ", laying every phase it was dealt"
 
 
+def _bot_replies(ctx: Context, played: Played) -> list[tuple[Entry, Entry]]:
+    """The bot's answered requests in `played`, with their replies."""
+    return [(r, rep) for r, rep in reply_pairs(ctx.tap[played.start: played.end])
+            if rep is not None and isinstance(rep.msg, dict)]
+
+
+def check_wild_end(ctx: Context) -> str:
+    played = ctx.play("wild-end", S.WILD_END)
+    ctx.require_clean(played, "hitting a Wild on a run open at both ends (R7.3)")
+    both_open = 0
+    for req, rep in _bot_replies(ctx, played):
+        table = {m["id"]: m for m in req.msg["state"].get("table", [])}
+        for h in rep.msg.get("hits") or []:
+            m = table.get(h.get("meld")) if isinstance(h, dict) else None
+            if m and h.get("card") == "W" and m["kind"] == "run" and m["low"] > 1 and m["high"] < 12:
+                both_open += 1
+    if both_open:
+        return f"hit {both_open} Wild{'s' if both_open > 1 else ''} on a run open at both ends, saying which end"
+    return ("played the scenario cleanly; it never hit a Wild on a run open at both ends, so \"end\" was not "
+            "exercised")
+
+
+def check_skip_pending(ctx: Context) -> str:
+    played = ctx.play("skip-pending", S.SKIP_PENDING)
+    ctx.require_clean(played, "discarding a Skip while seat 1 has a skip pending (R6.2)")
+    pending = [(req, rep) for req, rep in _bot_replies(ctx, played)
+               if req.msg["decision"] == "play" and any(p["skip_pending"] for p in req.msg["state"]["players"])]
+    if not pending:
+        raise CheckFailed("check-bot's scenario did not happen as staged: no seat had a skip pending when the bot "
+                          "played (was the bot forfeited?)", ctx.tap[played.start: played.end][-4:])
+    named = [rep.msg.get("skip") for _, rep in pending if rep.msg.get("discard") == "S"]
+    if named:
+        return f"with seat 1's skip pending it discarded a Skip naming seat {named[0]} (R6.2)"
+    return "played cleanly with a skip pending on seat 1; it never discarded its Skip then, so R6.2 was not exercised"
+
+
+def check_tie_break(ctx: Context) -> str:
+    played = ctx.play("tie-break", S.TIE_BREAK)
+    ctx.require_clean(played, "in a tie-break hand where seat 2 is not playing (R9.3, R10.6)")
+    inactive = [(req, rep) for req, rep in _bot_replies(ctx, played)
+                if any(p.get("active") is False for p in req.msg["state"]["players"])]
+    if not inactive:
+        raise CheckFailed("check-bot's tie-break scenario did not happen as staged: the bot and seat 0 were to tie "
+                          "in hand 1 by laying phase 1 on their first turns (the bot holds it); did the bot lay?",
+                          ctx.tap[played.start: played.end][-6:])
+    named = [rep.msg.get("skip") for req, rep in inactive if rep.msg.get("discard") == "S"]
+    note = f"played {len({r.msg['state']['hand'] for r, _ in inactive})} tie-break hand(s) with seat 2 left out"
+    if named:
+        return note + f", naming seat {named[0]} with its Skip (only seats in the hand may be named)"
+    return note + "; it never discarded a Skip there, so whom a Skip may name was not exercised"
+
+
+BYE_GRACE_S = 0.5  # what tournaments give a bot to exit after bye (protocol/LIMITS.md)
+BYE_WAIT_S = 2.0  # how long check-bot waits, for a busy machine
+
+
+def check_bye(ctx: Context) -> str:
+    ctx.ensure_bot()
+    bot = ctx.bot
+    proc = bot.proc
+    assert proc is not None
+    start = len(ctx.tap)
+    bot.send(encode({"type": "bye"}))  # stdin stays open: the bot must exit on bye itself
+    t = time.monotonic()
+    code = None
+    while time.monotonic() - t < BYE_WAIT_S:
+        code = proc.poll()
+        if code is not None:
+            break
+        time.sleep(0.01)
+    ms = _ms(time.monotonic() - t)
+    if code is None:
+        bot.note(f"still running {ms} ms after bye")
+        bot.stop()
+        raise CheckFailed(
+            f"the process was still running {ms} ms after bye (its stdin still open); tournaments end a bot "
+            f"{_ms(BYE_GRACE_S)} ms after bye with SIGTERM. On {{\"type\": \"bye\"}} stop reading and exit "
+            "with code 0 (do not wait for the end of input)", ctx.tap[start:])
+    bot.stop()
+    if code != 0:
+        raise CheckFailed(f"the process exited with {ctx.ended_text(proc)} after bye; exit with code 0",
+                          ctx.tap[start:])
+    note = f"exited with code 0 {ms} ms after bye"
+    if ms > _ms(BYE_GRACE_S):
+        note += f"; tournaments allow {_ms(BYE_GRACE_S)} ms, exit sooner"
+    return note
+
+
 # ----- several games ---------------------------------------------------------------------------
 
 
@@ -557,6 +645,10 @@ CHECKS: tuple[Check, ...] = (
     Check("options-lay", "takes options.lay when given one (or finds a lay itself)", check_options_lay),
     Check("errors", "survives an error and answers the next request", check_errors),
     Check("skips", "handles Skips: a Skip up-card, losing a turn, discarding a Skip with a target", check_skips),
+    Check("skip-pending", "names no seat that has a skip pending (R6.2)", check_skip_pending),
+    Check("wild-end", "says \"end\" for a Wild hit on a run open at both ends (R7.3)", check_wild_end),
+    Check("tie-break", "plays a tie-break hand with a seat left out, naming only seats in the hand (R10.6)",
+          check_tie_break),
     Check("reshuffle", "handles a reshuffle of the discard pile (R3.7) at a table of 6", check_reshuffle),
     Check("players", "plays at tables of 2 and of 6 players", check_players),
     Check("variants", "plays the variants: fixed hands, first_to, phases 11-20, a custom phase", check_variants),
@@ -564,6 +656,8 @@ CHECKS: tuple[Check, ...] = (
     Check("valid-replies", "valid replies to every decision (schemas and rules)", check_valid),
     Check("in-time", "answers within time (move_ms)", check_time),
     Check("late-replies", "never sends a late reply or a reply to an old id", check_late),
+    Check("bye", "exits on bye within the grace time, with exit code 0", check_bye),
 )
-"""Every check, in the order they run. The last three look at every game played in the
-run, and play one whole standard game of their own."""
+"""Every check, in the order they run. valid-replies, in-time and late-replies look at every
+game played in the run, and play one whole standard game of their own; bye comes last: it
+ends the process."""

@@ -94,7 +94,8 @@ class Meld:
             if end is None:
                 if low_open and high_open:
                     raise IllegalMove(
-                        "R7.3", f"a Wild hit on {self.describe()} must say which end (low or high): both are open"
+                        "R7.3", f"a Wild hit on {self.describe()} must say which end: both are open; add "
+                                '"end": "low" or "end": "high" to the hit'
                     )
                 if not (low_open or high_open):
                     raise IllegalMove("R4.2", f"{self.describe()} spans 1..12 and takes no more cards")
