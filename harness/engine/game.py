@@ -20,12 +20,12 @@ from collections import Counter
 from typing import Any, Sequence
 
 from .actions import Action, Draw, Hit, Play
-from .cards import CARD_TYPES, DECK, Card
+from .cards import CARD_TYPES, DECK, LETTER_OF_COLOR, Card, CardError
 from .deals import Deck
 from .errors import IllegalMove
 from .finder import find_lay, legal_hits
 from .melds import Meld, match_lay
-from .phases import Phase
+from .phases import Phase, PhaseError
 from .rules import Rules
 
 Event = dict[str, Any]
@@ -685,6 +685,56 @@ class Game:
             targets = self.skip_targets(self.current)
             skip = targets[0] if targets else None
         return Play(None, (), card, skip)
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any], decision: str, rules: Rules | None = None) -> "Game":
+        """A game consistent with one seat's view (a request's `state`, R11): that seat's
+        hand, phase and decision, the table, the top discard and every seat's public facts.
+        The hidden cards (other hands, the draw pile) are the deck's cards not in view, in
+        no particular order: what a seat may legally do does not depend on them. For
+        judging one reply to one request. Raises ValueError for a view that cannot be."""
+        try:
+            players = view["players"]
+            seat = view["seat"]
+            phase = Phase.custom(view["phase"]["number"], view["phase"]["melds"])
+            game = cls(rules or Rules(), len(players), 0, game_id=str(view.get("game", "")),
+                       names=[str(p.get("name", "")) for p in players])
+            hand = [Card.parse(c) for c in view["cards"]]
+            table = []
+            for m in view["table"]:
+                color = LETTER_OF_COLOR.get(m["color"]) if m["kind"] == "color" else None
+                table.append(Meld(m["id"], m["owner"], m["kind"], tuple(Card.parse(c) for c in m["cards"]),
+                                  m.get("number", 0), color, m.get("low", 0), m.get("high", 0)))
+            top = view.get("discard_top")
+            discard = [Card.parse(top)] if top else []
+            hidden = Counter(DECK)
+            hidden.subtract(hand + [c for m in table for c in m.cards] + discard)
+            if any(k < 0 for k in hidden.values()):
+                raise ValueError("the view shows more copies of a card than the deck holds (R1.1)")
+            pool = [c for c in CARD_TYPES for _ in range(hidden[c])]
+            for p in players:
+                q = game.players[p["seat"]]
+                q.completed, q.score, q.laid = int(p.get("completed", 0)), int(p["score"]), bool(p["laid"])
+                q.skip_pending, q.active = bool(p["skip_pending"]), p.get("active", True) is not False
+                if p["seat"] == seat:
+                    q.hand = hand
+                else:
+                    q.hand, pool = pool[:p["cards"]], pool[p["cards"]:]
+            if len(pool) < view["draw_size"]:
+                raise ValueError("the view's hands and draw pile need more cards than the deck holds")
+            game.draw_pile = pool[:view["draw_size"]]
+            game.discard_pile = pool[view["draw_size"]:] + discard if discard else []
+            game.table = table
+            game.hand_no, game.turn, game.dealer = view["hand"], view["turn"], view["dealer"]
+            game.current, game.decision, game.started = seat, decision, True
+            game.players[seat].laid = bool(view["laid"])
+            game._phase_cache = [phase if s == seat else game.rules.phase_at(game.players[s].completed)
+                                 for s in range(game.n)]
+        except (KeyError, TypeError, IndexError, AttributeError, CardError, PhaseError) as e:
+            raise ValueError(f"not a request's state: {type(e).__name__}: {e}") from None
+        if decision not in ("draw", "play"):
+            raise ValueError(f"the decision is \"draw\" or \"play\", not {decision!r}")
+        return game
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state, hidden cards included: for replays and viewers, never for bots."""
