@@ -104,7 +104,7 @@ def _fix(e: Any, msg: Any) -> str:
         kinds = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
         words = {"array": "a list", "object": "an object", "string": "a string", "integer": "an integer",
                  "boolean": "true or false", "null": "null"}
-        return f"make {field or 'it'} {' or '.join(words.get(k, k) for k in kinds)}"
+        return f"make {field or 'it'} {' or '.join(words.get(str(k), str(k)) for k in kinds)}"
     if e.validator in ("minItems", "minimum", "minLength"):
         return f"{field or 'it'} is too small or empty"
     return ""
