@@ -460,8 +460,7 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
 
 @main.command("ask", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--request", "request_file", required=True, metavar="FILE",
-              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+@click.option("--request", "request_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The request to send: a JSON object with \"type\": \"request\" (or a replay line holding one).")
 @click.option("--rules", "rules_text", help="The game's rules, as for play (default: standard, or the request's phase).")
 @click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True, help="Time allowed for the reply.")
@@ -473,11 +472,18 @@ def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | 
 
     \b
     p10-tourney ask --request request.json -- python my_bot.py
+    p10-tourney ask -- python my_bot.py --request request.json
     """
     from .checker.ask import RequestError, ask, load_request
     from .referee import BotStartError
 
     argv = list(command)
+    if request_file is None and len(argv) >= 3 and argv[-2] == "--request":  # ask -- CMD ... --request FILE
+        request_file, argv = Path(argv[-1]), argv[:-2]
+        if not request_file.is_file():
+            raise click.BadParameter(f"{request_file}: no such file", param_hint="--request")
+    if request_file is None:
+        raise click.UsageError("Missing option '--request' (the request file): ask --request FILE -- CMD ...")
     if len(argv) == 1 and " " in argv[0].strip():
         argv = shlex.split(argv[0])
     try:

@@ -76,6 +76,15 @@ def test_ask_as_a_real_process_with_the_command_in_one_word(tmp_path: Path) -> N
     assert '"draw"' in proc.stdout and "legal" in proc.stdout
 
 
+def test_ask_takes_the_request_after_the_command_too(tmp_path: Path) -> None:
+    req = write(tmp_path, "draw.json", spec_requests()[0])
+    result = CliRunner().invoke(main, ["ask", "--", PY, str(ROOT / "bots/python/greedy.py"), "--request", str(req)])
+    assert result.exit_code == 0, result.output
+    assert "legal" in result.output
+    missing = CliRunner().invoke(main, ["ask", "--", PY, "bot.py"])
+    assert missing.exit_code == 2 and "Missing option '--request'" in missing.output
+
+
 def test_ask_refuses_a_file_that_is_not_a_request(tmp_path: Path) -> None:
     bad = write(tmp_path, "hello.json", {"type": "hello", "protocol": "p10/1"})
     result = CliRunner().invoke(main, ["ask", "--request", str(bad), "--", PY, "x.py"])
