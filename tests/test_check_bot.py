@@ -121,3 +121,17 @@ def test_text_report_from_the_installed_command() -> None:
     assert "PASS  handshake" in out and "FAIL  options-lay" in out
     assert "→ bot  {\"type\":\"request\"" in out and "← bot  {\"id\": 2, \"discard\": \"R1\"}" in out
     assert "2 checks: 1 passed, 1 failed" in out
+
+
+def test_a_bot_that_ends_after_an_error_gets_one_verdict_whichever_pipe_shows_it() -> None:
+    """Dying at once on an error is usually seen when check-bot sends the next request (a
+    closed stdin); dying a moment later, when it reads the reply (a closed stdout). Which
+    comes first is a race: the verdict is built from how the process ended, so it is the
+    same."""
+    messages = []
+    for script in ("crash_on_error.py", "slow_crash_on_error.py"):
+        _, report = check([PY, str(ZOO / script)], "--only", "errors")
+        messages.append(failures(report)["errors"]["message"])
+    assert messages[0] == messages[1]
+    assert messages[0].startswith('after an error with "retry": true, the process ended (exit code 1). '
+                                  "An error needs no answer and must not end the bot")
