@@ -259,7 +259,7 @@ def _bot_option(values: tuple[str, ...]) -> list[tuple[str, list[str]]]:
               help="Seat a person at the terminal in the first seat, named NAME (default: you); "
                    "e.g. --human --bot NAME=CMD.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals (JSON deck file).")
+@click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals: a JSON deck file (protocol/SPEC.md, Deck files; example: protocol/deck.example.json).")
 @click.option("--rules", "rules_text", help='Rules as JSON or YAML, e.g. \'{"phases": [1, 2, 3]}\' or a file path.')
 @click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
 @click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True)
