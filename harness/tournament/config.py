@@ -22,7 +22,10 @@ from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, command_file
 
 FORMATS = ("round-robin", "gauntlet", "random")
-REPLAYS = ("none", "failed", "all")
+REPLAYS = ("none", "failed", "sample", "all")
+#: With `replays: sample` (the default), the clean games whose replays are kept: the first
+#: this many games of every entrant (in schedule order), besides every game with a fault.
+SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -363,7 +366,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
-    replays = data.get("replays", "failed")
+    replays = data.get("replays", "sample")
     if replays not in REPLAYS:
         raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
     executor = data.get("executor", "local")

@@ -37,8 +37,9 @@ function play(msg) {
   for (const card of hand) if (penalty(card) > penalty(worst)) worst = card;
   reply.discard = worst;
   if (worst === "S") {
-    // Name the first other player who has no skip pending, or no one.
-    const target = state.players.find((p) => p.seat !== state.seat && !p.skip_pending);
+    // Name the first other player in this hand (not "active": false) with no skip
+    // pending, or no one.
+    const target = state.players.find((p) => p.seat !== state.seat && !p.skip_pending && p.active !== false);
     reply.skip = target ? target.seat : null;
   }
   return reply;
