@@ -6,12 +6,17 @@ SDK's phase finder), discards its highest-penalty card and, if that is a Skip, n
 first player who may be named. Print debugging to stderr: stdout carries the protocol.
 """
 
+import sys
+
 from harness.sdk import Bot, find_lay, run
 
 
 class MyBot(Bot):
     name = "my-bot"
     version = "1.0"
+
+    def on_game_start(self, msg):
+        print(f"{self.name}: game {msg.get('game')}, seat {msg.get('seat')}", file=sys.stderr)  # the log
 
     def draw(self, state):
         return "deck"  # or "discard" (when state.can_take_discard)
