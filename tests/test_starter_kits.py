@@ -39,7 +39,7 @@ def _files(*patterns: str) -> list[str]:
 
 # kit -> (commands it needs on PATH, files it needs, the Debian packages that give them)
 NEEDS: dict[str, tuple[list[str], list[str], str]] = {
-    "python": ([], [], ""),
+    "python": (["python3"], [], "python3"),
     "javascript": (["node"], [], "nodejs"),
     "c": (["cc"], ["/usr/include/cjson/cJSON.h"], "gcc libcjson-dev"),
     "cpp": (["c++"], ["/usr/include/nlohmann/json.hpp"], "g++ nlohmann-json3-dev"),
@@ -101,6 +101,14 @@ def test_kit_passes_check_bot(kit: str, built: dict[str, str]) -> None:
     assert failed == {}
     assert result.exit_code == 0 and report["ok"]
     assert [c["name"] for c in report["checks"]] == list(NAMES)
+
+
+def test_python_sdk_bot_passes_check_bot() -> None:
+    result = CliRunner().invoke(main, ["check-bot", "--json", "--move-ms", str(MOVE_MS), "--", sys.executable,
+                                       str(KITS / "python" / "sdk_bot.py")])
+    report = json.loads(result.output)
+    assert [c["name"] for c in report["checks"] if c["status"] != "pass"] == []
+    assert result.exit_code == 0 and report["ok"]
 
 
 @pytest.mark.parametrize("kit", list(NEEDS))
