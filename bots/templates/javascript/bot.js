@@ -37,15 +37,10 @@ function play(msg) {
   for (const card of hand) if (penalty(card) > penalty(worst)) worst = card;
   reply.discard = worst;
   if (worst === "S") {
-    // R6: name the first seat after ours that is playing this hand (active is false for
-    // a seat sitting out a tie-break hand) and has no skip pending, or no one.
-    const n = state.players.length;
-    let target = null;
-    for (let k = 1; k < n && target === null; k++) {
-      const p = state.players[(state.seat + k) % n];
-      if (!p.skip_pending && p.active !== false) target = p.seat;
-    }
-    reply.skip = target;
+    // Name the first other player in this hand (not "active": false) with no skip
+    // pending, or no one.
+    const target = state.players.find((p) => p.seat !== state.seat && !p.skip_pending && p.active !== false);
+    reply.skip = target ? target.seat : null;
   }
   return reply;
 }
