@@ -151,8 +151,8 @@ def _sandboxed(kit: str, *bwrap_args: str, stdin: str) -> subprocess.CompletedPr
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed: cannot make the kit's folder read-only")
     folder = str(KITS / kit)
-    argv = ["bwrap", "--bind", "/", "/", "--ro-bind", folder, folder, *bwrap_args, "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "--die-with-parent", run_script(kit)]
+    argv = ["bwrap", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", folder, folder,
+            *bwrap_args, "--die-with-parent", run_script(kit)]
     probe = subprocess.run(["bwrap", "--bind", "/", "/", "--dev", "/dev", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"bubblewrap cannot run here: {probe.stderr.strip()}")
