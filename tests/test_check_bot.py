@@ -26,6 +26,7 @@ GOOD = [
     pytest.param([PY, str(ROOT / "bots/python/greedy.py")], id="python-greedy"),
     pytest.param([PY, str(ROOT / "bots/python/random_bot.py"), "7"], id="python-random"),
     pytest.param([PY, "-m", "harness.bots.random", "3"], id="module-random"),
+    pytest.param([PY, str(ROOT / "bots/python/strong.py")], id="python-strong"),
     pytest.param(["node", str(ROOT / "bots/js/greedy.js")], id="js-greedy", marks=needs_node),
     pytest.param([PY, str(ROOT / "bots/templates/python/bot.py")], id="python-template"),
     pytest.param(["node", str(ROOT / "bots/templates/javascript/bot.js")], id="js-template", marks=needs_node),
