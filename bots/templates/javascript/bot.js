@@ -58,6 +58,8 @@ rl.on("line", (line) => {
   } else if (msg.type === "request") {
     if (msg.decision === "draw") send({ id: msg.id, draw: "deck" });
     else send(play(msg));
+  } else if (msg.type === "game_start") {
+    process.stderr.write(`js-template: game ${msg.game}, seat ${msg.seat}\n`);
   } else if (msg.type === "error") {
     process.stderr.write(`referee: ${msg.reason}\n`); // stderr is the bot's log
   } else if (msg.type === "bye") {
