@@ -55,7 +55,8 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import hit_cards, memo_missing, play_choice, rank_discards, skip_choice, unseen_counts
+from .strong import (after_hits, hit_cards, hit_json, memo_missing, play_choice, rank_discards, skip_choice,
+                     unseen_counts)
 
 DEFAULT_MS = 150.0
 """Per decision by default: a seventh of the default `move_ms` (1000), so that a loaded
@@ -328,18 +329,10 @@ class ExpertStrategy(Strategy):
         if lay:
             reply["lay"] = [[c.text for c in m] for m in lay]
         if hits:
-            h_json = []
-            for card, i, end in hits:
-                h: dict[str, Any] = {"card": card.text, "meld": table[i].id}
-                if end is not None:
-                    h["end"] = end
-                h_json.append(h)
-            reply["hits"] = h_json
+            reply["hits"] = [hit_json(table, card, i, end) for card, i, end in hits]
         if not rest:
             return reply
-        after = list(table)
-        for card, i, end in hits:
-            after[i], _ = after[i].hit(card, end)
+        after = after_hits(table, hits)
         clock = self.clock
         prior_end = t0 + _PRIOR_SHARE * self.ms / 1000.0
         ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, lambda: clock() >= prior_end)

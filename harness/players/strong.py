@@ -262,10 +262,10 @@ class StrongStrategy(Strategy):
         if lay:
             reply["lay"] = [[c.text for c in m] for m in lay]
         if hits:
-            reply["hits"] = [_hit_json(table, card, i, end) for card, i, end in hits]
+            reply["hits"] = [hit_json(table, card, i, end) for card, i, end in hits]
         if rest:
             laid = state["laid"] or lay is not None
-            after_table = table if not hits else _after_hits(table, hits)
+            after_table = after_hits(table, hits)
             card = rank_discards(rest, phase, laid, after_table, unseen)[0]
             reply["discard"] = card.text
             if card.is_skip:
@@ -273,14 +273,16 @@ class StrongStrategy(Strategy):
         return reply
 
 
-def _hit_json(table: Sequence[Meld], card: Card, i: int, end: str | None) -> dict[str, Any]:
+def hit_json(table: Sequence[Meld], card: Card, i: int, end: str | None) -> dict[str, Any]:
+    """The protocol form of a hit of `card` on the meld at position `i` of `table`."""
     h: dict[str, Any] = {"card": card.text, "meld": table[i].id}
     if end is not None:
         h["end"] = end
     return h
 
 
-def _after_hits(table: Sequence[Meld], hits: Sequence[tuple[Card, int, str | None]]) -> list[Meld]:
+def after_hits(table: Sequence[Meld], hits: Sequence[tuple[Card, int, str | None]]) -> list[Meld]:
+    """The table melds once `hits` (as `hit_cards` returns them) are made."""
     melds = list(table)
     for card, i, end in hits:
         melds[i], _ = melds[i].hit(card, end)
