@@ -45,7 +45,7 @@ def test_strength_measurement_smoke() -> None:
     assert "θ" in summary(recs, ["expert@5cpu", "greedy", "strong", "random"])
     lo, hi = wilson(13, 20)
     assert lo < 0.65 < hi
-    assert len(solitaire(1).splitlines()) == 11  # a header and the ten phases
+    assert len(solitaire(2).splitlines()) == 11  # a header and the ten phases
 
 
 @pytest.mark.long
