@@ -21,8 +21,8 @@ the ones Phase 10 players make by hand; they were not measured one by one.
   race (most phases completed).
 
 The same decisions are exposed as functions on engine cards and melds (`draw_choice`,
-`play_choice`, `rank_discards`, `skip_choice`), which the expert player uses as its prior
-(its rollouts play a faster, greedy-like policy with the same Skips and hits).
+`play_choice`, `rank_discards`, `skip_choice`); the expert player uses the last three as
+its prior (its rollouts play a faster, greedy-like policy with the same Skips and hits).
 """
 
 from __future__ import annotations
