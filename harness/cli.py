@@ -17,6 +17,21 @@ def _fail(e: BaseException) -> click.ClickException:
     return click.ClickException(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
+_SANDBOX_HELP = ("How bots are contained: auto (bubblewrap where it can run, else none with a warning), "
+                 "bwrap (required), none. Overrides the tournament file.")
+
+
+def _sandbox_option(f: Any) -> Any:
+    return click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default=None,
+                        help=_SANDBOX_HELP)(f)
+
+
+def _warn_unsandboxed(state: dict[str, Any]) -> None:
+    """The warning at start when bots will run without a sandbox, or limits per process only."""
+    if state.get("note"):
+        click.echo(f"warning: {state['note']}", err=True)
+
+
 class _Group(click.Group):
     """Every user mistake is one `Error: …` line and a non-zero exit, usage errors
     included (click would print the usage first)."""
@@ -56,24 +71,27 @@ def main() -> None:
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-site", is_flag=True, help="Do not build the HTML site at the end.")
+@_sandbox_option
 def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, executor: str | None,
-        scheduler: str | None, no_progress: bool, no_site: bool) -> None:
+        scheduler: str | None, no_progress: bool, no_site: bool, sandbox: str | None) -> None:
     """Run the tournament described by CONFIG (YAML). Run it again to continue an
     interrupted tournament."""
     from rich.console import Console
 
     from .report.leaderboard import print_leaderboard
-    from .tournament.config import ConfigError, load_config
+    from .referee.sandbox import SandboxError
+    from .tournament.config import ConfigError, load_config, with_sandbox
     from .tournament.dask_executor import ClusterError
-    from .tournament.runner import ResultsError, run_tournament
+    from .tournament.runner import ResultsError, run_tournament, sandbox_state
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
                                  "executor": executor, "scheduler": scheduler}
     if scheduler and not executor:
         overrides["executor"] = "dask"
     try:
-        cfg = load_config(config, overrides)
-    except ConfigError as e:
+        cfg = with_sandbox(load_config(config, overrides), sandbox)
+        _warn_unsandboxed(sandbox_state(cfg))
+    except (ConfigError, SandboxError) as e:
         raise _fail(e) from None
     console = Console(stderr=True)
     show = not no_progress and console.is_terminal
@@ -85,7 +103,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
                       "run the same command again to continue.")
         sys.exit(130)
-    except (ResultsError, ConfigError, ClusterError) as e:
+    except (ResultsError, ConfigError, ClusterError, SandboxError) as e:
         stop()
         raise _fail(e) from None
     except OSError as e:  # the results folder cannot be written, say
@@ -219,18 +237,39 @@ def replay(file: Path) -> None:
 # ----- play ----------------------------------------------------------------------------------
 
 
-def _bot_option(values: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+def _bot_option(values: tuple[str, ...], hint: str = "--bot") -> list[tuple[str, list[str]]]:
     bots = []
     for v in values:
         name, sep, cmd = v.partition("=")
         if not sep or not name or not cmd.strip():
-            raise click.BadParameter(f"{v!r}: expected NAME=COMMAND, e.g. greedy='python bots/python/greedy.py'", param_hint="--bot")
+            raise click.BadParameter(f"{v!r}: expected NAME=COMMAND, e.g. greedy='python bots/python/greedy.py'", param_hint=hint)
         try:
             argv = shlex.split(cmd)
         except ValueError as e:
-            raise click.BadParameter(f"{v!r}: {e}", param_hint="--bot") from None
+            raise click.BadParameter(f"{v!r}: {e}", param_hint=hint) from None
         bots.append((name, argv))
     return bots
+
+
+def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) -> dict[str, Any]:
+    """Command-line bots in their sandbox (`--sandbox`, default auto): warns when they run
+    without one, runs their builds; `Error:` where bwrap is asked for and cannot run, or a
+    build fails. Returns the specs by name."""
+    from .referee.sandbox import SandboxError, cgroups, describe, resolve_mode, run_build
+    from .tournament.config import contain
+
+    mode = sandbox or "auto"
+    try:
+        resolved = resolve_mode(mode)
+        specs = contain(specs, mode, builds)
+        backend, why = cgroups()
+        _warn_unsandboxed(describe([resolved], backend.kind if backend else None, why))
+        for s in specs:
+            if s.sandbox.build:
+                run_build(s.name, s.sandbox.build, s.cwd, s.env, s.sandbox, resolved, s.limits.scratch_mb)
+    except SandboxError as e:
+        raise _fail(e) from None
+    return {s.name: s for s in specs}
 
 
 @main.command()
@@ -243,8 +282,11 @@ def _bot_option(values: tuple[str, ...]) -> list[tuple[str, list[str]]]:
 @click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
 @click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+@click.option("--build", "builds", multiple=True, metavar="NAME=CMD",
+              help="Run CMD once before bot NAME starts, in its sandbox with its folder writable (repeat).")
+@_sandbox_option
 def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None, rules_text: str | None,
-         replay_file: Path | None, move_ms: int, quiet: bool) -> None:
+         replay_file: Path | None, move_ms: int, quiet: bool, builds: tuple[str, ...], sandbox: str | None) -> None:
     """Play one game between bots and print it hand by hand."""
     from .engine import Deck, DeckError
     from .referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake, play_game
@@ -267,6 +309,12 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
         if any(len(d.hands) != len(seats) for d in stacked.deals):
             raise click.ClickException(f"{deck}: its deals have hands for {len(stacked.deals[0].hands)} players, not {len(seats)}")
     tc = TimeControl(move_ms=move_ms, startup_ms=max(10000, move_ms))
+    build_cmds = dict(_bot_option(builds, "--build"))
+    unknown = sorted(set(build_cmds) - set(names))
+    if unknown:
+        raise click.BadParameter(f"{unknown[0]!r} is not the name of a --bot", param_hint="--build")
+    specs = _contained([BotSpec(name, tuple(argv)) for name, argv in seats if argv], sandbox,
+                       {k: shlex.join(v) for k, v in build_cmds.items()})
     procs: list[Any] = []
     unavailable: dict[int, tuple[str, str]] = {}
     try:
@@ -276,7 +324,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
 
                 p: Any = HumanSeat(name)
             else:
-                p = BotProcess(BotSpec(name, tuple(argv)))
+                p = BotProcess(specs[name])
             procs.append(p)
             try:
                 handshake(p, name, tc)
@@ -364,7 +412,10 @@ class _HandPrinter:
 @click.option("--startup-ms", type=click.IntRange(1), default=10000, show_default=True, help="Time allowed for the hello reply.")
 @click.option("--only", multiple=True, metavar="NAME", help="Run only this check (repeat, or comma-separated).")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable report.")
-def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tuple[str, ...], as_json: bool) -> None:
+@click.option("--build", "build", metavar="CMD", help="Run CMD once before the bot starts, in its sandbox with its folder writable.")
+@_sandbox_option
+def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tuple[str, ...], as_json: bool,
+              build: str | None, sandbox: str | None) -> None:
     """Check that the bot started by COMMAND speaks p10/1: run it through a conformance
     suite and report each check. Exit status: 0 all passed, 1 a check failed, 2 check-bot
     itself failed.
@@ -383,6 +434,9 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
         select(only)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--only") from None
+    from .referee import BotSpec
+
+    spec = _contained([BotSpec("candidate", tuple(argv))], sandbox, {"candidate": build} if build else {})["candidate"]
     if not as_json:
         click.echo(header(argv, move_ms))
 
@@ -390,7 +444,8 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
         if not as_json:
             click.echo("\n".join(result_lines(result)))
 
-    report = run_checks(argv, move_ms=move_ms, startup_ms=startup_ms, only=only, on_result=show)
+    report = run_checks(argv, move_ms=move_ms, startup_ms=startup_ms, only=only, on_result=show,
+                        sandbox=spec.sandbox)
     if as_json:
         click.echo(to_json(report))
     else:

@@ -12,6 +12,7 @@ from ..bots import GREEDY_ARGV
 from ..referee import (
     BotProcess, BotSpec, BotStartError, Fault, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
+from ..referee.sandbox import Sandbox
 from .scenarios import Scenario
 from .schemas import Schemas
 from .tap import Entry, TappedProcess
@@ -66,9 +67,11 @@ class Context:
         startup_ms: int = 10000,
         cwd: str | None = None,
         name: str = "candidate",
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.tap: list[Entry] = []
-        self.spec = BotSpec(name, tuple(argv), cwd=cwd)
+        self.box = sandbox or Sandbox()
+        self.spec = BotSpec(name, tuple(argv), cwd=cwd, sandbox=self.box)
         self.bot = TappedProcess(self.spec, self.tap)
         self.tc = TimeControl(move_ms=move_ms, startup_ms=startup_ms)
         # Strict: any fault fails a check; few strikes keep a broken bot's games short.
@@ -105,7 +108,7 @@ class Context:
         tc = TimeControl(move_ms=self.tc.move_ms, startup_ms=max(20000, self.tc.startup_ms))
         while len(self._opponents) < k:
             i = len(self._opponents) + 1
-            self._opponents.append(BotProcess(BotSpec(f"greedy-{i}", GREEDY_ARGV)))
+            self._opponents.append(BotProcess(BotSpec(f"greedy-{i}", GREEDY_ARGV, sandbox=Sandbox(mode=self.box.mode))))
         for opp in self._opponents[:k]:
             if not opp.alive:
                 handshake(opp, opp.spec.name, tc)  # BotStartError: check-bot itself is broken

@@ -16,7 +16,10 @@ import orjson
 
 from ..engine import Action, Deck, Game, IllegalMove, Rules
 from .codec import MalformedMessage, decode, encode, hello_message, parse_hello, parse_reply
-from .process import BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, stderr_gist
+from .process import (
+    BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
+    stderr_gist,
+)
 
 
 @dataclass(frozen=True)
@@ -161,22 +164,46 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
         bot.start()
     hello = hello_message(entrant, time_control.move_ms, time_control.game_ms)
     deadline = time.monotonic() + time_control.startup_ms / 1000
+    said: list[str] = []  # what it wrote on stdout that was no hello (a runtime's own words)
     try:
         bot.send(encode(hello))
         while True:
             line = bot.read_line(deadline)
             if line.strip():
+                said.append(line[:300].decode("utf-8", "replace").strip())
+                try:
+                    msg = decode(line)
+                except MalformedMessage:
+                    _read_more(bot, said, min(deadline, time.monotonic() + 0.5))
+                    raise
                 break
-        reply = parse_hello(decode(line))
+        reply = parse_hello(msg)
     except (BotError, MalformedMessage) as e:
         bot.stop()
         why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
         gist = stderr_gist(bot.stderr_tail)
         if gist and gist not in why:  # a death's reason may quote it already
             why += f"; its stderr says: {gist}"
+        oom = next((t for t in said if says_out_of_memory(t)), None)
+        lim = bot.spec.limits
+        if oom is not None and lim.memory_mb and "memory limit of" not in why:
+            why = f"{memory_limit_text(lim)} (its runtime says on stdout: {oom}); {why}"
         raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
     bot.hello = reply
     bot.wants_options = reply.get("options", True) is not False
+
+
+def _read_more(bot: BotProcess, said: list[str], until: float, most: int = 8) -> None:
+    """After a line that is no message: up to `most` more lines the bot writes before
+    `until` (a runtime that could not start says why over several lines, such as a JVM's
+    "Error occurred during initialization of VM" / "Could not reserve enough space ...")."""
+    try:
+        while len(said) < most:
+            line = bot.read_line(until)
+            if line.strip():
+                said.append(line[:300].decode("utf-8", "replace").strip())
+    except BotError:
+        pass
 
 
 class _Seat:
