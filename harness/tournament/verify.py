@@ -228,7 +228,8 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig,
         v.add("finished", False, f"tournament.json says finished={meta.get('finished')!r}, but its "
                                  f"{len(records)} games {'finish' if finished else 'do not finish'} the tournament")
         return
-    board = make_board(cfg, records, stopping, reveal=finished)
+    sandbox = meta.get("sandbox")  # how the bots were contained: recorded, not derived from the games
+    board = make_board(cfg, records, stopping, reveal=finished, sandbox=sandbox if isinstance(sandbox, dict) else None)
     tmp = Path(tempfile.mkdtemp(prefix="p10-verify-"))
     try:
         write_leaderboard(tmp, board)
