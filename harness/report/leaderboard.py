@@ -75,6 +75,8 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
     out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, seed {board['seed']}. "
            "Ranked by TrueSkill μ − 3σ.", ""]
+    if board.get("trusted"):
+        out[-1:] = [f"Trusted (one process may play every seat rotation of a deal): {', '.join(board['trusted'])}.", ""]
     st = board.get("statistics")
     if st:
         conf = _pct(st["confidence"])

@@ -22,7 +22,10 @@ from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, command_file
 
 FORMATS = ("round-robin", "gauntlet", "random")
-REPLAYS = ("none", "failed", "all")
+REPLAYS = ("none", "failed", "sample", "all")
+#: With `replays: sample` (the default), the clean games whose replays are kept: the first
+#: this many games of every entrant (in schedule order), besides every game with a fault.
+SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -86,6 +89,9 @@ class TournamentConfig:
     affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
+    # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
+    # every other bot gets a fresh process for each rotation of a duplicate deal.
+    trusted: frozenset[str] = frozenset()
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -124,7 +130,8 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {})
+        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {}) | (
+            {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
 
     def fingerprint(self) -> str:
         """A hash of what decides the games (not `parallel`, `output` or the executor), so a
@@ -160,9 +167,9 @@ TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
-    "sandbox",
+    "sandbox", "trusted",
 }
-BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s"}
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb")
 
 
@@ -216,6 +223,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     randomize = data.get("randomize_addresses", False)
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
+    all_trusted = data.get("trusted", False)
+    if not isinstance(all_trusted, bool):
+        raise _err(src, "trusted", f"must be true or false, not {all_trusted!r}")
+    trusted: set[str] = set()
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -255,6 +266,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"], default_limits) if b.get("limits") else default_limits
         box = _bot_sandbox(src, where, b, sandbox, base, cwd_path, argv)
+        bot_trusted = b.get("trusted", all_trusted)
+        if not isinstance(bot_trusted, bool):
+            raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
+        if bot_trusted:
+            trusted.add(bname)
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize, sandbox=box))
     bots = _hide_from_each_other(bots, src, Path(output))
@@ -350,7 +366,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
-    replays = data.get("replays", "failed")
+    replays = data.get("replays", "sample")
     if replays not in REPLAYS:
         raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
     executor = data.get("executor", "local")
@@ -370,7 +386,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, source=src, raw=dict(data),
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), source=src, raw=dict(data),
     )
 
 

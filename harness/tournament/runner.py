@@ -61,6 +61,9 @@ class Outcome:
     first_s: float = 0.0  # from the start until the first game's result (workers and bots started)
     playing_s: float = 0.0  # from the start until the last game's result (no publishing)
     stopping: dict[str, Any] | None = None
+    # Workers lost during the run (died, or ended by the watchdog): their games were
+    # played again from their seeds. {"game", "worker", "reason"} each.
+    incidents: list[dict[str, Any]] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=dict)
 
 
@@ -217,6 +220,7 @@ def run_tournament(
     rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
 
     finishing = False
+    executor: Any = None
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -274,6 +278,7 @@ def run_tournament(
         if not finishing:  # interrupted, or an error: publish what is done
             finish()
         outcome.elapsed_s = time.monotonic() - t0
+        outcome.incidents = list(getattr(executor, "incidents", ()) if executor is not None else ())
         for starts in starts_by_worker.values():
             for name, n in starts.items():
                 outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
@@ -371,6 +376,7 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
         "elapsed_s": round(outcome.elapsed_s, 3), "first_result_s": round(outcome.first_s, 3),
         "playing_s": round(outcome.playing_s, 3), "bot_processes_started": outcome.bot_starts,
+        "incidents": outcome.incidents,
     }, indent=1) + "\n")
 
 
@@ -386,6 +392,8 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
                               ratings=ratings)
     board["disqualified"] = [d.to_dict() for d in dqs]
+    # Bots whose processes were kept across the seat rotations of a duplicate deal.
+    board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
         board["sandbox"] = dict(sandbox)
     write_whole(cfg.output / "disqualified.json", json.dumps(

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from strength import play_deal, summary, wilson  # noqa: E402
+from strength import play_deal, solitaire, summary, wilson  # noqa: E402
 
 from harness.tournament.config import parse_config  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
@@ -45,6 +45,7 @@ def test_strength_measurement_smoke() -> None:
     assert "θ" in summary(recs, ["expert@5cpu", "greedy", "strong", "random"])
     lo, hi = wilson(13, 20)
     assert lo < 0.65 < hi
+    assert len(solitaire(2).splitlines()) == 11  # a header and the ten phases
 
 
 @pytest.mark.long
