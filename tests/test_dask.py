@@ -77,6 +77,7 @@ def records(out: Path) -> list[dict]:
     assert len({r["id"] for r in lines}) == len(lines), "a game recorded twice"
     for r in lines:
         r.pop("duration_s")
+        r.pop("chain")  # covers the order games finished in and their durations
     return sorted(lines, key=lambda r: r["id"])
 
 
@@ -131,10 +132,12 @@ def test_resume_on_dask_plays_only_what_is_missing(tmp_path: Path, cluster) -> N
     run_tournament(local, build_site=False)
     out = cfg.output
     out.mkdir()
-    (out / "tournament.json").write_text(json.dumps({"format": "p10-results/1", "name": cfg.name,
-                                                      "fingerprint": cfg.fingerprint()}))
     kept = (local.output / "games.jsonl").read_text().splitlines()[:5]
     (out / "games.jsonl").write_text("\n".join(kept) + "\n")
+    # The same config and seed, so the same chain: as a run stopped after 5 games leaves it.
+    meta = json.loads((local.output / "tournament.json").read_text())
+    meta |= {"games": 5, "journal_head": json.loads(kept[-1])["chain"], "finished": False}
+    (out / "tournament.json").write_text(json.dumps(meta))
     outcome = run_tournament(cfg, build_site=False)
     assert outcome.played == 7 and outcome.finished
     assert records(out) == records(local.output)
@@ -459,3 +462,49 @@ def test_the_executor_renews_the_lease_and_counts_threads_by_machine(tmp_path: P
         assert all(again[w] > seen[w] for w in seen)
         assert set(ex.client.run(lambda dask_worker: dask_worker.plugins[name].work_ahead).values()) == {
             len(os.sched_getaffinity(0)) > 2}
+
+
+def _dask_worker_with_a_bot() -> int | None:
+    """The pid of a Dask worker process (under this process) that has a bot running."""
+    import psutil
+
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if any("faulty.py" in " ".join(c.cmdline()) for c in p.children()):
+                return p.pid
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_stopped_worker_of_its_own_cluster_is_restarted_and_its_game_played_once(tmp_path: Path) -> None:
+    """SIGSTOP of a worker of the LocalCluster the executor starts: the scheduler's worker
+    TTL (the watchdog budget, 12 s here) has its nanny restart it, and its game is played
+    again elsewhere, once."""
+    bots = [{"name": "slow", "cmd": SLOW}, {"name": "greedy", "cmd": GREEDY}, {"name": "random", "cmd": RANDOM}]
+    times = {"move_ms": 1000, "startup_ms": 2000}
+    local = config(tmp_path, "local", bots=bots, time=times)
+    run_tournament(local, build_site=False)
+    dask = config(tmp_path, "dask", bots=bots, executor="dask", time=times)
+    stopped: dict[str, int] = {}
+
+    def stop_one_busy_worker(progress) -> None:
+        if stopped or progress.done < 3:
+            return
+        pid = _dask_worker_with_a_bot()
+        if pid is not None:
+            stopped["pid"] = pid
+            os.kill(pid, signal.SIGSTOP)
+
+    try:
+        outcome = run_tournament(dask, on_progress=stop_one_busy_worker, build_site=False)
+        assert stopped, "no worker was stopped"
+        assert outcome.finished and outcome.played == 12
+        assert records(dask.output) == records(local.output)  # each game once, as locally
+        assert board(dask.output) == board(local.output)
+    finally:
+        if stopped:
+            try:
+                os.kill(stopped["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass

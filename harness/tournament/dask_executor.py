@@ -7,7 +7,10 @@ is started for the run. Each worker process keeps its bot processes alive across
 bots). Before the first game every worker must start every entrant, or the run stops with
 a `ClusterError` naming the worker and the bot. Results stream back to the caller, which
 alone writes games.jsonl; a game lost with a dying worker is played again elsewhere by
-Dask and yielded once.
+Dask and yielded once. On the LocalCluster it starts, a worker that stops answering the
+scheduler for the watchdog budget (`watchdog_budget`: a worker stopped with SIGSTOP, say)
+is restarted by its nanny in the same way; on a cluster of your own, its scheduler's
+`distributed.scheduler.worker-ttl` decides.
 
 A `DaskExecutor` used as a context manager keeps its cluster (and the workers' bots) up
 across `run` calls until the block ends; otherwise each `run` call connects, checks the
@@ -33,7 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
-from .executor import GameRunner, cpu_to_spare
+from .executor import GameRunner, cpu_to_spare, watchdog_budget
 from .schedule import GameSpec
 
 try:
@@ -225,7 +228,9 @@ def renew_lease(plugin: str, threads_by_machine: Mapping[str, int] | None,
     """Run on each worker by `client.run`: renew the lease of plugin `plugin` (see
     `GamePlugin.renew`). None on a worker without it (joined before it was registered)."""
     games = dask_worker.plugins.get(plugin) if dask_worker is not None else None
-    return games.renew(threads_by_machine) if games is not None else None
+    if games is None or not hasattr(games, "_renewed"):  # not there, or not set up yet
+        return None
+    return games.renew(threads_by_machine)
 
 
 def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
@@ -368,7 +373,10 @@ class DaskExecutor:
                 n_workers=self.cfg.parallel, threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None, silence_logs=logging.ERROR,
                 # No dashboard; its HTTP server (health, metrics) on any free port, not 8787.
-                scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES, "dashboard_address": ":0"},
+                # A worker that stops answering (stopped, hung) for the watchdog budget is
+                # restarted by its nanny, and its game played again elsewhere.
+                scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES, "dashboard_address": ":0",
+                                  "worker_ttl": f"{watchdog_budget(self.cfg):.0f}s"},
             )
             self.client = Client(self.cluster, set_as_default=False)
         try:
