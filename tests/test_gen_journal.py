@@ -13,6 +13,7 @@ from harness.cli import main as cli
 from harness.tournament.journal import read_journal
 from harness.tournament.runner import prepare_output
 from harness.tournament.schedule import schedule
+from harness.tournament.verify import verify_results
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "gen_journal.py"
 
@@ -69,3 +70,5 @@ def test_published_folder_ranks_by_latent_strength_and_reports(gen, tmp_path: Pa
     res = CliRunner().invoke(cli, ["report", str(out)])
     assert res.exit_code == 0, res.output
     assert (out / "site" / "index.html").is_file()
+    v = verify_results(out)  # the hash chain, the schedule and the published files all check out
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule", "leaderboard"], v.checks

@@ -202,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--name", default="synthetic")
     ap.add_argument("--no-publish", action="store_true", help="write games.jsonl only")
     ap.add_argument("--no-site", action="store_true", help="publish without the HTML site")
-    ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's)")
+    ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's; "
+                    "with another number, `p10-tourney verify` finds the published files differ from its own)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
     a = ap.parse_args(argv)
     out = a.out.resolve()
