@@ -193,8 +193,8 @@ def test_turn_checks_hits_on_the_table() -> None:
     with pytest.raises(HumanError, match="no meld 3 on the table"):
         t.do_hit(["R7", "3"])
     t.do_hit(["R7", "0"])
-    t.do_hit(["W", "0", "low"])  # the Wild is the 2 now, so Y2 no longer fits
-    with pytest.raises(HumanError, match="Y2 does not fit"):
+    t.do_hit(["W", "0", "low"])  # the Wild is the 2 now, and it stays where it is (R4.7)
+    with pytest.raises(HumanError, match="R4.7: the Wild that stands for 2 .* Y2 cannot take its place"):
         t.do_hit(["Y2", "0"])
     with pytest.raises(HumanError, match="only a Skip names a seat"):
         t.do_discard(["B9", "1"])
