@@ -47,6 +47,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 from statistics import NormalDist
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -503,6 +504,40 @@ def analyse(
     )
 
 
+def pl_theta(records: Iterable[Mapping[str, Any]], entrants: Sequence[str],
+             prior: float = PRIOR) -> tuple[dict[str, float], dict[str, int]]:
+    """θ of every entrant (the same fit as `DealBootstrap.theta`, without the bootstrap's
+    tables: Newton steps from θ = 0, the likelihood being strictly concave) and its games."""
+    names = list(entrants)
+    index = {e: i for i, e in enumerate(names)}
+    table: dict[tuple[int, ...], list[float]] = {}
+    games = [0] * len(names)
+    for r in played(records):
+        if not all(s in index for s in r["seats"]):
+            continue
+        seats = tuple(index[s] for s in r["seats"])
+        for i in seats:
+            games[i] += 1
+        for key, add in _merged(seats, tuple(r["places"])):
+            row = table.get(key)
+            if row is None:
+                table[key] = list(add)
+            else:
+                for j, x in enumerate(add):
+                    row[j] += x
+    sets = [(k, row[0], row[1:]) for k, row in table.items()]
+    theta = newton_pl(sets, len(names), [0.0] * len(names), prior, tol=1e-9)
+    return dict(zip(names, theta)), dict(zip(names, games))
+
+
+@lru_cache(maxsize=65536)
+def _merged(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
+    """The stages of one game as rows of a `_merge` table (the same games recur: cached)."""
+    table: dict[tuple[int, ...], list[float]] = {}
+    _merge(game_stages(seats, places), table)
+    return tuple((k, tuple(v)) for k, v in table.items())
+
+
 @dataclass
 class SettledCheck:
     """The answer of `check_settled`."""
@@ -524,13 +559,14 @@ def check_settled(
     limits the order to some entrants (e.g. those not disqualified); all games are fitted
     either way."""
     recs = played(records)
-    data = DealBootstrap(recs, entrants, prior)
-    order = rank_order(dict(zip(data.entrants, data.theta)), dict(zip(data.entrants, data.entrant_games)), among)
+    theta, games = pl_theta(recs, entrants, prior)
+    order = rank_order(theta, games, among)
     k = len(order) - 1 if top is None else min(top, len(order) - 1)
     pairs = list(zip(order[:k], order[1:k + 1]))
     if not pairs:
         return SettledCheck(False, order, pairs)
-    tests = neighbour_tests(paired_deals(recs, entrants), order, confidence, sequential=True)[:k]
+    tests = neighbour_tests(paired_deals(recs, entrants), order[:k + 1], confidence, sequential=True, among=order,
+                            intervals=False)
     return SettledCheck(all(t["settled"] for t in tests), order, pairs, tests)
 
 
@@ -865,41 +901,77 @@ def paired_deals(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) 
     return PairedDeals(names, len(recs), len(gkey), lo_, hi_, group, sign)
 
 
+_lgamma = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _betaln(x: Any, y: Any) -> np.ndarray:
+    """ln B(x, y), elementwise."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    return np.asarray(_lgamma(x) + _lgamma(y) - _lgamma(x + y), dtype=float)
+
+
 def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
     """ln M: the beta-binomial mixture martingale of `k` successes in `m` fair coin flips,
     2^m · B(a + k, a + m − k) / B(a, a) (Robbins 1970): its expectation is 1 under p = ½."""
-    from scipy.special import betaln
-
     k, m = np.asarray(k, dtype=float), np.asarray(m, dtype=float)
-    return m * math.log(2.0) + betaln(a + k, a + m - k) - betaln(a, a)
+    return m * math.log(2.0) + _betaln(a + k, a + m - k) - _betaln(a, a)
+
+
+def _log_binom_terms(n: int, q: float) -> np.ndarray:
+    """ln P(X = i) for i = 0..n, X ~ Bin(n, q), 0 < q < 1."""
+    i = np.arange(n + 1, dtype=float)
+    return (math.lgamma(n + 1) - _lgamma(i + 1).astype(float) - _lgamma(n - i + 1).astype(float)
+            + i * math.log(q) + (n - i) * math.log1p(-q))
+
+
+def _tail(n: int, k: int, q: float, upper: bool) -> float:
+    """P(X ≥ k) (`upper`) or P(X ≤ k) for X ~ Bin(n, q)."""
+    t = _log_binom_terms(n, q)
+    t = t[k:] if upper else t[: k + 1]
+    if not len(t):
+        return 0.0
+    top = t.max()
+    return float(min(1.0, math.exp(top) * np.exp(t - top).sum()))
 
 
 def sign_test(wins: Any, losses: Any) -> np.ndarray:
     """The exact two-sided sign test's p-value: 2·P(Bin(n, ½) ≤ min(wins, losses)), at most 1."""
-    from scipy.stats import binom
-
-    w, l = np.asarray(wins, dtype=float), np.asarray(losses, dtype=float)
-    return np.minimum(1.0, 2.0 * binom.cdf(np.minimum(w, l), w + l, 0.5))
+    w, l = np.atleast_1d(np.asarray(wins, dtype=int)), np.atleast_1d(np.asarray(losses, dtype=int))
+    return np.array([min(1.0, 2.0 * _tail(int(a + b), int(min(a, b)), 0.5, False)) if a + b else 1.0
+                     for a, b in zip(w, l)])
 
 
 def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """The exact (Clopper–Pearson) interval of a binomial share: k successes of n."""
-    from scipy.stats import beta
-
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    a = 1 - confidence
-    lo = np.where(k > 0, beta.ppf(a / 2, np.maximum(k, 1e-12), n - k + 1), 0.0)
-    hi = np.where(k < n, beta.ppf(1 - a / 2, k + 1, np.maximum(n - k, 1e-12)), 1.0)
-    return np.where(n > 0, lo, 0.0), np.where(n > 0, hi, 1.0)
+    """The exact (Clopper–Pearson) interval of a binomial share, k successes of n: the q
+    where P(X ≥ k | q) and P(X ≤ k | q) are (1 − confidence)/2, by bisection."""
+    half = (1 - confidence) / 2
+    ks, ns = np.atleast_1d(np.asarray(k, dtype=int)), np.atleast_1d(np.asarray(n, dtype=int))
+    los, his = [], []
+    for kk, nn in zip(ks, ns):
+        kk, nn = int(kk), int(nn)
+        lo, hi = 0.0, 1.0
+        if nn and kk > 0:  # the smallest q with P(X ≥ k | q) ≥ half
+            a, b = 0.0, kk / nn
+            for _ in range(60):
+                c = (a + b) / 2
+                a, b = (c, b) if _tail(nn, kk, c, True) < half else (a, c)
+            lo = b
+        if nn and kk < nn:  # the largest q with P(X ≤ k | q) ≥ half
+            a, b = kk / nn, 1.0
+            for _ in range(60):
+                c = (a + b) / 2
+                a, b = (c, b) if _tail(nn, kk, c, False) >= half else (a, c)
+            hi = a
+        los.append(lo)
+        his.append(hi)
+    return np.array(los), np.array(his)
 
 
 def mixture_interval(k: Any, m: Any, confidence: float, a: float = MIXTURE) -> tuple[np.ndarray, np.ndarray]:
     """The anytime-valid interval of the share (the confidence sequence of the same mixture):
     the q with B(a+k, a+m−k)/B(a, a) / (q^k (1−q)^(m−k)) < 1/(1 − confidence), by bisection."""
-    from scipy.special import betaln
-
-    k, m = np.asarray(k, dtype=float), np.asarray(m, dtype=float)
-    bound = math.log(1 / (1 - confidence)) - (betaln(a + k, a + m - k) - betaln(a, a))
+    k, m = np.atleast_1d(np.asarray(k, dtype=float)), np.atleast_1d(np.asarray(m, dtype=float))
+    bound = math.log(1 / (1 - confidence)) - (_betaln(a + k, a + m - k) - _betaln(a, a))
     mid = (k + a) / (m + 2 * a)
 
     def inside(q: np.ndarray) -> np.ndarray:
@@ -946,7 +1018,7 @@ def min_informative(confidence: float, sequential: bool = False, a: float = MIXT
 
 def neighbour_tests(
     deals: PairedDeals, order: Sequence[str], confidence: float = CONFIDENCE, sequential: bool = False,
-    among: Sequence[str] | None = None, a: float = MIXTURE,
+    among: Sequence[str] | None = None, a: float = MIXTURE, intervals: bool = True,
 ) -> list[dict[str, Any]]:
     """For each pair of neighbours in `order` (upper first): the deals both played, the
     informative ones each did better on, the share of them the upper did better on with its
@@ -955,7 +1027,7 @@ def neighbour_tests(
     verdict: "settled" (adjusted p ≤ 1 − confidence and the upper did better more often),
     "too few deals", "open" (a difference is plausible: the upper leads by at least one
     standard error; `more_deals` informative deals more at the same share would settle it)
-    or "no evidence of a difference"."""
+    or "no evidence of a difference". Without `intervals` the interval is left at [0, 1]."""
     alpha = 1 - confidence
     idx = {e: i for i, e in enumerate(deals.entrants)}
     better, level, both = deals.counts()
@@ -979,7 +1051,7 @@ def neighbour_tests(
         n = w + lose
         key = (min(i, j), max(i, j))
         p_adj = float(adj.get(key, 1.0))
-        lo_ci, hi_ci = (float(x) for x in interval(w, n, confidence)) if n else (0.0, 1.0)
+        lo_ci, hi_ci = (float(x[0]) for x in interval(w, n, confidence)) if n and intervals else (0.0, 1.0)
         settled = bool(n and p_adj <= alpha and w > lose)
         z = (w - lose) / math.sqrt(n) if n else 0.0
         more = None
