@@ -18,8 +18,9 @@ simulated, in two ways:
 
     python tools/calibrate.py --runs 400 --power-seeds 40 --jobs 2 --json calibration.json
 
-The per-entrant bootstrap intervals of the rating do not decide any mark, so boards are
-built with ``resamples=0`` here (the marks and the difference intervals are the real ones).
+Neither the per-entrant bootstrap intervals of the rating nor TrueSkill (the other rating)
+decide any mark, so simulated boards are built without them (``resamples=0``, TrueSkill not
+run); the order, the marks and the intervals of the differences are the real ones.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from harness.tournament.ratings import Ratings  # noqa: E402
 from harness.tournament.runner import _stop_check  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
 from harness.tournament.standings import build_leaderboard  # noqa: E402
@@ -73,6 +75,7 @@ def config(case: Case, seed: int) -> TournamentConfig:
     data: dict[str, Any] = {
         "name": "calibration", "seed": seed, "table_size": case.table_size, "games_per_table": case.games_per_table,
         "duplicate": case.duplicate, "rules": SHORT, "output": "/nonexistent/calibration",
+        "faults": {"disqualify": False},  # simulated players never fault
         "bots": [{"name": f"e{i}", "cmd": "true"} for i in range(case.entrants)],
     }
     if case.rule:
@@ -135,7 +138,8 @@ def run_one(case: Case, seed: int, games: Any) -> dict[str, Any]:
     if case.rule is None:
         for s in specs:
             records[s.index] = games.play(s)
-        board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0)
+        board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0,
+                                  ratings=Ratings(cfg.entrants))
         return {"board": board, "games": len(records), "stopped": None}
     rounds = plan_rounds(specs, cfg.stop.round_games)
     state: dict[str, Any] = {}
@@ -199,7 +203,8 @@ def power_case(args: tuple[bool, int, int]) -> dict[str, Any]:
         state = _stop_check(cfg, rounds, r, records)
         if state["stop"]:
             break
-    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0, sequential=True)
+    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0, sequential=True,
+                              ratings=Ratings(cfg.entrants))
     rank = {n: i for i, n in enumerate(names)}
     rows = board["entrants"]
     wrong = any(row["settled_above"] and rank[row["entrant"]] > rank[nxt["entrant"]] for row, nxt in zip(rows, rows[1:]))
@@ -222,7 +227,7 @@ def cases(runs: int) -> list[Case]:
         tables = math.comb(n, t)
         for dup in (False, True):
             out.append(Case(n, t, _per_table(100, tables, t), dup, None))
-            out.append(Case(n, t, _per_table(400, tables, t), dup, "settled"))
+            out.append(Case(n, t, _per_table(200, tables, t), dup, "settled"))
             base = (("baseline", "e1"),) if n == 2 else ()
             out.append(Case(n, t, _per_table(1200, tables, t), dup, "sprt", (("candidate", "e0"),) + base))
     out.append(Case(2, 2, 400, False, "settled", (("round_games", 40), ("min_games", 80))))

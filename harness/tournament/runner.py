@@ -262,7 +262,9 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
     else:
         settled = False
         if looked:
-            dq = {d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, cfg.disqualify, upto)}
+            pol = cfg.disqualify
+            dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
+                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol, upto)}
             settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
