@@ -215,7 +215,7 @@ def power_case(args: tuple[bool, int, int]) -> dict[str, Any]:
 def rate(k: int, n: int) -> tuple[float, float, float]:
     """The share k/n with its 95 % Clopper–Pearson interval."""
     lo, hi = clopper_pearson(k, n, 0.95)
-    return k / n if n else float("nan"), float(lo), float(hi)
+    return k / n if n else float("nan"), float(lo[0]), float(hi[0])
 
 
 def cases(runs: int) -> list[Case]:
