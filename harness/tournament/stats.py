@@ -770,6 +770,18 @@ def plan_rounds(specs: Sequence[T], round_games: int) -> list[list[T]]:
     return rounds
 
 
+def progress_text(state: Mapping[str, Any] | None) -> str:
+    """Early stopping's state for a progress display: the SPRT's log-likelihood ratio and
+    its bounds, or whether the order is settled yet ("" before the first look)."""
+    if not state:
+        return ""
+    t = state.get("sprt")
+    if t is not None:
+        verdict = {"accepted": " H1 accepted", "rejected": " H0 accepted"}.get(state.get("reason", ""), "")
+        return f"LLR {t['llr']:.2f} [{t['lower']:.2f}, {t['upper']:.2f}]{verdict}"
+    return "settled" if state.get("reason") == "settled" else "not settled yet"
+
+
 def stop_note(reason: str, games: int, budget: int, state: Mapping[str, Any] | None = None) -> str:
     """The sentence a report gives for why the games stopped (or where early stopping is)."""
     t = (state or {}).get("sprt")
