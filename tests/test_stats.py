@@ -472,6 +472,25 @@ def test_runner_reports_the_budget_when_the_order_never_settles(tmp_path: Path) 
     assert "budget of 12 games reached" in (cfg.output / "stats.md").read_text()
 
 
+def test_runner_sprt_accepts_a_better_candidate_and_reports_the_llr_as_it_goes(tmp_path: Path) -> None:
+    cfg = load_config(_tournament(tmp_path, 1, stop_when="sprt",
+                                  stop={"candidate": "greedy", "baseline": "random", "elo1": 200, "round_games": 12,
+                                        "min_games": 12}))
+    seen: list[Any] = []
+    outcome = run_tournament(cfg, build_site=False, on_progress=lambda p: seen.append(p.stopping))
+    assert outcome.finished and outcome.stopping["reason"] == "accepted"
+    assert outcome.played == outcome.stopping["games"] < outcome.total
+    looks = [s for s in seen if s]
+    assert looks and all(s["sprt"]["lower"] < s["sprt"]["llr"] < s["sprt"]["upper"] for s in looks[:-1])
+    assert looks[-1]["sprt"]["llr"] >= looks[-1]["sprt"]["upper"]
+    from harness.tournament.stats import progress_text
+
+    assert progress_text(looks[-1]).startswith("LLR ") and progress_text(looks[-1]).endswith("H1 accepted")
+    board = json.loads((cfg.output / "leaderboard.json").read_text())
+    assert board["stopping"]["sprt"]["decision"] == "H1" and board["statistics"]["test"] == "sequential"
+    assert "SPRT greedy vs random: H1 accepted" in (cfg.output / "leaderboard.md").read_text()
+
+
 # ----- the cost of the statistics, and measurements for BENCHMARKS.md ------------------------
 #
 # The calibration of the marks (false settles, coverage, power) is tools/calibrate.py; a
