@@ -356,17 +356,15 @@ def test_a_board_of_early_stopping_uses_the_anytime_valid_test() -> None:
 
 
 def test_trueskill_draw_probability_from_the_variant_or_the_games() -> None:
-    from harness.tournament.ratings import draw_probability_for, observed_draws, rules_draw_probability
+    from harness.tournament.ratings import Ratings, draw_probability_for, rules_draw_probability
 
     assert draw_probability_for(2) == 0.059 and draw_probability_for(10) == 0.01
     assert 0.01 < draw_probability_for(5) < 0.059
     assert rules_draw_probability(Rules.from_dict({"phases": [1, 2]})) == 0.059
     assert rules_draw_probability(Rules.from_dict({})) == 0.01
-    tied = [rec(i, ["a", "b"], [1, 1]) for i in range(50)]
-    assert observed_draws(tied) == 0.25  # 51 of 100 with the pseudo-places, held at the ceiling
-    assert observed_draws([rec(i, ["a", "b"], [1, 2]) for i in range(500)]) == 0.002  # 1 / 550, held at the floor
-    assert observed_draws([rec(i, ["a", "b"], [1, 1 + (i % 10 > 0)]) for i in range(950)]) == pytest.approx(96 / 1000)
-    assert build_leaderboard(tied, ["a", "b"], "t", 1)["entrants"][0]["games"] == 50
+    assert Ratings(["a"], 0.059).env.draw_probability == 0.059
+    board = build_leaderboard([rec(0, ["a", "b"], [1, 1])], ["a", "b"], "t", 1, draw_probability=0.059)
+    assert board["entrants"][0]["mu"] == 25.0  # a shared place between equals moves nothing
 
 
 # ----- configuration and schedule ------------------------------------------------------------

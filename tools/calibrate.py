@@ -251,13 +251,16 @@ def pool_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[
 
 
 def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None = None, jobs: int = 1,
-              power_budget: int = 600, echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run every part; returns the figures (and prints them through `echo`)."""
+              power_budget: int = 600, echo: Callable[[str], None] = print,
+              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "power")) -> dict[str, Any]:
+    """Run the `parts` asked for; returns the figures (and prints them through `echo`)."""
     t0 = time.monotonic()
     result: dict[str, Any] = {"runs": runs, "false_rates": [], "coverage": [], "power": []}
     echo(f"False settles / false SPRT accepts, equal entrants, {runs} tournaments each "
          f"(target: rate <= {TARGET_RATE:.0%}, upper 95 % bound <= {TARGET_UPPER:.0%}):")
     for case in cases(runs):
+        if (case.rule or "fixed") not in parts:
+            continue
         res = pool_map(equal_case, [(case, 10_000 + s) for s in range(runs)], jobs)
         k = sum(r["false"] for r in res)
         r_, lo, hi = rate(k, runs)
@@ -270,9 +273,10 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
         extra = f", decided {row['decided']:.0%}" if "decided" in row else ""
         echo(f"  {case.label}: {k}/{runs} = {100 * r_:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] "
              f"(mean {row['mean_games']:.0f} games{extra}){'' if row['ok'] else '  <-- above target'}")
-    cov_runs = coverage_runs or runs
-    echo(f"Coverage of the 95 % interval of the share (equal entrants: ½), {cov_runs} tournaments each (target >= 93 %):")
-    for dup in (True, False):
+    cov_runs = (coverage_runs or runs) if "coverage" in parts else 0
+    if cov_runs:
+        echo(f"Coverage of the 95 % interval of the share (equal entrants: ½), {cov_runs} tournaments each (target >= 93 %):")
+    for dup in (True, False) if cov_runs else ():
         for deals in (10, 30, 100):
             res = pool_map(coverage_case, [(dup, deals, 20_000 + s) for s in range(cov_runs)], jobs)
             k = sum(res)
@@ -281,7 +285,7 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
                                        "low": lo, "high": hi, "ok": r_ >= 0.93})
             echo(f"  {'duplicate' if dup else 'plain'}, {deals} deals: {k}/{cov_runs} = {100 * r_:.1f} % "
                  f"[{100 * lo:.1f}, {100 * hi:.1f}]")
-    if power_seeds:
+    if power_seeds and "power" in parts:
         echo(f"Power: greedy vs noisy greedy 0.15 vs noisy greedy 0.5, one table of three, real games "
              f"(phases [1, 2]), stop_when: settled with the defaults, budget {power_budget} games, {power_seeds} seeds:")
         wrong_total = runs_total = 0
@@ -317,8 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--power-budget", type=int, default=600, help="games per power run at most (default 600)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--parts", default="fixed,settled,sprt,coverage,power",
+                    help="which parts to run, comma-separated (default: all)")
     a = ap.parse_args(argv)
-    res = calibrate(a.runs, a.power_seeds, a.coverage_runs, a.jobs, a.power_budget, echo=lambda s: print(s, flush=True))
+    res = calibrate(a.runs, a.power_seeds, a.coverage_runs, a.jobs, a.power_budget, echo=lambda s: print(s, flush=True),
+                    parts=a.parts.split(","))
     if a.json:
         a.json.write_text(json.dumps(res, indent=1) + "\n")
     return 0

@@ -2,10 +2,9 @@
 
 TrueSkill is the leaderboard's second rating, shown beside the batch Plackett–Luce one
 that orders the board. Its draw probability (how often neighbouring places are shared) is
-set from the variant, where the tournament knows it (`draw_probability_for`), else from the
-games themselves (`observed_draws`): short games share places far more often (5.9 % of
-neighbouring places with ``phases: [1, 2]``, 1.0 % with the ten standard phases, measured
-with the greedy and noisy greedy players).
+set from the variant (`rules_draw_probability`): short games share places far more often
+(5.9 % of neighbouring places with ``phases: [1, 2]``, 1.0 % with the ten standard phases,
+measured with the greedy and noisy greedy players).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ SIGMA = MU / 3
 
 DRAWS_SHORT = 0.059  # shared neighbouring places, phases: [1, 2] (two phases)
 DRAWS_STANDARD = 0.010  # the same with the ten standard phases
-DRAWS_FLOOR, DRAWS_CEILING = 0.002, 0.25
 
 
 def draw_probability_for(goal: int) -> float:
@@ -35,20 +33,6 @@ def rules_draw_probability(rules: Any) -> float:
     """`draw_probability_for` the number of phases a game of `rules` is played to."""
     goal = rules.first_to or len(rules.phases)
     return draw_probability_for(goal)
-
-
-def observed_draws(records: Iterable[Mapping[str, Any]]) -> float:
-    """The share of neighbouring places shared in `records` (games of two or more seats that
-    were played), with one shared and 49 distinct pseudo-places so a handful of games cannot
-    make it 0 (held within 0.2 %..25 %)."""
-    tied, pairs = 1.0, 50.0
-    for r in records:
-        if r.get("reason") == "not_played" or len(r["seats"]) < 2:
-            continue
-        p = sorted(r["places"])
-        tied += sum(1 for a, b in zip(p, p[1:]) if a == b)
-        pairs += len(p) - 1
-    return min(DRAWS_CEILING, max(DRAWS_FLOOR, tied / pairs))
 
 
 def make_env(draw_probability: float = DRAWS_STANDARD) -> trueskill.TrueSkill:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.leaderboard import COLUMNS
-from .ratings import Ratings, observed_draws
+from .ratings import Ratings
 from .stats import CONFIDENCE, RESAMPLES, bootstrap_seed, report
 
 
@@ -29,12 +29,12 @@ def build_leaderboard(
     `stopping` (early stopping's decision, from the runner) is kept as the board's
     `stopping`. `ratings`, if given, is TrueSkill already run over exactly these records in
     index order (the runner rates games as they finish); otherwise they are rated with
-    `draw_probability` (default: from the tied neighbouring places of these games).
+    `draw_probability` (default: that of the standard game; the runner passes the variant's).
     """
     recs = sorted(records, key=lambda r: r["id"])
     rate = ratings is None
     if ratings is None:
-        ratings = Ratings(entrants, draw_probability if draw_probability is not None else observed_draws(recs))
+        ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
     stats: dict[str, dict[str, Any]] = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
                  "fault_kinds": {}, "places": {}} for e in entrants}
     h2h: dict[str, dict[str, dict[str, int]]] = {

@@ -1170,9 +1170,12 @@ def sprt(scores: Sequence[float], elo0: float, elo1: float, alpha: float, beta: 
     against H1: elo1 on per-deal scores, as fishtest runs it on game pairs (the GSPRT of
     Van den Bergh's LLRcalc: the log-likelihood ratio of the two maximum-likelihood
     distributions of the observed scores with the expected scores of elo0 and elo1), with
-    Wald's bounds ln(β / (1 − α)) and ln((1 − β) / α). Scores seen are multiples of 1/k;
-    a thousandth of a pseudo-deal at 0 and at 1 keeps both expected scores inside them."""
-    lower, upper = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+    Wald's conservative bounds ln β and ln(1 / α): for a likelihood ratio they keep the two
+    error rates at most α and β however often the test is looked at (Ville's inequality),
+    where fishtest's ln(β / (1 − α)) and ln((1 − β) / α) only approximate them. Scores seen
+    are multiples of 1/k; a thousandth of a pseudo-deal at 0 and at 1 keeps both expected
+    scores inside them."""
+    lower, upper = math.log(beta), math.log(1 / alpha)
     x = np.asarray(scores, dtype=float)
     n = len(x)
     out: dict[str, Any] = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta, "deals": n,
