@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 
 from .checks import CHECKS, Check
 from .context import CheckFailed, Context
+from ..referee.sandbox import Sandbox
 from .tap import Entry
 
 NAMES = tuple(c.name for c in CHECKS)
@@ -99,10 +100,12 @@ def run_checks(
     only: Sequence[str] | None = None,
     cwd: str | None = None,
     on_result: Callable[[CheckResult], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Report:
-    """Run the suite (or the checks in `only`) against the bot started by `argv`."""
+    """Run the suite (or the checks in `only`) against the bot started by `argv`, contained
+    as `sandbox` says (default: auto; its greedy opponents run in the same mode)."""
     checks = select(only)
-    ctx = Context(argv, move_ms=move_ms, startup_ms=startup_ms, cwd=cwd)
+    ctx = Context(argv, move_ms=move_ms, startup_ms=startup_ms, cwd=cwd, sandbox=sandbox)
     results: list[CheckResult] = []
     t0 = time.monotonic()
     try:

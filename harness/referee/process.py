@@ -1,5 +1,6 @@
-"""A bot as a child process: its own process group, resource limits, non-blocking pipes,
-a line cap on stdout, a capped stderr log, and a terminate → grace → kill ending."""
+"""A bot as a child process: its own process group (inside a sandbox where one can be
+made, see `sandbox`), resource limits, non-blocking pipes, a line cap on stdout, a capped
+stderr log, and a terminate → grace → kill ending."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+from .sandbox import BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
@@ -69,22 +72,27 @@ class LimitExceeded(BotDied):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-bot resource limits (None = not limited).
+    """Per-bot resource limits (None = not limited); the defaults are on (protocol/LIMITS.md).
 
-    - `memory_mb`: address space of each process (RLIMIT_AS), and the resident memory of
-      the bot's whole process group (watchdog).
-    - `cpu_s`: CPU seconds per game: what the bot's process group uses from the end of its
+    - `memory_mb`: memory of everything the bot runs, where a cgroup per bot can be made
+      (the kernel ends a process at the limit); else the address space of each process
+      (RLIMIT_AS) and the resident memory of its processes (watchdog).
+    - `cpu_s`: CPU seconds per game: what the bot's processes use from the end of its
       previous game (or its start) to the end of this one (RLIMIT_CPU re-armed before each
-      game, plus the watchdog for the group).
-    - `open_files`: open file descriptors per process (RLIMIT_NOFILE).
-    - `processes`: processes in the bot's process group (watchdog), and RLIMIT_NPROC, which
-      counts every process of the user and does not bind root.
+      game, soft = hard, plus the watchdog for all of them).
+    - `open_files`: open file descriptors per process (RLIMIT_NOFILE, soft = hard).
+    - `processes`: processes and threads of the bot (a cgroup's pids.max; else the
+      watchdog counts its processes).
+    - `file_mb`: the largest file a process may write (RLIMIT_FSIZE, soft = hard).
+    - `scratch_mb`: the size of a sandboxed bot's private /tmp (its HOME too).
     """
 
-    memory_mb: int | None = None
-    cpu_s: int | None = None
-    open_files: int | None = None
-    processes: int | None = None
+    memory_mb: int | None = 1024
+    cpu_s: int | None = 300
+    open_files: int | None = 1024
+    processes: int | None = 256
+    file_mb: int | None = 64
+    scratch_mb: int | None = 128
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,7 @@ class BotSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = Limits()
     randomize_addresses: bool = False
+    sandbox: Sandbox = Sandbox()
 
     def resolved_argv(self) -> list[str]:
         """argv with `python`/`python3` as the first word meaning the harness's own Python."""
@@ -113,14 +122,28 @@ class BotSpec:
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
 
 
-def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False) -> Callable[[], None]:
+def can_raise_hard_limits() -> bool:
+    """Whether this process may raise another process's hard limits (root, or
+    CAP_SYS_RESOURCE): then a CPU limit can be hard and still be re-armed per game."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
+                cgroup: BotCgroup | None = None) -> Callable[[], None]:
     """What a bot's child process does before it runs the bot's command (`preexec_fn`):
-    it dies with the harness, takes its resource limits and, unless `randomize_addresses`,
-    turns address-space layout randomisation off for the command (Linux; elsewhere the
-    system's default stays)."""
+    it joins its cgroup, dies with the harness, takes its resource limits (hard = soft)
+    and, unless `randomize_addresses`, turns address-space layout randomisation off for the
+    command (Linux; elsewhere the system's default stays). With a cgroup, memory is the
+    cgroup's to limit (all of the bot's processes together), not RLIMIT_AS's."""
     import resource
 
+    cpu_hard = can_raise_hard_limits()
+    procs_files = cgroup.procs_files if cgroup is not None else []
+
     def apply() -> None:  # pragma: no cover - runs in the child
+        for f in procs_files:
+            with open(f, "w") as fh:  # fails the start if it cannot be joined
+                fh.write(str(os.getpid()))
         try:  # end the bot if the process that started it dies (Linux)
             import ctypes
 
@@ -149,16 +172,16 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False) ->
             except (ValueError, OSError):
                 pass
 
-        if limits.memory_mb:
+        if limits.memory_mb and not procs_files:
             setl(resource.RLIMIT_AS, limits.memory_mb << 20)
         if limits.cpu_s:
-            # Soft only: SIGXCPU ends the process; the hard limit stays open so that the
-            # harness can re-arm the soft limit before each game (prlimit).
-            setl(resource.RLIMIT_CPU, limits.cpu_s, resource.RLIM_INFINITY)
+            # SIGXCPU ends the process. Hard = soft where the harness can raise both again
+            # before each game (prlimit as root); otherwise the hard limit stays open.
+            setl(resource.RLIMIT_CPU, limits.cpu_s, None if cpu_hard else resource.RLIM_INFINITY)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
-        if limits.processes:
-            setl(resource.RLIMIT_NPROC, limits.processes)
+        if limits.file_mb:
+            setl(resource.RLIMIT_FSIZE, limits.file_mb << 20)
 
     return apply
 
@@ -205,6 +228,51 @@ def group_usage(pgid: int) -> tuple[float, float, int]:
     return cpu, rss, n
 
 
+def _usage_of(stats: Sequence[list[str]]) -> tuple[float, float, int]:
+    cpu = rss = 0.0
+    for st in stats:
+        cpu += _cpu(st, children=True)
+        rss += int(st[21]) * _PAGE / (1 << 20)
+    return cpu, rss, len(stats)
+
+
+def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:
+    """CPU seconds, resident MiB and the number of processes of `root` and its descendants
+    (a sandboxed bot: everything in its PID namespace stays below bwrap, setsid or not),
+    leaving out the first `skip` levels (bwrap's own processes) from the count; or of
+    exactly `pids` (a cgroup's members) when given."""
+    if pids is not None:
+        stats = [st for st in (_stat(p) for p in pids) if st is not None and len(st) > 21 and st[0] != "Z"]
+        return _usage_of(stats)
+    try:
+        all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0.0, 0.0, 0
+    children: dict[int, list[int]] = {}
+    stat_of: dict[int, list[str]] = {}
+    for pid in all_pids:
+        st = _stat(pid)
+        if st is None or len(st) < 22:
+            continue
+        stat_of[pid] = st
+        children.setdefault(int(st[1]), []).append(pid)
+    if root not in stat_of:
+        return 0.0, 0.0, 0
+    found: list[list[str]] = []
+    level = [root]
+    depth = 0
+    while level:
+        nxt: list[int] = []
+        for pid in level:
+            st = stat_of[pid]
+            if st[0] != "Z" and depth >= skip:
+                found.append(st)
+            nxt += children.get(pid, [])
+        level = nxt
+        depth += 1
+    return _usage_of(found)
+
+
 def become_subreaper() -> bool:
     """Make this process adopt the orphans of its descendants (Linux PR_SET_CHILD_SUBREAPER),
     so that a bot's grandchild that left the bot's process group is still ours to end.
@@ -248,20 +316,36 @@ def reap_orphans(keep: Sequence[int] = ()) -> list[int]:
     return killed
 
 
-_MEMORY_WORDS = ("MemoryError", "out of memory", "Out of memory", "bad_alloc", "Cannot allocate memory",
-                 "heap limit", "OutOfMemoryError", "cannot allocate")
+# How runtimes say they ran out of memory (Python, C/C++, Node, the JVM, Go, Rust, libc).
+MEMORY_WORDS = ("MemoryError", "out of memory", "Out of memory", "bad_alloc", "Cannot allocate memory",
+                "heap limit", "OutOfMemoryError", "cannot allocate", "Could not reserve enough space",
+                "memory allocation of", "Insufficient memory", "insufficient memory", "failed to reserve",
+                "JavaScript heap", "There is insufficient memory")
+_MEMORY_WORDS = MEMORY_WORDS
 
 
-def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"") -> str:
+def says_out_of_memory(text: str) -> bool:
+    """Whether a runtime's own words (stdout or stderr) say it ran out of memory."""
+    return any(w in text for w in MEMORY_WORDS)
+
+
+def memory_limit_text(limits: Limits) -> str:
+    """The fault reason's words for the memory limit: "memory limit of 512 MB reached"."""
+    return f"memory limit of {limits.memory_mb} MB reached"
+
+
+def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"", limit_hit: str | None = None) -> str:
     """An exit code in words ("exit code 1", "killed by SIGXCPU"), the last line of stderr,
-    and the limit the process probably ran into."""
+    and the limit the process ran into: `limit_hit` when the kernel said so (a cgroup's
+    counters), else the limit it probably ran into."""
     tail = stderr_gist(stderr_tail)
+    if limit_hit is not None and code != 0:
+        text = f"{limit_hit} ({'exit code ' + str(code) if code >= 0 else _signame(-code)})"
+        if tail:
+            text += f"; its stderr says: {tail}"
+        return text
     if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        text = f"killed by {name}"
+        text = _signame(-code)
         if -code == getattr(signal, "SIGXCPU", -1):
             text += f": its CPU time limit ({limits.cpu_s} s per game) was reached" if limits.cpu_s else ""
         elif limits.memory_mb and -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
@@ -270,9 +354,16 @@ def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"") -> str:
         text = f"exit code {code}"
     if tail:
         text += f"; its stderr says: {tail}"
-        if limits.memory_mb and any(w in tail for w in _MEMORY_WORDS):
-            text += f" (its memory limit is {limits.memory_mb} MiB)"
+        if limits.memory_mb and says_out_of_memory(tail):
+            text = f"{memory_limit_text(limits)}: {text}"
     return text
+
+
+def _signame(sig: int) -> str:
+    try:
+        return f"killed by {signal.Signals(sig).name}"
+    except ValueError:
+        return f"killed by signal {sig}"
 
 
 class BotProcess:
@@ -302,6 +393,9 @@ class BotProcess:
         self._in_fd = self._out_fd = self._err_fd = -1
         lim = spec.limits
         self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes)  # the watchdog has work
+        self.sandboxed = False  # this start runs under bwrap
+        self.cgroup: BotCgroup | None = None
+        self._hit: str | None = None  # the limit its cgroup reported when it was removed
         self.stderr_tail = b""
         # What the handshake told us.
         self.hello: dict = {}
@@ -326,35 +420,66 @@ class BotProcess:
         return self.proc.pid if self.proc else None
 
     def start(self) -> None:
-        """Start the process in its own process group; raises `BotStartError`."""
+        """Start the process in its own process group, in its sandbox and cgroup where the
+        spec and the machine allow (see `sandbox`); raises `BotStartError`."""
         self.stop()
-        argv = self.spec.resolved_argv()
+        spec = self.spec
+        argv = spec.resolved_argv()
         if not argv:
-            raise BotStartError(f"bot {self.spec.name!r} has an empty command")
-        env = dict(os.environ)
-        env.update(self.spec.env)
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        if shutil.which(argv[0], path=env.get("PATH")) is None and not os.path.exists(
-            os.path.join(self.spec.cwd or ".", argv[0])
+            raise BotStartError(f"bot {spec.name!r} has an empty command")
+        try:
+            mode = resolve_mode(spec.sandbox.mode)
+        except SandboxError as e:
+            raise BotStartError(f"bot {spec.name!r}: {e}") from None
+        host_env = dict(os.environ)
+        host_env.update(spec.env)
+        if shutil.which(argv[0], path=host_env.get("PATH")) is None and not os.path.exists(
+            os.path.join(spec.cwd or ".", argv[0])
         ):
-            raise BotStartError(f"bot {self.spec.name!r}: command not found: {argv[0]!r}")
+            raise BotStartError(f"bot {spec.name!r}: command not found: {argv[0]!r}")
         if self.log_path is not None and self._log is None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")
+        lim = spec.limits
+        backend, _why = cgroups() if (lim.memory_mb or lim.processes) else (None, "")
+        cgroup = None
+        if backend is not None:
+            try:
+                # bwrap's own two processes (its monitor and the namespace's init) count too.
+                cgroup = backend.create(spec.name, lim.memory_mb, lim.processes and lim.processes + 2 * (mode == "bwrap"))
+            except OSError:
+                cgroup = None  # the limits hold per process (the results say so)
+        inv = None
+        if mode == "bwrap":
+            inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
+            cmd, env, fds = inv.argv, inv.env, inv.pass_fds
+        else:
+            host_env.setdefault("PYTHONUNBUFFERED", "1")
+            cmd, env, fds = argv, host_env, ()
         try:
             self.proc = subprocess.Popen(
-                argv,
+                cmd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=self.spec.cwd,
+                cwd=spec.cwd,
                 env=env,
                 start_new_session=True,
-                preexec_fn=child_setup(self.spec.limits, self.spec.randomize_addresses),
+                preexec_fn=child_setup(lim, spec.randomize_addresses, cgroup),
                 close_fds=True,
+                pass_fds=fds,
             )
-        except OSError as e:
-            raise BotStartError(f"bot {self.spec.name!r} could not start {argv[0]!r}: {e.strerror or e}") from None
+        except (OSError, subprocess.SubprocessError) as e:
+            if cgroup is not None:
+                cgroup.remove()
+            why = getattr(e, "strerror", None) or e
+            raise BotStartError(f"bot {spec.name!r} could not start {argv[0]!r}: {why}") from None
+        finally:
+            if inv is not None:
+                inv.close()
+        self.sandboxed = mode == "bwrap"
+        self.cgroup = cgroup
+        self._hit = None
         self.starts += 1
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
@@ -373,7 +498,8 @@ class BotProcess:
         self._cpu_base = 0.0
         self._last_scan = 0.0
         self.limit_reason = None
-        self._note(f"started: {' '.join(argv)} (pid {self.proc.pid})")
+        self._note(f"started: {' '.join(argv)} (pid {self.proc.pid}"
+                   + (", sandboxed" if self.sandboxed else ", no sandbox") + (f", cgroup {cgroup.kind})" if cgroup else ")"))
 
     def stop(self, grace: float = 0.5) -> int | None:
         """End the whole process group: close stdin, wait up to `grace`, SIGTERM, wait, SIGKILL.
@@ -390,11 +516,19 @@ class BotProcess:
         code = self._wait(proc, grace)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
-                os.killpg(proc.pid, sig)  # also ends children still in the group
+                # Also ends children still in the group. Under bwrap, its monitor's death
+                # kills the namespace's init, and with it every process of the sandbox.
+                os.killpg(proc.pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
             if code is None:
                 code = self._wait(proc, grace if sig == signal.SIGTERM else 5.0)
+        if self.cgroup is not None:
+            self._hit = self.limit_hit()  # what its counters said, before they go
+            self.cgroup.remove()  # whatever is left in it, then the cgroup itself
+            self.cgroup = None
+        if code is not None and self.sandboxed:
+            code = sandbox_exit_code(code)
         self._drain_stderr(final=True, proc=proc)
         for f in (proc.stdout, proc.stderr):
             try:
@@ -418,8 +552,9 @@ class BotProcess:
             self._log = None
 
     def exit_code(self) -> int | None:
-        """The exit code if the process has ended."""
-        return self.proc.poll() if self.proc else None
+        """The exit code if the process has ended (negative: killed by that signal)."""
+        code = self.proc.poll() if self.proc else None
+        return sandbox_exit_code(code) if code is not None and self.sandboxed else code
 
     # ----- I/O ------------------------------------------------------------------------
 
@@ -475,7 +610,21 @@ class BotProcess:
         code = proc.poll() if proc else None
         if code is None:
             return "still running"
-        return describe_exit(code, self.spec.limits, self.stderr_tail)
+        if self.sandboxed:
+            code = sandbox_exit_code(code)
+        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit())
+
+    def limit_hit(self) -> str | None:
+        """The limit the kernel enforced on the bot, from its cgroup's counters: "memory
+        limit of 512 MB reached", "process limit of 256 reached", or None."""
+        cg, lim = self.cgroup, self.spec.limits
+        if cg is None:
+            return self._hit
+        if lim.memory_mb and cg.oom_kills():
+            return memory_limit_text(lim)
+        if lim.processes and cg.pids_refused():
+            return f"process limit of {lim.processes} reached"
+        return None
 
     def read_line(self, deadline: float) -> bytes:
         """The next stdout line (without \\n). Raises `BotTimeout` at `deadline`
@@ -553,10 +702,34 @@ class BotProcess:
     # ----- the watchdog ---------------------------------------------------------------
 
     def usage(self) -> tuple[float, float, int]:
-        """CPU seconds, resident MiB and process count of the bot's process group."""
+        """CPU seconds, resident MiB and process count of the bot: its cgroup's processes,
+        or everything in its sandbox, or its process group."""
         if self.proc is None:
             return 0.0, 0.0, 0
+        if self.cgroup is not None:
+            return tree_usage(0, pids=self.cgroup.pids())
+        if self.sandboxed:
+            return tree_usage(self.proc.pid, skip=2)
         return group_usage(self.proc.pid)
+
+    def _members(self) -> list[int]:
+        """The host pids of the bot's processes (for re-arming their CPU limits)."""
+        if self.proc is None:
+            return []
+        if self.cgroup is not None:
+            return self.cgroup.pids()
+        if self.sandboxed:
+            pids, level = [], [self.proc.pid]
+            kids: dict[int, list[int]] = {}
+            for p in (int(x) for x in os.listdir("/proc") if x.isdigit()):
+                st = _stat(p)
+                if st is not None and len(st) > 1:
+                    kids.setdefault(int(st[1]), []).append(p)
+            while level:
+                pids += level
+                level = [c for p in level for c in kids.get(p, [])]
+            return pids
+        return [self.proc.pid]
 
     def reset_cpu_budget(self) -> None:
         """Start a new CPU budget (`limits.cpu_s`, per game): from now on. Re-arms the
@@ -565,20 +738,24 @@ class BotProcess:
         if not lim.cpu_s or self.proc is None or self.proc.poll() is not None:
             return
         self._cpu_base = self.usage()[0]
-        st = _stat(self.proc.pid)
-        if st is None:
-            return
-        try:
-            import math
-            import resource
+        import math
+        import resource
 
-            soft = math.ceil(_cpu(st)) + lim.cpu_s
-            _, hard = resource.prlimit(self.proc.pid, resource.RLIMIT_CPU)
-            if hard != resource.RLIM_INFINITY:
-                soft = min(soft, hard)
-            resource.prlimit(self.proc.pid, resource.RLIMIT_CPU, (soft, hard))
-        except (OSError, ValueError, AttributeError):
-            pass
+        raise_hard = can_raise_hard_limits()
+        for pid in self._members():
+            st = _stat(pid)
+            if st is None:
+                continue
+            try:
+                soft = math.ceil(_cpu(st)) + lim.cpu_s
+                _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+                if raise_hard:
+                    hard = soft  # hard = soft: the bot cannot raise it
+                elif hard != resource.RLIM_INFINITY:
+                    soft = min(soft, hard)
+                resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
+            except (OSError, ValueError, AttributeError):
+                pass
 
     def check_limits(self, force: bool = False) -> None:
         """Look at the bot's process group (at most every 0.5 s unless `force`); if it is
@@ -591,12 +768,14 @@ class BotProcess:
         if not force and now - self._last_scan < 0.5:
             return
         self._last_scan = now
-        cpu, rss, n = group_usage(proc.pid)
-        why = None
-        if lim.cpu_s and cpu - self._cpu_base > lim.cpu_s:
+        cpu, rss, n = self.usage()
+        why = self.limit_hit()
+        if why is not None:
+            pass
+        elif lim.cpu_s and cpu - self._cpu_base > lim.cpu_s:
             why = (f"used {cpu - self._cpu_base:.1f} s of CPU since its last game, over its limit of "
                    f"{lim.cpu_s} s per game")
-        elif lim.memory_mb and rss > lim.memory_mb:
+        elif lim.memory_mb and self.cgroup is None and rss > lim.memory_mb:
             why = f"its processes hold {rss:.0f} MiB of memory, over its limit of {lim.memory_mb} MiB"
         elif lim.processes and n > lim.processes:
             why = f"it runs {n} processes, over its limit of {lim.processes}"
@@ -607,6 +786,8 @@ class BotProcess:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            if self.cgroup is not None:
+                self.cgroup.kill()
             self._eof = True
             raise LimitExceeded(f"bot {self.spec.name!r} {why}; it was ended")
 

@@ -85,12 +85,24 @@ def stop_line(board: Mapping[str, Any]) -> str | None:
     return f"Early stopping ({what} at {_pct(st['confidence'])}): {st['note']}."
 
 
+def sandbox_line(board: Mapping[str, Any]) -> str | None:
+    """What the results say about containment when the bots were not (all) sandboxed, or
+    some limits held per process only: "Bots ran without a sandbox; ..."."""
+    box = board.get("sandbox")
+    if not isinstance(box, dict) or not box.get("note"):
+        return None
+    note = str(box["note"])
+    return f"{note[:1].upper()}{note[1:]}."
+
+
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
     st = board.get("statistics")
     ranked = ("Ranked by PL, the Plackett–Luce strength from all games at once (independent of game order); "
               "TrueSkill (μ, σ, μ − 3σ) is the other rating, shown beside it.") if st else "Ranked by TrueSkill μ − 3σ."
     out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, seed {board['seed']}. {ranked}", ""]
+    if board.get("trusted"):
+        out[-1:] = [f"Trusted (one process may play every seat rotation of a deal): {', '.join(board['trusted'])}.", ""]
     if st:
         conf = _pct(st["confidence"])
         out[-1:] = ["", f"PL [CI]: the rating with its {conf} interval from {st['resamples']} bootstrap resamples of "
@@ -100,6 +112,9 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     stop = stop_line(board)
     if stop:
         out += [stop, ""]
+    box = sandbox_line(board)
+    if box:
+        out += [f"**{box}**", ""]
     with_stats = bool(board["entrants"]) and "settled_above" in board["entrants"][0]
     head = ["rank", "entrant", "TrueSkill μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
             "mean score", "mean phases", "faults"] + (["PL [CI]", "next"] if with_stats else [])
@@ -135,11 +150,16 @@ def to_csv(board: Mapping[str, Any]) -> str:
     (empty where a value is missing; settled_above is true/false)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS + STATS_COLUMNS)
+    box = board.get("sandbox") if isinstance(board.get("sandbox"), dict) else None
+    w.writerow(COLUMNS + STATS_COLUMNS + (["sandbox"] if box else []))
     for row in board["entrants"]:
         extra = [row.get(k) for k in STATS_COLUMNS]
-        w.writerow([row[k] for k in COLUMNS] + ["" if v is None else str(v).lower() if isinstance(v, bool) else v
-                                                 for v in extra])
+        cells = [row[k] for k in COLUMNS] + ["" if v is None else str(v).lower() if isinstance(v, bool) else v
+                                             for v in extra]
+        if box:  # how this entrant ran: "bwrap", or "none: bots ran without a sandbox"
+            mode = (box.get("bots") or {}).get(row["entrant"], box.get("mode"))
+            cells.append("bwrap" if mode == "bwrap" else f"{mode}: bots ran without a sandbox")
+        w.writerow(cells)
     return buf.getvalue()
 
 
@@ -258,6 +278,9 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     stop = stop_line(board)
     if stop:
         caption.append(stop)
+    box = sandbox_line(board)
+    if box:
+        caption.append(box)
     t = Table(title=f"{board['name']}: {board['games']} games (seed {board['seed']})",
               caption="\n".join(caption) or None)
     heads = ["#", "entrant", "TS μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]

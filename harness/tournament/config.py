@@ -18,9 +18,14 @@ import yaml
 
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
+from ..referee.sandbox import MODES as SANDBOX_MODES
+from ..referee.sandbox import Sandbox, command_file
 
 FORMATS = ("round-robin", "gauntlet", "random")
-REPLAYS = ("none", "failed", "all")
+REPLAYS = ("none", "failed", "sample", "all")
+#: With `replays: sample` (the default), the clean games whose replays are kept: the first
+#: this many games of every entrant (in schedule order), besides every game with a fault.
+SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled", "sprt")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -99,6 +104,10 @@ class TournamentConfig:
     affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
+    # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
+    # every other bot gets a fresh process for each rotation of a duplicate deal.
+    trusted: frozenset[str] = frozenset()
+    sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -121,7 +130,9 @@ class TournamentConfig:
             "seed": self.seed,
             "bots": [
                 {"name": b.name, "cmd": list(b.argv), "cwd": b.cwd, "env": dict(b.env),
-                 "limits": {k: v for k, v in asdict(b.limits).items() if v is not None}}
+                 "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
+                 "sandbox": b.sandbox.mode, "mounts": list(b.sandbox.mounts),
+                 **({"build": list(b.sandbox.build)} if b.sandbox.build else {})}
                 for b in self.bots
             ],
             "table_size": self.table_size,
@@ -134,7 +145,8 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {})
+        } | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
+            {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
 
     def _stop_settings(self) -> dict[str, Any]:
         """The `stop` settings that apply to this `stop_when` rule."""
@@ -146,7 +158,8 @@ class TournamentConfig:
         results folder can tell whether it belongs to this config."""
         data = self.resolved()
         for b in data["bots"]:
-            b.pop("cwd", None)
+            for k in ("cwd", "sandbox", "mounts", "build"):  # how a bot is contained, not what it plays
+                b.pop(k, None)
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -174,7 +187,10 @@ TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
+    "sandbox", "trusted",
 }
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
+LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb")
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
@@ -217,10 +233,20 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         base = (base / base_dir)
     base = base.resolve()
 
-    default_limits = _limits(src, "limits", data.get("limits") or {})
+    default_limits = _limits(src, "limits", data.get("limits") or {}, Limits())
+    sandbox = data.get("sandbox", "auto")
+    if sandbox not in SANDBOX_MODES:
+        raise _err(src, "sandbox", f"must be one of {', '.join(SANDBOX_MODES)}, not {sandbox!r}")
+    output = data.get("output") or f"results/{name}"
+    if not isinstance(output, str):
+        raise _err(src, "output", f"must be a path, not {output!r}")
     randomize = data.get("randomize_addresses", False)
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
+    all_trusted = data.get("trusted", False)
+    if not isinstance(all_trusted, bool):
+        raise _err(src, "trusted", f"must be true or false, not {all_trusted!r}")
+    trusted: set[str] = set()
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -230,7 +256,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         where = f"bots[{i}]"
         if not isinstance(b, dict):
             raise _err(src, where, "must be a mapping with name and cmd")
-        _check_keys(src, f"{where}.", b, {"name", "cmd", "cwd", "env", "limits"})
+        _check_keys(src, f"{where}.", b, BOT_KEYS)
         bname = b.get("name")
         if not isinstance(bname, str) or not _NAME.match(bname):
             raise _err(src, f"{where}.name", f"must be a short name of letters, digits, '-', '_', '.', not {bname!r}")
@@ -258,9 +284,16 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         env = b.get("env") or {}
         if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
-        limits = _limits(src, f"{where}.limits", b["limits"]) if b.get("limits") else default_limits
+        limits = _limits(src, f"{where}.limits", b["limits"], default_limits) if b.get("limits") else default_limits
+        box = _bot_sandbox(src, where, b, sandbox, base, cwd_path, argv)
+        bot_trusted = b.get("trusted", all_trusted)
+        if not isinstance(bot_trusted, bool):
+            raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
+        if bot_trusted:
+            trusted.add(bname)
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
-                            randomize_addresses=randomize))
+                            randomize_addresses=randomize, sandbox=box))
+    bots = _hide_from_each_other(bots, src, Path(output))
 
     table_size = _int(src, "table_size", data.get("table_size", 2), 2, 6)
     fmt = data.get("format", "round-robin")
@@ -353,12 +386,9 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
-    replays = data.get("replays", "failed")
+    replays = data.get("replays", "sample")
     if replays not in REPLAYS:
         raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
-    output = data.get("output") or f"results/{name}"
-    if not isinstance(output, str):
-        raise _err(src, "output", f"must be a path, not {output!r}")
     executor = data.get("executor", "local")
     if executor not in EXECUTORS:
         raise _err(src, "executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}")
@@ -376,7 +406,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, source=src, raw=dict(data),
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), source=src, raw=dict(data),
     )
 
 
@@ -443,10 +473,101 @@ def _stop(src: str, data: Mapping[str, Any], names: list[str]) -> tuple[str | No
     return rule, StopPolicy(top=top, confidence=float(conf), **common)  # type: ignore[arg-type]
 
 
-def _limits(src: str, where: str, d: Any) -> Limits:
+def _limits(src: str, where: str, d: Any, base: Limits) -> Limits:
+    """Limits from a mapping: the keys given replace those of `base` (null: no limit)."""
     if not isinstance(d, dict):
-        raise _err(src, where, "must be a mapping (memory_mb, cpu_s, open_files, processes)")
-    _check_keys(src, f"{where}.", d, {"memory_mb", "cpu_s", "open_files", "processes"})
-    vals = {k: None if d.get(k) is None else _int(src, f"{where}.{k}", d[k], 1) for k in
-            ("memory_mb", "cpu_s", "open_files", "processes")}
-    return Limits(**vals)
+        raise _err(src, where, f"must be a mapping ({', '.join(LIMIT_KEYS)})")
+    _check_keys(src, f"{where}.", d, set(LIMIT_KEYS))
+    vals = {k: None if d[k] is None else _int(src, f"{where}.{k}", d[k], 1) for k in LIMIT_KEYS if k in d}
+    return Limits(**{**asdict(base), **vals})
+
+
+def _bot_sandbox(src: str, where: str, b: Mapping[str, Any], default: str, base: Path, cwd: Path,
+                 argv: list[str]) -> Sandbox:
+    """A bot's `sandbox`, `mounts`, `build` and `build_timeout_s`, validated."""
+    mode = b.get("sandbox", default)
+    if mode not in SANDBOX_MODES:
+        raise _err(src, f"{where}.sandbox", f"must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
+    raw = b.get("mounts") or []
+    if not isinstance(raw, list) or not all(isinstance(m, str) and m for m in raw):
+        raise _err(src, f"{where}.mounts", f"must be a list of paths (read-only in the sandbox), not {raw!r}")
+    mounts = []
+    for i, m in enumerate(raw):
+        p = (base / os.path.expanduser(m)).resolve()
+        if not p.exists():
+            raise _err(src, f"{where}.mounts[{i}]", f"{str(p)!r} does not exist")
+        if p == Path("/"):
+            raise _err(src, f"{where}.mounts[{i}]", "is the root folder; list the folders the bot needs")
+        mounts.append(str(p))
+    build = b.get("build")
+    build_argv: tuple[str, ...] | None = None
+    if build is not None:
+        if isinstance(build, str):
+            try:
+                build_argv = tuple(shlex.split(build))
+            except ValueError as e:
+                raise _err(src, f"{where}.build", f"cannot be split into words: {e}") from None
+        elif isinstance(build, list) and all(isinstance(x, str) for x in build):
+            build_argv = tuple(build)
+        else:
+            raise _err(src, f"{where}.build", f"must be a command string or a list of strings, not {build!r}")
+        if not build_argv:
+            raise _err(src, f"{where}.build", "is empty")
+    timeout = _int(src, f"{where}.build_timeout_s", b.get("build_timeout_s", 300), 1)
+    if "cwd" in b:
+        own = str(cwd.resolve())
+    else:
+        script = command_file(argv, str(cwd))
+        own = os.path.dirname(script) if script else str(cwd.resolve())
+    return Sandbox(mode=mode, mounts=tuple(mounts), own=own, build=build_argv, build_timeout_s=timeout)
+
+
+def with_sandbox(cfg: TournamentConfig, mode: str | None) -> TournamentConfig:
+    """`cfg` with every bot's sandbox set to `mode` (the command line's `--sandbox`,
+    which overrides the file's settings); `cfg` itself when `mode` is None."""
+    from dataclasses import replace
+
+    if mode is None:
+        return cfg
+    if mode not in SANDBOX_MODES:
+        raise ConfigError(f"--sandbox: must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
+    bots = tuple(replace(b, sandbox=replace(b.sandbox, mode=mode)) for b in cfg.bots)
+    return replace(cfg, bots=bots, sandbox=mode)
+
+
+def contain(specs: list[BotSpec], mode: str, build: Mapping[str, str] | None = None) -> list[BotSpec]:
+    """Bots given on the command line (`play`, `check-bot`) in sandbox `mode`: each bot's
+    own folder is its command's folder (its cwd when it has none), hidden from the others;
+    `build` maps entrant names to a build command."""
+    from dataclasses import replace
+
+    out = []
+    for b in specs:
+        cwd = b.cwd or os.getcwd()
+        script = command_file(b.argv, cwd)
+        own = os.path.dirname(script) if script else os.path.realpath(cwd)
+        cmd = (build or {}).get(b.name)
+        out.append(replace(b, sandbox=replace(b.sandbox, mode=mode, own=own,
+                                              build=tuple(shlex.split(cmd)) if cmd else None)))
+    return _hide_from_each_other(out, "<command line>", None)
+
+
+def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) -> list[BotSpec]:
+    """Each bot's sandbox hides the results folder, the tournament file and its folder, and
+    the other bots' own folders; a `mounts:` entry may not open any of these."""
+    from dataclasses import replace
+
+    tournament = Path(src).resolve() if src and not src.startswith("<") else None
+    common = [str(output.resolve())] if output is not None else []
+    if tournament is not None:
+        common += [str(tournament.parent), str(tournament)]
+    out = []
+    for i, b in enumerate(bots):
+        others = [o.sandbox.own for o in bots if o.sandbox.own and o.sandbox.own != b.sandbox.own]
+        for k, m in enumerate(b.sandbox.mounts):
+            for h in [c for c in common if tournament is None or c != str(tournament.parent)]:
+                if Path(h).is_relative_to(m):
+                    raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
+        hide = tuple(dict.fromkeys(common + [o for o in others if o]))
+        out.append(replace(b, sandbox=replace(b.sandbox, hide=hide)))
+    return out

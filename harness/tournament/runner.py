@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import yaml
 
+from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
 from .disqualify import DisqualificationGate, disqualifications
@@ -61,6 +62,54 @@ class Outcome:
     first_s: float = 0.0  # from the start until the first game's result (workers and bots started)
     playing_s: float = 0.0  # from the start until the last game's result (no publishing)
     stopping: dict[str, Any] | None = None
+    # Workers lost during the run (died, or ended by the watchdog): their games were
+    # played again from their seeds. {"game", "worker", "reason"} each.
+    incidents: list[dict[str, Any]] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)
+
+
+def sandbox_state(cfg: TournamentConfig) -> dict[str, Any]:
+    """How the bots of `cfg` will be contained here: {"mode", "cgroups", "per_process_only",
+    "note", "bots": {entrant: "bwrap"|"none"}}. Raises `SandboxError` where a bot asks for
+    bwrap and bubblewrap cannot run. The note ("bots ran without a sandbox", limits held
+    per process only) is what the run warns about and the results record."""
+    modes = {b.name: resolve_mode(b.sandbox.mode) for b in cfg.bots}
+    limited = any(b.limits.memory_mb or b.limits.processes for b in cfg.bots)
+    backend, why = cgroups() if limited else (None, "")
+    state = describe(modes.values(), backend.kind if backend else None, why)
+    if not limited:
+        state["per_process_only"] = []
+        state["note"] = state["note"].split("; limits held")[0]
+    return {**state, "bots": modes}
+
+
+def build_bots(cfg: TournamentConfig, state: Mapping[str, Any]) -> None:
+    """Run each bot's `build:` command once, in its sandbox with its own folder writable
+    (see `run_build`); raises `SandboxError` naming the bot and the build's last output."""
+    for b in cfg.bots:
+        if b.sandbox.build:
+            run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
+                      scratch_mb=b.limits.scratch_mb)
+
+
+def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
+    """Add this run's containment to tournament.json (a results folder that a run without
+    the sandbox played into keeps saying so) and return what is recorded."""
+    marker = out / MARKER
+    meta = json.loads(marker.read_text())
+    before = meta.get("sandbox")
+    now = {k: v for k, v in state.items()}
+    if isinstance(before, dict) and before.get("mode") and before.get("mode") != now["mode"]:
+        merged = describe([before["mode"], now["mode"]], now.get("cgroups"))
+        merged["per_process_only"] = sorted(set(before.get("per_process_only") or []) | set(now["per_process_only"]))
+        merged["note"] = "; ".join(x for x in (
+            "some games ran without a sandbox",
+            ("limits held per process only: " + ", ".join(merged["per_process_only"])) if merged["per_process_only"] else "",
+        ) if x)
+        now = {**merged, "bots": now.get("bots", {})}
+    meta["sandbox"] = now
+    write_whole(marker, json.dumps(meta) + "\n")
+    return now
 
 
 def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict[str, Any]]:
@@ -151,7 +200,10 @@ def run_tournament(
     """
     t0 = time.monotonic()
     out = cfg.output
+    state = sandbox_state(cfg)  # SandboxError before anything is written
     done = prepare_output(cfg, fresh)
+    build_bots(cfg, state)
+    state = _record_sandbox(out, state)
     specs = schedule(cfg)
     _check_done(done, specs, out)
     gate = DisqualificationGate(specs, cfg.entrants, cfg.disqualify, done)
@@ -162,13 +214,14 @@ def run_tournament(
     log_dir.mkdir(exist_ok=True)
     records = dict(done)
     live = _LiveRatings(cfg.entrants, records, draw_probability=rules_draw_probability(cfg.rules))
-    outcome = Outcome(played=0, total=len(specs), finished=False)
+    outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl")
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
     rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
 
     finishing = False
+    executor: Any = None
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -180,7 +233,7 @@ def run_tournament(
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                ratings=live.complete())
+                                ratings=live.complete(), sandbox=state)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
 
     try:
@@ -228,6 +281,7 @@ def run_tournament(
         if not finishing:  # interrupted, or an error: publish what is done
             finish()
         outcome.elapsed_s = time.monotonic() - t0
+        outcome.incidents = list(getattr(executor, "incidents", ()) if executor is not None else ())
         for starts in starts_by_worker.values():
             for name, n in starts.items():
                 outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
@@ -339,13 +393,16 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
         "elapsed_s": round(outcome.elapsed_s, 3), "first_result_s": round(outcome.first_s, 3),
         "playing_s": round(outcome.playing_s, 3), "bot_processes_started": outcome.bot_starts,
+        "incidents": outcome.incidents,
     }, indent=1) + "\n")
 
 
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True,
-            stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None) -> dict[str, Any]:
+            stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
+            sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md and (optionally) the
-    HTML site. `ratings`: TrueSkill already run over exactly `records`, in index order."""
+    HTML site. `ratings`: TrueSkill already run over exactly `records`, in index order;
+    `sandbox`: how the bots were contained (`sandbox_state`), recorded in the files."""
     dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
     board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
                               disqualified={d.entrant: d.reason for d in dqs},
@@ -353,6 +410,10 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
                               ratings=ratings, sequential=bool(cfg.stop_when),
                               draw_probability=rules_draw_probability(cfg.rules))
     board["disqualified"] = [d.to_dict() for d in dqs]
+    # Bots whose processes were kept across the seat rotations of a duplicate deal.
+    board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
+    if sandbox is not None:
+        board["sandbox"] = dict(sandbox)
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
     _write_leaderboard_whole(cfg.output, board)

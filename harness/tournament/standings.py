@@ -103,13 +103,14 @@ def build_leaderboard(
         nb = None if nxt is None else tests.get((e, nxt["entrant"]))
         row["settled_above"] = None if nxt is None else bool(nb and nb["settled"])
         row["next"] = None if nxt is None or nb is None else nb["verdict"]
+    history = ratings.history
     board = {
         "name": name,
         "seed": seed,
         "games": sum(1 for r in recs if r.get("reason") != "not_played"),
         "entrants": [{k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS} for row in rows],
         "head_to_head": h2h,
-        "history": {e: [list(p) for p in ratings.history[e]] for e in entrants},
+        "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
     }
     if stopping is not None:

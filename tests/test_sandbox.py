@@ -1,0 +1,536 @@
+"""The sandbox: its settings and their errors, what a sandboxed bot sees, its limits and
+the faults that name them, builds, the record in the results, the cgroup v2 and v1 logic
+(against a fake cgroup file system), and the bundled bots playing inside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.referee import BotProcess, BotSpec, BotStartError, Limits, TimeControl, handshake
+from harness.referee.process import describe_exit
+from harness.referee.sandbox import (
+    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
+)
+from harness.tournament.config import ConfigError, load_config, parse_config
+
+ROOT = Path(__file__).resolve().parents[1]
+OK, WHY = bwrap_available()
+needs_bwrap = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
+HAVE_NODE = shutil.which("node") is not None
+
+
+def in_box(tmp_path: Path, script: str, box: Sandbox = Sandbox(), env: dict | None = None,
+           scratch_mb: int = 16) -> subprocess.CompletedProcess:
+    """Run a shell script in the sandbox, as a bot with `cwd` tmp_path would be."""
+    inv = prepare(["sh", "-c", script], str(tmp_path), env or {}, box, scratch_mb)
+    try:
+        return subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True,
+                              timeout=60, cwd=tmp_path)
+    finally:
+        inv.close()
+
+
+# ----- settings -------------------------------------------------------------------------------
+
+
+def base_cfg(tmp_path: Path, **bot: object) -> dict:
+    return {"name": "t", "seed": 1, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
+            "bots": [{"name": "a", "cmd": "python a.py", **bot}, {"name": "b", "cmd": "python b.py"}]}
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"sandbox": "docker"}, ["sandbox", "auto, bwrap, none", "'docker'"]),
+    ({"bots_a": {"sandbox": "yes"}}, ["bots[0].sandbox", "'yes'"]),
+    ({"bots_a": {"mounts": "/opt"}}, ["bots[0].mounts", "list of paths"]),
+    ({"bots_a": {"mounts": ["/no/such/folder"]}}, ["bots[0].mounts[0]", "does not exist"]),
+    ({"bots_a": {"mounts": ["/"]}}, ["bots[0].mounts[0]", "root folder"]),
+    ({"bots_a": {"mounts": ["."]}}, ["bots[0].mounts[0]", "would show the bot"]),
+    ({"bots_a": {"build": 5}}, ["bots[0].build", "command string or a list"]),
+    ({"bots_a": {"build": ""}}, ["bots[0].build", "is empty"]),
+    ({"bots_a": {"build_timeout_s": 0}}, ["bots[0].build_timeout_s", ">= 1"]),
+    ({"limits": {"scratch_mb": 0}}, ["limits.scratch_mb", ">= 1"]),
+    ({"limits": {"file_mb": "big"}}, ["limits.file_mb", "integer"]),
+])
+def test_sandbox_settings_are_validated(tmp_path: Path, change: dict, words: list[str]) -> None:
+    data = base_cfg(tmp_path)
+    for k, v in change.items():
+        if k == "bots_a":
+            data["bots"][0].update(v)
+        else:
+            data[k] = v
+    with pytest.raises(ConfigError) as e:
+        parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_defaults_are_on_and_a_bot_replaces_single_keys(tmp_path: Path) -> None:
+    data = base_cfg(tmp_path, limits={"memory_mb": 256, "cpu_s": None})
+    data["limits"] = {"processes": 64}
+    cfg = parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    a, b = cfg.bots
+    assert b.limits == Limits(processes=64)
+    assert a.limits == Limits(memory_mb=256, cpu_s=None, processes=64)
+    assert Limits().memory_mb == 1024 and Limits().scratch_mb == 128
+    assert a.sandbox.mode == "auto" and cfg.sandbox == "auto"
+
+
+def test_each_bot_hides_results_tournament_and_the_other_bots(tmp_path: Path) -> None:
+    for d in ("x", "y"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "bot.py").write_text("")
+    data = base_cfg(tmp_path)
+    data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python bot.py", "cwd": "y"}]
+    cfg = parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    a, b = cfg.bots
+    assert a.sandbox.own == str(tmp_path / "x") and b.sandbox.own == str(tmp_path / "y")
+    for spec, other in ((a, b), (b, a)):
+        assert str(tmp_path / "out") in spec.sandbox.hide
+        assert str(tmp_path / "t.yaml") in spec.sandbox.hide and str(tmp_path) in spec.sandbox.hide
+        assert other.sandbox.own in spec.sandbox.hide and spec.sandbox.own not in spec.sandbox.hide
+
+
+def test_resolve_mode() -> None:
+    assert resolve_mode("none") == "none"
+    assert resolve_mode("auto") == ("bwrap" if OK else "none")
+    with pytest.raises(SandboxError):
+        resolve_mode("maybe")
+    if not OK:
+        with pytest.raises(SandboxError, match="bwrap was asked for"):
+            resolve_mode("bwrap")
+
+
+# ----- what a sandboxed process sees ------------------------------------------------------------
+
+
+@needs_bwrap
+def test_a_sandboxed_process_sees_only_what_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("mine")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "games.jsonl").write_text("secret results")
+    (tmp_path / "t.yaml").write_text("seed: 42")
+    extra = tmp_path.parent / f"{tmp_path.name}-extra"
+    extra.mkdir(exist_ok=True)
+    (extra / "data.txt").write_text("extra data")
+    box = Sandbox(hide=(str(tmp_path / "results"), str(tmp_path / "t.yaml")), mounts=(str(extra),))
+    r = in_box(tmp_path, f"""
+        id -u; id -g; hostname
+        cat mine.txt; echo
+        ls -A results; cat t.yaml; echo "[t.yaml]"
+        cat {extra}/data.txt; echo
+        touch mine2.txt 2>&1 || echo ro-cwd
+        touch {extra}/x 2>&1 || echo ro-mount
+        echo scratch > /tmp/s && cat /tmp/s && echo "home=$HOME"
+        ls /proc | grep -c '^[0-9]'
+        echo "ENV: $(env | cut -d= -f1 | sort | tr '\\n' ' ')"
+        cat /etc/shadow 2>&1 | head -1
+        ls /sys 2>&1 | head -1
+    """, box, env={"MINE": "1"})
+    out = r.stdout
+    assert r.returncode == 0, r.stderr
+    lines = out.splitlines()
+    assert lines[:3] == ["1000", "1000", "bot"]
+    assert "mine" in lines[3]
+    assert "secret results" not in out and "seed: 42" not in out
+    assert "extra data" in out
+    assert "ro-cwd" in out and "ro-mount" in out
+    assert "scratch" in out and "home=/tmp" in out
+    env_names = set(next(t for t in lines if t.startswith("ENV: ")).split()[1:])
+    shell_own = {"PWD", "SHLVL", "_", "OLDPWD"}  # what sh itself sets
+    assert env_names - shell_own == {"HOME", "LANG", "MINE", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
+                                     "TMPDIR"}
+    assert "root:" not in out  # /etc/shadow is not there
+
+
+@needs_bwrap
+def test_no_network_not_even_the_hosts_loopback(tmp_path: Path) -> None:
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    try:
+        code = f"import socket\ntry:\n socket.create_connection(('127.0.0.1', {port}), timeout=2); print('connected')\n" \
+               "except OSError as e:\n print('refused', e)\n"
+        inv = prepare([sys.executable, "-c", code], str(tmp_path), {}, Sandbox(), 16)
+        r = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+        inv.close()
+        assert "refused" in r.stdout, (r.stdout, r.stderr)
+    finally:
+        srv.close()
+
+
+@needs_bwrap
+def test_scratch_is_capped_and_new_at_every_start(tmp_path: Path) -> None:
+    first = in_box(tmp_path, "echo left > /tmp/left-behind; dd if=/dev/zero of=/tmp/f bs=1M count=64 2>&1 | tail -1; "
+                             "du -m /tmp/f | cut -f1", scratch_mb=8)
+    assert int(first.stdout.splitlines()[-1]) <= 8
+    second = in_box(tmp_path, "cat /tmp/left-behind 2>&1 || echo gone")
+    assert "gone" in second.stdout
+    assert not Path("/tmp/left-behind").exists()
+
+
+# ----- bots in the sandbox: limits and the faults that name them -------------------------------
+
+
+def start(tmp_path: Path, code: str, limits: Limits, mode: str = "auto") -> BotProcess:
+    script = tmp_path / "bot.py"
+    script.write_text(textwrap.dedent(code))
+    return BotProcess(BotSpec("limited", (sys.executable, str(script)), cwd=str(tmp_path), limits=limits,
+                              sandbox=Sandbox(mode=mode)))
+
+
+@needs_bwrap
+def test_memory_limit_across_setsid_children_is_named(tmp_path: Path) -> None:
+    """Four setsid children of 100 MiB each against a 256 MB limit: the cgroup (or, without
+    one, the watchdog) ends the bot, and the fault says which limit."""
+    bot = start(tmp_path, """
+        import os, sys, time
+        for _ in range(4):
+            if os.fork() == 0:
+                os.setsid()
+                x = b"\\1" * (100 << 20)
+                time.sleep(30)
+                os._exit(0)
+        time.sleep(30)
+    """, Limits(memory_mb=256))
+    try:
+        with pytest.raises(BotStartError) as e:
+            handshake(bot, "limited", TimeControl(startup_ms=15000))
+        assert "memory limit of 256 MB reached" in str(e.value) or "256 MiB" in str(e.value), str(e.value)
+    finally:
+        bot.stop()
+
+
+def test_a_runtime_that_says_out_of_memory_on_stdout_gets_the_limit_named(tmp_path: Path) -> None:
+    """A JVM that cannot reserve its heap says so on stdout (HotSpot's default)."""
+    bot = start(tmp_path, """
+        import sys
+        print("Error occurred during initialization of VM")
+        print("Could not reserve enough space for object heap")
+        sys.exit(1)
+    """, Limits(memory_mb=300))
+    with pytest.raises(BotStartError) as e:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+    assert "memory limit of 300 MB reached" in str(e.value)
+    assert "Could not reserve enough space for object heap" in str(e.value)
+
+
+def test_runtime_memory_words_on_stderr_name_the_limit() -> None:
+    for words in (b"MemoryError", b"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+                  b"terminate called after throwing an instance of 'std::bad_alloc'",
+                  b"java.lang.OutOfMemoryError: Java heap space", b"fatal error: runtime: out of memory",
+                  b"memory allocation of 1048576 bytes failed"):
+        assert describe_exit(1, Limits(memory_mb=512), words).startswith("memory limit of 512 MB reached"), words
+
+
+@needs_bwrap
+def test_hard_limits_equal_soft_limits_in_the_box(tmp_path: Path) -> None:
+    bot = start(tmp_path, """
+        import json, resource, sys
+        out = {n: resource.getrlimit(getattr(resource, n)) for n in ("RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_FSIZE")}
+        sys.stdin.readline()
+        print(json.dumps({"type": "hello", "name": json.dumps(out)}), flush=True)
+        sys.stdin.readline()
+    """, Limits(cpu_s=50, open_files=77, file_mb=3))
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+        got = json.loads(bot.hello["name"])
+        assert got["RLIMIT_CPU"] == [50, 50] or got["RLIMIT_CPU"][0] == got["RLIMIT_CPU"][1]
+        assert got["RLIMIT_NOFILE"] == [77, 77]
+        assert got["RLIMIT_FSIZE"] == [3 << 20, 3 << 20]
+        bot.reset_cpu_budget()  # re-armed per game: still hard = soft
+        for pid in bot._members():
+            import resource
+
+            soft, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+            assert soft == hard and soft >= 50
+    finally:
+        bot.stop()
+
+
+@needs_bwrap
+def test_a_sandboxed_bot_exit_by_signal_reads_as_the_signal(tmp_path: Path) -> None:
+    bot = start(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", Limits())
+    with pytest.raises(BotStartError, match="killed by SIGSEGV"):
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+
+
+# ----- builds -------------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_build_writes_its_own_folder_only_and_has_no_network(tmp_path: Path) -> None:
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    own = tmp_path / "bot"
+    own.mkdir()
+    (own / "build.py").write_text(textwrap.dedent(f"""
+        import socket
+        open("out.txt", "w").write("built")
+        try:
+            open("../outside", "w")
+        except OSError as e:
+            print("parent:", e.strerror)
+        try:
+            socket.create_connection(("127.0.0.1", {srv.getsockname()[1]}), timeout=2)
+            print("net: connected")
+        except OSError as e:
+            print("net:", e)
+    """))
+    box = Sandbox(mode="bwrap", own=str(own), hide=(str(tmp_path / "results"),))
+    try:
+        out = run_build("b", ("python", "build.py"), str(own), {}, box, "bwrap")
+    finally:
+        srv.close()
+    assert (own / "out.txt").read_text() == "built"
+    assert not (tmp_path / "outside").exists()  # (in the sandbox, its parent is part of the scratch)
+    assert "net: connected" not in out and "net: [Errno" in out
+
+
+@needs_bwrap
+def test_failed_build_is_an_error_with_its_last_lines(tmp_path: Path) -> None:
+    box = Sandbox(mode="bwrap", own=str(tmp_path))
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("sh", "-c", "echo compiling; echo 'main.c:3: error: expected ;'; exit 2"), str(tmp_path), {},
+                  box, "bwrap")
+    assert "bot 'b': build" in str(e.value) and "exit code 2" in str(e.value)
+    assert "main.c:3: error: expected ;" in str(e.value)
+    with pytest.raises(SandboxError, match="time limit of 1 s"):
+        run_build("b", ("sleep", "30"), str(tmp_path), {}, box, "bwrap", timeout_s=1)
+
+
+@needs_bwrap
+def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -> None:
+    """A bot whose program is made by its `build:` (here: a script written by the build)."""
+    own = tmp_path / "compiled"
+    own.mkdir()
+    (own / "build.sh").write_text(
+        "printf 'import runpy\\nrunpy.run_module(\"harness.bots.greedy\", run_name=\"__main__\")\\n' > bot.py\n"
+        "echo $(( $(cat count 2>/dev/null || echo 0) + 1 )) > count\n")
+    cfg = {"name": "built", "seed": 3, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
+           "bots": [{"name": "compiled", "cmd": "python bot.py", "cwd": "compiled", "build": "sh build.sh"},
+                    {"name": "greedy", "cmd": f"python {ROOT}/bots/python/greedy.py"}],
+           "games_per_table": 2, "rules": {"phases": [1]}}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress"],
+                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (own / "count").read_text().strip() == "1"
+    games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 2 and all(not g["faults"] for g in games)
+    (own / "build.sh").write_text("echo 'fatal: no compiler'; exit 1\n")
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress", "--fresh"],
+                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert r.returncode != 0
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: bot 'compiled': build")
+    assert "fatal: no compiler" in r.stderr
+
+
+# ----- the setting on the command line and in the results ---------------------------------------
+
+
+def run_cli(args: list[str], cwd: Path, path_env: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if path_env is not None:
+        env["PATH"] = path_env  # no bwrap on PATH: bubblewrap "not installed"
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          timeout=180, cwd=cwd, env=env)
+
+
+def small_tournament(tmp_path: Path, **extra: object) -> Path:
+    cfg = {"name": "small", "seed": 3, "base_dir": str(ROOT), "output": str(tmp_path / "out"),
+           "bots": [{"name": "a", "cmd": "python bots/python/greedy.py"},
+                    {"name": "b", "cmd": "python bots/python/random_bot.py 1"}],
+           "games_per_table": 2, "rules": {"phases": [1]}, **extra}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_without_bubblewrap_auto_warns_and_the_results_say_so(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path)
+    r = run_cli(["run", str(path), "--no-progress"], tmp_path, path_env="/nonexistent")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("warning: bots ran without a sandbox")
+    out = tmp_path / "out"
+    assert json.loads((out / "tournament.json").read_text())["sandbox"]["mode"] == "none"
+    assert json.loads((out / "leaderboard.json").read_text())["sandbox"]["note"].startswith("bots ran without a sandbox")
+    assert "Bots ran without a sandbox" in (out / "leaderboard.md").read_text()
+    csv_text = (out / "leaderboard.csv").read_text()
+    assert csv_text.splitlines()[0].endswith(",sandbox") and "none: bots ran without a sandbox" in csv_text
+    assert "Bots ran without a sandbox" in (out / "site" / "index.html").read_text()
+
+
+def test_bwrap_where_it_cannot_run_is_one_error_line(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path)
+    r = run_cli(["run", str(path), "--no-progress", "--sandbox", "bwrap"], tmp_path, path_env="/nonexistent")
+    assert r.returncode != 0
+    assert r.stderr.startswith("Error: sandbox: bwrap was asked for, but bubblewrap is not installed")
+    assert r.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    for args in (["play", "--sandbox", "bwrap", "--bot", "a=python bots/python/greedy.py", "--bot",
+                  "b=python bots/python/greedy.py", "-q"],
+                 ["check-bot", "--sandbox", "bwrap", "--", "python", "bots/python/greedy.py"]):
+        r = run_cli(args, ROOT, path_env="/nonexistent")
+        assert r.returncode != 0 and r.stderr.startswith("Error: sandbox: bwrap was asked for"), r.stderr
+        assert r.stderr.count("\n") == 1
+
+
+@needs_bwrap
+def test_a_sandboxed_run_records_it(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path)
+    r = run_cli(["run", str(path), "--no-progress", "--no-site"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr
+    box = json.loads((tmp_path / "out" / "tournament.json").read_text())["sandbox"]
+    assert box["mode"] == "bwrap" and box["bots"] == {"a": "bwrap", "b": "bwrap"}
+    assert "without a sandbox" not in (tmp_path / "out" / "leaderboard.md").read_text()
+    # A second run of the same folder without the sandbox: the record says some games were not.
+    r = run_cli(["run", str(path), "--no-progress", "--no-site", "--sandbox", "none"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "out" / "tournament.json").read_text())["sandbox"]["mode"] == "mixed"
+
+
+# ----- every bundled bot and template, as the README runs them -----------------------------------
+
+BUNDLED = [["python", "bots/python/greedy.py"], ["python", "bots/python/random_bot.py"],
+           ["python", "bots/templates/python/bot.py"], ["python", "-m", "harness.bots.greedy"],
+           ["python", "-m", "harness.bots.random"]]
+if HAVE_NODE:
+    BUNDLED += [["node", "bots/js/greedy.js"], ["node", "bots/templates/javascript/bot.js"]]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("argv", BUNDLED, ids=" ".join)
+def test_bundled_bots_pass_check_bot_in_the_sandbox(argv: list[str]) -> None:
+    r = run_cli(["check-bot", "--sandbox", "bwrap", "--json", "--", *argv], ROOT)
+    report = json.loads(r.stdout)
+    assert r.returncode == 0, [c for c in report["checks"] if c["status"] != "pass"]
+
+
+@needs_bwrap
+def test_bundled_bots_play_in_the_sandbox() -> None:
+    bots = [f"--bot=p{i}={' '.join(a)}" for i, a in enumerate(BUNDLED[:6])]
+    r = run_cli(["play", "--sandbox", "bwrap", "-q", "--seed", "4", *bots], ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "fault" not in r.stdout and r.stdout.startswith("result: 1.")
+
+
+# ----- cgroups: v2 and v1 logic on a fake cgroup file system ------------------------------------
+
+
+def fake_v2(tmp_path: Path, controllers: str = "cpu memory pids", procs: str | None = None) -> tuple[Path, Path]:
+    proc = tmp_path / "proc" / "self"
+    proc.mkdir(parents=True)
+    (proc / "cgroup").write_text("0::/user.slice/run-1.scope\n")
+    fs = tmp_path / "cg"
+    here = fs / "user.slice" / "run-1.scope"
+    here.mkdir(parents=True)
+    (fs / "cgroup.controllers").write_text(controllers + "\n")
+    (here / "cgroup.controllers").write_text(controllers + "\n")
+    (here / "cgroup.subtree_control").write_text("")
+    (here / "cgroup.procs").write_text(procs if procs is not None else f"{os.getpid()}\n")
+    return tmp_path / "proc", fs
+
+
+def test_cgroup_v2_moves_into_a_leaf_and_enables_memory_and_pids(tmp_path: Path) -> None:
+    proc, fs = fake_v2(tmp_path)
+    backend, why = detect_cgroups(str(proc), str(fs))
+    here = fs / "user.slice" / "run-1.scope"
+    assert backend is not None and backend.kind == "v2" and why == ""
+    assert backend.parents == {"": str(here)}
+    assert (here / "p10-harness" / "cgroup.procs").read_text() == str(os.getpid())
+    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids"
+    cg = backend.create("bot", memory_mb=512, processes=100)
+    d = Path(cg.dirs[""])
+    assert d.parent == here
+    assert (d / "memory.max").read_text() == str(512 << 20)
+    assert (d / "pids.max").read_text() == "100"
+    assert cg.procs_files == [str(d / "cgroup.procs")]
+    # The counters the faults are named from.
+    (d / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 2\n")
+    (d / "pids.events").write_text("max 3\n")
+    (d / "memory.current").write_text(str(300 << 20))
+    assert cg.oom_kills() == 2 and cg.pids_refused() == 3 and cg.memory_mb() == 300
+
+
+def test_cgroup_v2_refusals_say_why(tmp_path: Path) -> None:
+    proc, fs = fake_v2(tmp_path / "a", controllers="cpu io")
+    backend, why = detect_cgroups(str(proc), str(fs))
+    assert backend is None or backend.kind == "v1"
+    assert "memory and pids controllers are not delegated" in why or backend is not None
+    proc, fs = fake_v2(tmp_path / "b", procs=f"{os.getpid()}\n1\n")
+    backend, why = detect_cgroups(str(proc), str(fs))
+    assert backend is None and "holds other processes" in why
+
+
+def test_cgroup_v2_already_delegated_is_used_as_it_is(tmp_path: Path) -> None:
+    proc, fs = fake_v2(tmp_path, procs="")
+    here = fs / "user.slice" / "run-1.scope"
+    (here / "cgroup.subtree_control").write_text("memory pids\n")
+    backend, _ = detect_cgroups(str(proc), str(fs))
+    assert backend is not None and backend.parents == {"": str(here)}
+    assert not (here / "p10-harness").exists()
+
+
+def test_cgroup_v1_memory_and_pids_hierarchies(tmp_path: Path) -> None:
+    proc = tmp_path / "proc" / "self"
+    proc.mkdir(parents=True)
+    (proc / "cgroup").write_text("8:pids:/\n4:memory:/api/x\n0::/\n")
+    fs = tmp_path / "cg"
+    for d in ("memory/api/x", "pids"):
+        (fs / d).mkdir(parents=True)
+    for d in ("memory", "pids"):
+        (fs / d / "cgroup.procs").write_text("")
+    backend, why = detect_cgroups(str(proc.parent), str(fs))
+    assert backend is not None and backend.kind == "v1", why
+    assert backend.parents == {"memory": str(fs / "memory/api/x"), "pids": str(fs / "pids")}
+    cg = backend.create("bot", memory_mb=64, processes=10)
+    assert Path(cg.dirs["memory"], "memory.limit_in_bytes").read_text() == str(64 << 20)
+    assert Path(cg.dirs["pids"], "pids.max").read_text() == "10"
+    Path(cg.dirs["memory"], "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    assert cg.oom_kills() == 1
+    assert len(cg.procs_files) == 2
+
+
+def test_no_cgroups_means_per_process_limits_recorded(tmp_path: Path) -> None:
+    (tmp_path / "proc" / "self").mkdir(parents=True)
+    (tmp_path / "proc" / "self" / "cgroup").write_text("0::/\n")
+    backend, why = detect_cgroups(str(tmp_path / "proc"), str(tmp_path / "nothing"))
+    assert backend is None and why
+    from harness.referee.sandbox import describe
+
+    d = describe(["bwrap"], None, why)
+    assert d["per_process_only"] == ["memory_mb", "processes"]
+    assert d["note"].startswith("limits held per process only: memory_mb, processes")
+
+
+@pytest.mark.skipif(not os.access("/sys/fs/cgroup", os.W_OK), reason="no writable cgroup file system here")
+def test_a_real_cgroup_is_removed_with_its_bot(tmp_path: Path) -> None:
+    from harness.referee.sandbox import cgroups
+
+    backend, why = cgroups()
+    if backend is None:
+        pytest.skip(f"no cgroup can be made here: {why}")
+    bot = start(tmp_path, "import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n", Limits())
+    bot.start()
+    cg: BotCgroup = bot.cgroup
+    assert cg is not None and bot.pid in cg.pids()
+    dirs = list(cg.dirs.values())
+    bot.stop(0.1)
+    assert not any(os.path.exists(d) for d in dirs)
