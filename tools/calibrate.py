@@ -190,8 +190,10 @@ def power_case(args: tuple[bool, int, int]) -> dict[str, Any]:
     case = Case(3, 3, budget, duplicate, "settled")
     cfg = config(case, seed)
     cfg = parse_config(dict(cfg.raw) | {"bots": [{"name": n, "cmd": "true"} for n in names]})
-    makers: dict[str, Callable[[], Any]] = {
-        n: (GreedyStrategy if not p else (lambda p=p, s=seed: NoisyGreedyStrategy(p, seed=s))) for n, p in POWER_FIELD.items()}
+    def maker(p: float) -> Callable[[], Any]:
+        return GreedyStrategy if not p else lambda: NoisyGreedyStrategy(p, seed=seed)
+
+    makers = {n: maker(p) for n, p in POWER_FIELD.items()}
     games = RealGames(makers)
     specs = schedule(cfg)
     rounds = plan_rounds(specs, cfg.stop.round_games)

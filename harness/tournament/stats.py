@@ -1002,9 +1002,9 @@ def mixture_interval(k: Any, m: Any, confidence: float, a: float = MIXTURE) -> t
     return np.clip(lo, 0, 1), np.clip(hi, 0, 1)
 
 
-def holm(p: Sequence[float]) -> np.ndarray:
+def holm(pvalues: Any) -> np.ndarray:
     """Holm's step-down adjusted p-values (reject where adjusted ≤ α: family-wise error ≤ α)."""
-    p = np.asarray(p, dtype=float)
+    p = np.asarray(pvalues, dtype=float)
     m = len(p)
     if not m:
         return p
@@ -1165,7 +1165,7 @@ def _mle_with_mean(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarra
     return q / q.sum()
 
 
-def sprt(scores: Sequence[float], elo0: float, elo1: float, alpha: float, beta: float) -> dict[str, Any]:
+def sprt(scores: Any, elo0: float, elo1: float, alpha: float, beta: float) -> dict[str, Any]:
     """The generalised sequential probability ratio test of H0: strength difference elo0
     against H1: elo1 on per-deal scores, as fishtest runs it on game pairs (the GSPRT of
     Van den Bergh's LLRcalc: the log-likelihood ratio of the two maximum-likelihood
