@@ -254,14 +254,16 @@ def pool_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[
 
 def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None = None, jobs: int = 1,
               power_budget: int = 600, echo: Callable[[str], None] = print,
-              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "power")) -> dict[str, Any]:
-    """Run the `parts` asked for; returns the figures (and prints them through `echo`)."""
+              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "power"),
+              only: Sequence[str] = ()) -> dict[str, Any]:
+    """Run the `parts` asked for (of the equal-entrant cases, those whose label holds one of
+    `only`, if given); returns the figures (and prints them through `echo`)."""
     t0 = time.monotonic()
     result: dict[str, Any] = {"runs": runs, "false_rates": [], "coverage": [], "power": []}
     echo(f"False settles / false SPRT accepts, equal entrants, {runs} tournaments each "
          f"(target: rate <= {TARGET_RATE:.0%}, upper 95 % bound <= {TARGET_UPPER:.0%}):")
     for case in cases(runs):
-        if (case.rule or "fixed") not in parts:
+        if (case.rule or "fixed") not in parts or (only and not any(o in case.label for o in only)):
             continue
         res = pool_map(equal_case, [(case, 10_000 + s) for s in range(runs)], jobs)
         k = sum(r["false"] for r in res)
@@ -292,7 +294,15 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
              f"(phases [1, 2]), stop_when: settled with the defaults, budget {power_budget} games, {power_seeds} seeds:")
         wrong_total = runs_total = 0
         for dup in (True, False):
-            res = pool_map(power_case, [(dup, power_budget, 30_000 + s) for s in range(power_seeds)], jobs)
+            res = []
+            for s0 in range(0, power_seeds, max(1, jobs)):  # a line per batch: long runs show progress
+                batch = pool_map(power_case, [(dup, power_budget, 30_000 + s)
+                                              for s in range(s0, min(power_seeds, s0 + max(1, jobs)))], jobs)
+                for r in batch:
+                    echo(f"    {'duplicate' if dup else 'plain'} seed {30_000 + len(res)}: "
+                         f"{'settled' if r['settled'] else 'budget'} after {r['games']} games, order "
+                         f"{' > '.join(r['order'])}{' (WRONG)' if r['wrong'] else ''}")
+                    res.append(r)
             settled = [r["games"] for r in res if r["settled"]]
             wrong = sum(r["wrong"] for r in res)
             wrong_total += wrong
@@ -325,9 +335,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--parts", default="fixed,settled,sprt,coverage,power",
                     help="which parts to run, comma-separated (default: all)")
+    ap.add_argument("--only", default="", help="only the equal-entrant cases whose label holds one of these "
+                    "comma-separated strings")
     a = ap.parse_args(argv)
     res = calibrate(a.runs, a.power_seeds, a.coverage_runs, a.jobs, a.power_budget, echo=lambda s: print(s, flush=True),
-                    parts=a.parts.split(","))
+                    parts=a.parts.split(","), only=[o for o in a.only.split(",") if o])
     if a.json:
         a.json.write_text(json.dumps(res, indent=1) + "\n")
     return 0
