@@ -6,7 +6,6 @@ order. Seeded: the same figures every run."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,18 +13,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import calibrate as cal  # noqa: E402
 
-
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "tools" / "calibrate.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cal = _load()
 RUNS = 40
 
 

@@ -141,6 +141,14 @@ def run_one(case: Case, seed: int, games: Any) -> dict[str, Any]:
         board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0,
                                   ratings=Ratings(cfg.entrants))
         return {"board": board, "games": len(records), "stopped": None}
+    state = play_rounds(cfg, specs, games, records)
+    return {"games": len(records), "stopped": state["reason"], "state": state, "records": records, "cfg": cfg}
+
+
+def play_rounds(cfg: TournamentConfig, specs: Sequence[GameSpec], games: Any,
+                records: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Play `specs` round by round into `records` as the runner does, asking the runner's
+    stopping check after each round; returns its last answer."""
     rounds = plan_rounds(specs, cfg.stop.round_games)
     state: dict[str, Any] = {}
     for r, rnd in enumerate(rounds):
@@ -149,7 +157,7 @@ def run_one(case: Case, seed: int, games: Any) -> dict[str, Any]:
         state = _stop_check(cfg, rounds, r, records)
         if state["stop"]:
             break
-    return {"games": len(records), "stopped": state["reason"], "state": state, "records": records, "cfg": cfg}
+    return state
 
 
 def equal_case(args: tuple[Case, int]) -> dict[str, Any]:
@@ -194,17 +202,8 @@ def power_case(args: tuple[bool, int, int]) -> dict[str, Any]:
         return GreedyStrategy if not p else lambda: NoisyGreedyStrategy(p, seed=seed)
 
     makers = {n: maker(p) for n, p in POWER_FIELD.items()}
-    games = RealGames(makers)
-    specs = schedule(cfg)
-    rounds = plan_rounds(specs, cfg.stop.round_games)
     records: dict[int, dict[str, Any]] = {}
-    state: dict[str, Any] = {}
-    for r, rnd in enumerate(rounds):
-        for s in rnd:
-            records[s.index] = games.play(s)
-        state = _stop_check(cfg, rounds, r, records)
-        if state["stop"]:
-            break
+    state = play_rounds(cfg, schedule(cfg), RealGames(makers), records)
     board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed, resamples=0, sequential=True,
                               ratings=Ratings(cfg.entrants))
     rank = {n: i for i, n in enumerate(names)}

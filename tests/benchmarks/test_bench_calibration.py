@@ -4,7 +4,6 @@ case, no power runs; the full figures are in BENCHMARKS.md."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "tools" / "calibrate.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_bench_calibration(benchmark: Any) -> None:
-    cal = _load()
+    sys.path.insert(0, str(ROOT / "tools"))
+    import calibrate as cal
+
     runs = 5 if benchmark.disabled else 100  # the ordinary test run only smoke-tests benchmarks
     res = benchmark.pedantic(cal.calibrate, kwargs={"runs": runs, "power_seeds": 0, "coverage_runs": runs,
                                                     "echo": print}, rounds=1, iterations=1)
