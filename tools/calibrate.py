@@ -254,7 +254,7 @@ def pool_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[
 def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None = None, jobs: int = 1,
               power_budget: int = 600, echo: Callable[[str], None] = print,
               parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "power"),
-              only: Sequence[str] = ()) -> dict[str, Any]:
+              only: Sequence[str] = (), power_kinds: Sequence[str] = ("duplicate", "plain")) -> dict[str, Any]:
     """Run the `parts` asked for (of the equal-entrant cases, those whose label holds one of
     `only`, if given); returns the figures (and prints them through `echo`)."""
     t0 = time.monotonic()
@@ -292,7 +292,7 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
         echo(f"Power: greedy vs noisy greedy 0.15 vs noisy greedy 0.5, one table of three, real games "
              f"(phases [1, 2]), stop_when: settled with the defaults, budget {power_budget} games, {power_seeds} seeds:")
         wrong_total = runs_total = 0
-        for dup in (True, False):
+        for dup in [k == "duplicate" for k in power_kinds]:
             res = []
             for s0 in range(0, power_seeds, max(1, jobs)):  # a line per batch: long runs show progress
                 batch = pool_map(power_case, [(dup, power_budget, 30_000 + s)
@@ -334,11 +334,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--parts", default="fixed,settled,sprt,coverage,power",
                     help="which parts to run, comma-separated (default: all)")
+    ap.add_argument("--power-kinds", default="duplicate,plain", help="power runs with these deals (default both)")
     ap.add_argument("--only", default="", help="only the equal-entrant cases whose label holds one of these "
                     "comma-separated strings")
     a = ap.parse_args(argv)
     res = calibrate(a.runs, a.power_seeds, a.coverage_runs, a.jobs, a.power_budget, echo=lambda s: print(s, flush=True),
-                    parts=a.parts.split(","), only=[o for o in a.only.split(",") if o])
+                    parts=a.parts.split(","), only=[o for o in a.only.split(",") if o],
+                    power_kinds=a.power_kinds.split(","))
     if a.json:
         a.json.write_text(json.dumps(res, indent=1) + "\n")
     return 0
