@@ -280,7 +280,8 @@ def test_check_settled_uses_the_sequential_test_on_the_pl_order() -> None:
 
 def test_sprt_accepts_a_clearly_better_candidate_and_rejects_an_equal_one() -> None:
     better = sprt([1.0] * 60 + [0.0] * 30 + [0.5] * 30, 0, 50, 0.05, 0.05)
-    assert better["decision"] == "H1" and better["llr"] >= better["upper"] == pytest.approx(math.log(19), abs=1e-3)
+    assert better["decision"] == "H1" and better["llr"] >= better["upper"] == pytest.approx(math.log(20), abs=1e-3)
+    assert better["lower"] == pytest.approx(math.log(0.05), abs=1e-3)  # Wald's conservative bounds
     equal = sprt([1.0, 0.0, 0.5] * 150, 0, 50, 0.05, 0.05)
     assert equal["decision"] == "H0" and equal["llr"] <= equal["lower"]
     assert sprt([], 0, 50, 0.05, 0.05)["decision"] is None
