@@ -184,6 +184,7 @@ def leaderboard(results: Path, fmt: str) -> None:
 
 
 def _load_board(results: Path) -> dict[str, Any]:
+    """leaderboard.json of `results`, once its games.jsonl is known to be unedited."""
     path = results / "leaderboard.json"
     if not results.is_dir():
         raise click.ClickException(f"{results}: no such results folder")
@@ -194,6 +195,12 @@ def _load_board(results: Path) -> dict[str, Any]:
         _check_board(board)
     except (ValueError, OSError) as e:
         raise click.ClickException(f"{path}: not a leaderboard of this version of p10-tourney ({e})") from None
+    from .tournament.verify import check_journal
+
+    try:
+        check_journal(results)
+    except (ValueError, OSError) as e:
+        raise _fail(e) from None
     return board
 
 
@@ -228,6 +235,30 @@ def report(results: Path) -> None:
     except (OSError, ValueError) as e:
         raise _fail(e) from None
     click.echo(f"site written: {site}/index.html")
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--no-replays", is_flag=True, help="Do not play the kept replays again.")
+def verify(results: Path, no_replays: bool) -> None:
+    """Check a results folder: the hash chain of games.jsonl, the seed against the
+    commitment published before play, the leaderboards against the games, and every kept
+    replay played again through the engine. Exit status: 0 all passed, 1 a mismatch."""
+    from .tournament.verify import verify_results
+
+    if not results.is_dir():
+        raise click.ClickException(f"{results}: no such results folder")
+    report = verify_results(results, replays=not no_replays)
+    for c in report.checks:
+        mark = "ok  " if c.ok else "FAIL" if c.ok is False else "--  "
+        click.echo(f"{mark} {c.name:<12} {c.detail}")
+    failed = [c.name for c in report.checks if c.ok is False]
+    passed = sum(1 for c in report.checks if c.ok)
+    skipped = sum(1 for c in report.checks if c.ok is None)
+    if failed:
+        click.echo(f"NOT VERIFIED: {', '.join(failed)} failed ({passed} passed)")
+        sys.exit(1)
+    click.echo(f"verified: {passed} checks passed" + (f", {skipped} not possible yet" if skipped else ""))
 
 
 @main.command()

@@ -187,3 +187,22 @@ def test_a_stale_build_is_rebuilt_when_the_folder_is_writable(tmp_path: Path, bu
     os.utime(kit / "build" / "bot", (1, 1))  # the build is older than the source
     second = subprocess.run([str(kit / "run")], input=hello, capture_output=True, text=True, timeout=120)
     assert json.loads(second.stdout)["name"] == "my-c-bot"
+
+
+def test_a_kit_builds_in_the_sandbox_with_its_build_command(tmp_path: Path, built: dict[str, str]) -> None:
+    """`build: ./run --build` in the sandbox: the kit's folder is writable only while it
+    builds; then every check passes with the folder read-only."""
+    build("c", built)
+    from harness.referee.sandbox import bwrap_available
+
+    ok, why = bwrap_available()
+    if not ok:
+        pytest.skip(why)
+    kit = tmp_path / "c"
+    shutil.copytree(KITS / "c", kit, ignore=shutil.ignore_patterns("build"))
+    result = CliRunner().invoke(main, ["check-bot", "--json", "--sandbox", "bwrap", "--move-ms", str(MOVE_MS),
+                                       "--build", f"{kit / 'run'} --build", "--", str(kit / "run")])
+    report = json.loads(result.output)
+    assert [c["name"] for c in report["checks"] if c["status"] != "pass"] == []
+    assert result.exit_code == 0 and (kit / "build" / "bot").is_file()
+

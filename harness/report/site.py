@@ -36,6 +36,7 @@ import orjson
 import yaml
 
 from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
+from .leaderboard import seed_note
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
@@ -312,7 +313,10 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     cfg = config if isinstance(config, dict) else {}
 
     name = lb.get("name") or cfg.get("name") or results_dir.name
-    seed = cfg.get("seed", lb.get("seed"))
+    if lb.get("seed_mode"):  # the board says whether the seed is public yet
+        seed = "secret" if lb.get("seed") is None else lb["seed"]
+    else:
+        seed = cfg.get("seed", lb.get("seed"))
 
     rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
     entrants: dict[str, _Entrant] = {}
@@ -325,10 +329,9 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
 
     for r in rows:
         entrant(str(r["entrant"]), r)
-    h2h = lb.get("head_to_head")
-    count_pairs = not (isinstance(h2h, dict) and h2h)
-    if count_pairs:
-        h2h = {}
+    given = lb.get("head_to_head")
+    count_pairs = not (isinstance(given, dict) and given)
+    h2h: dict[str, dict[str, dict[str, int]]] = given if isinstance(given, dict) and given else {}
     first = _First(MAX_GAME_ROWS)
     with_replay = _First(max_replays + 50)  # room for replays that cannot be read
     n_games = 0
@@ -725,7 +728,9 @@ def _summary(data: _Data, n_replays: int) -> str:
         (data.seed if data.seed is not None else "—", "seed"),
     ]
     items = "".join(f'<div class="stat"><b>{_esc(v)}</b><span>{_esc(k)}</span></div>' for v, k in stats)
-    return f'<div class="summary" id="summary">{items}</div>'
+    note = seed_note(data.leaderboard)
+    more = f'<p class="small muted" id="seed-note">{_esc(note)}</p>' if note else ""
+    return f'<div class="summary" id="summary">{items}</div>{more}'
 
 
 def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
@@ -1088,7 +1093,7 @@ def _h2h_section(data: _Data) -> str:
 <span class="muted small" id="h2h-shown"></span>
 </div>
 <div class="heatmap-wrap"><canvas id="h2h-canvas" width="1" height="1" aria-label="Head-to-head heat map"></canvas><div id="h2h-tip" class="tip hidden"></div></div>
-<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · ties count as not ahead</span></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · dark: the diagonal · ties count as not ahead</span></div>
 {table}<script type="application/json" id="h2h-data">{_json(_heat_payload(data))}</script>
 </section>"""
 
@@ -1279,7 +1284,20 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
 
 def _settings_section(data: _Data) -> str:
     cfg = data.config if isinstance(data.config, dict) else {}
-    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", data.seed)]
+    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", str(data.seed))]
+    lb = data.leaderboard
+    note = seed_note(lb)
+    if note:
+        facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
+    if lb.get("results_sha256"):
+        facts.append(("Games digest", lb["results_sha256"]))
+    try:
+        marker = _read_json(data.results_dir / "tournament.json")
+    except (OSError, ValueError):
+        marker = None
+    if isinstance(marker, dict) and marker.get("journal_head"):
+        facts.append(("Journal head", f"{marker['journal_head']} (the hash chain of games.jsonl after "
+                                      f"{marker.get('games')} games; p10-tourney verify checks it)"))
     if cfg:
         for k, v in cfg.items():
             if k in ("name", "seed") or isinstance(v, (dict, list)):

@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -228,7 +228,9 @@ def renew_lease(plugin: str, threads_by_machine: Mapping[str, int] | None,
     """Run on each worker by `client.run`: renew the lease of plugin `plugin` (see
     `GamePlugin.renew`). None on a worker without it (joined before it was registered)."""
     games = dask_worker.plugins.get(plugin) if dask_worker is not None else None
-    return games.renew(threads_by_machine) if games is not None else None
+    if games is None or not hasattr(games, "_renewed"):  # not there, or not set up yet
+        return None
+    return games.renew(threads_by_machine)
 
 
 def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
@@ -322,6 +324,9 @@ class DaskExecutor:
         self._threads = (0.0, 0)
         self._lease_stop: threading.Event | None = None
         self.threads_by_machine: dict[str, int] = {}
+        self._renew_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="p10-lease")
+        self._renewing: dict[str, Any] = {}  # worker address -> its renewal call (a Future)
+        self._where: dict[str, tuple[str, int]] = {}  # worker address -> (machine, threads)
 
     # ----- life cycle ---------------------------------------------------------------------
 
@@ -349,8 +354,8 @@ class DaskExecutor:
             register = getattr(client, "register_plugin", None) or client.register_worker_plugin
             register(GamePlugin(name, self.cfg, log_dir, own_cluster=self.cluster is not None), name=name)
             self.plugin = name
-            self._renew()  # where the workers are: then how many threads share each machine
-            self._renew()
+            self._renew(CONNECT_TIMEOUT)  # where the workers are: then how many threads share each machine
+            self._renew(CONNECT_TIMEOUT)
             self._lease_stop = threading.Event()
             threading.Thread(target=self._keep_lease, args=(self._lease_stop,), name=f"{name}-lease",
                              daemon=True).start()
@@ -393,18 +398,43 @@ class DaskExecutor:
         if problem:
             raise ClusterError(problem)
 
-    def _renew(self) -> None:
+    def _renew(self, timeout: float = LEASE_RENEW_S) -> None:
         """Renew the lease on every worker, telling each how many game threads its machine
-        runs (from the previous renewal's answers); count them again from the answers."""
+        runs (from the previous renewals' answers); count them again from the answers.
+
+        Each worker is renewed by a call of its own, so a worker that does not answer (a
+        stopped process, a machine gone quiet) holds up only its own renewal, never the
+        others' (whose leases would lapse while the run goes on). A call still waiting is
+        not repeated; the answers of a round are waited for up to `timeout` seconds."""
         client, plugin = self.client, self.plugin
         if client is None or plugin is None:
             return
-        answers = client.run(renew_lease, plugin, self.threads_by_machine or None, on_error="ignore")
-        counts: dict[str, int] = {}
-        for answer in answers.values():
-            if isinstance(answer, (tuple, list)) and len(answer) == 2:
-                counts[answer[0]] = counts.get(answer[0], 0) + int(answer[1])
-        self.threads_by_machine = counts
+        workers = list(client.nthreads())
+        counts = dict(self.threads_by_machine) or None
+        round_: list[Any] = []
+        for w in workers:
+            waiting = self._renewing.get(w)
+            if waiting is not None and not waiting.done():
+                continue
+            fut = self._renew_pool.submit(client.run, renew_lease, plugin, counts, workers=[w], on_error="ignore")
+            self._renewing[w] = fut
+            round_.append(fut)
+        wait(round_, timeout=timeout)
+        for w in list(self._renewing):
+            fut = self._renewing[w]
+            if w not in workers and fut.done():
+                del self._renewing[w]
+                self._where.pop(w, None)
+            elif fut.done() and fut.exception() is None:
+                answer = (fut.result() or {}).get(w)
+                if isinstance(answer, (tuple, list)) and len(answer) == 2:
+                    self._where[w] = (str(answer[0]), int(answer[1]))
+        by_machine: dict[str, int] = {}
+        for w in workers:
+            if w in self._where:
+                machine, threads = self._where[w]
+                by_machine[machine] = by_machine.get(machine, 0) + threads
+        self.threads_by_machine = by_machine
 
     def _keep_lease(self, stop: threading.Event) -> None:
         while not stop.wait(LEASE_RENEW_S):

@@ -58,6 +58,7 @@ def tables_for(cfg: TournamentConfig) -> list[tuple[str, ...]]:
 
 def _random_tables(cfg: TournamentConfig, count: int) -> list[tuple[str, ...]]:
     """`count` tables where entrants play equally often and pairs meet as evenly as possible."""
+    assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables"))
     names = cfg.entrants
     played = {x: 0 for x in names}
@@ -90,6 +91,8 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
     the round-robin and gauntlet schedules take the tables in turn, one block of
     table_size games at a time, instead of one table after another.
     """
+    if cfg.seed is None:
+        raise ValueError(f"tournament {cfg.name!r}: the secret seed is not drawn yet (the runner draws it)")
     n = cfg.table_size
     plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
     if cfg.format == "random":
