@@ -124,7 +124,8 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
 
 
 def _progress(console: Any, show: bool) -> tuple[Any, Any]:
-    """A rich progress bar: games done of total, games per second, time left, the leader."""
+    """A rich progress bar: games done of total, games per second, time left, the leader and,
+    with early stopping, where it stands (the SPRT's log-likelihood ratio and its bounds)."""
     if not show:
         return None, lambda: None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -132,19 +133,23 @@ def _progress(console: Any, show: bool) -> tuple[Any, Any]:
     bar = Progress(
         TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
         TextColumn("{task.fields[rate]:.1f} games/s"), TimeRemainingColumn(),
-        TextColumn("leader: {task.fields[leader]}"), console=console, transient=True,
+        TextColumn("leader: {task.fields[leader]}"), TextColumn("{task.fields[look]}"), console=console,
+        transient=True,
     )
     state: dict[str, Any] = {}
 
     def update(p: Any) -> None:
         if "task" not in state:
             bar.start()
-            state["task"] = bar.add_task("games", total=p.total, completed=p.done, rate=0.0, leader="—")
+            state["task"] = bar.add_task("games", total=p.total, completed=p.done, rate=0.0, leader="—", look="")
             state["first"] = p.done
         import time as _t
 
         elapsed = max(1e-6, _t.monotonic() - p.started_at)
-        bar.update(state["task"], completed=p.done, rate=(p.done - state["first"]) / elapsed, leader=p.leader or "—")
+        from .tournament.stats import progress_text
+
+        bar.update(state["task"], completed=p.done, rate=(p.done - state["first"]) / elapsed, leader=p.leader or "—",
+                   look=progress_text(getattr(p, "stopping", None)))
 
     def stop() -> None:
         if "task" in state:

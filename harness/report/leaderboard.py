@@ -11,9 +11,10 @@ from typing import Any, Mapping
 
 COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
            "mean_place", "mean_score", "mean_phases", "faults"]
-# Appended after COLUMNS in the CSV: the batch rating, its interval, and whether the order
-# against the next row is settled (tournament/stats.py).
-STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above"]
+# Appended after COLUMNS in the CSV: the batch rating (the board's order), its interval,
+# whether the order against the next row is settled and the test's verdict (tournament/stats.py).
+STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above", "next"]
+MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}
 
 
 def _fmt(v: Any) -> str:
@@ -36,20 +37,41 @@ def _interval(row: Mapping[str, Any]) -> str:
 
 
 def _next(row: Mapping[str, Any]) -> str:
+    """The verdict on this row's place above the next: settled, open (more games could
+    settle it), no evidence of a difference, too few deals."""
     v = row.get("settled_above")
-    return "" if v is None else "settled" if v else "not settled"
+    if v is None:
+        return ""
+    return row.get("next") or ("settled" if v else "not settled")
+
+
+ORDER_KEY = "(> settled; ≈ not settled; · too few deals to tell)"
 
 
 def order_line(board: Mapping[str, Any]) -> str | None:
-    """'a > b ≈ c > d': the ranking, with > where the order of neighbours is settled and ≈
-    where it is not (None for a board without statistics)."""
+    """'a > b ≈ c > d': the ranking, with > where the order of neighbours is settled, ≈
+    where it is not and · where there were too few informative deals to tell (None for a
+    board without statistics)."""
     rows = board["entrants"]
     if not rows or "settled_above" not in rows[0]:
         return None
     out = rows[0]["entrant"]
     for row, nxt in zip(rows, rows[1:]):
-        out += (" > " if row.get("settled_above") else " ≈ ") + nxt["entrant"]
+        sign = ">" if row.get("settled_above") else "·" if row.get("next") == "too few deals" else "≈"
+        out += f" {sign} " + nxt["entrant"]
     return out
+
+
+def promise(board: Mapping[str, Any]) -> str:
+    """What the marks promise, in one sentence."""
+    st = board.get("statistics") or {}
+    conf = _pct(st.get("confidence", 0.95))
+    err = _pct(round(1 - st.get("confidence", 0.95), 6))
+    how = ("an anytime-valid test, so stopping early does not spoil it" if st.get("test") == "sequential"
+           else "an exact sign test")
+    return (f"A settled mark (✓, >) means the two neighbours' deals reject \"equally strong\" at {conf}, by {how} on "
+            f"the deals both played, Holm-corrected over every pair: the chance that any settled mark on this board "
+            f"is wrong is at most {err}.")
 
 
 def stop_line(board: Mapping[str, Any]) -> str | None:
@@ -57,6 +79,8 @@ def stop_line(board: Mapping[str, Any]) -> str | None:
     st = board.get("stopping")
     if not st:
         return None
+    if st.get("rule") == "sprt":
+        return f"Early stopping (SPRT): {st['note']}."
     what = "the whole order" if st.get("top") is None else f"the top {st['top']}"
     return f"Early stopping ({what} at {_pct(st['confidence'])}): {st['note']}."
 
@@ -99,18 +123,18 @@ def sandbox_line(board: Mapping[str, Any]) -> str | None:
 
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
-    out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, {seed_text(board)}. "
-           "Ranked by TrueSkill μ − 3σ.", ""]
+    st = board.get("statistics")
+    ranked = ("Ranked by PL, the Plackett–Luce strength from all games at once (independent of game order); "
+              "TrueSkill (μ, σ, μ − 3σ) is the other rating, shown beside it.") if st else "Ranked by TrueSkill μ − 3σ."
+    out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, {seed_text(board)}. {ranked}", ""]
     if board.get("trusted"):
         out[-1:] = [f"Trusted (one process may play every seat rotation of a deal): {', '.join(board['trusted'])}.", ""]
-    st = board.get("statistics")
     if st:
         conf = _pct(st["confidence"])
-        out[-1:] = [
-            f"PL: the Plackett–Luce strength from all games at once (independent of game order), with its "
-            f"{conf} interval from {st['resamples']} bootstrap resamples of whole deals. Next: whether this "
-            f"entrant's place above the next one is settled at {conf} (it stays above in at least {conf} of "
-            "the resamples). More in stats.md.", ""]
+        out[-1:] = ["", f"PL [CI]: the rating with its {conf} interval from {st['resamples']} bootstrap resamples of "
+                    "whole deals. Next: this entrant against the next one on the deals both played: settled, "
+                    "open (a difference is plausible; more games may settle it), no evidence of a difference, or "
+                    f"too few deals. {promise(board)} More in stats.md.", ""]
     for line in (seed_note(board), digest_line(board)):
         if line:
             out += [line, ""]
@@ -121,7 +145,7 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     if box:
         out += [f"**{box}**", ""]
     with_stats = bool(board["entrants"]) and "settled_above" in board["entrants"][0]
-    head = ["rank", "entrant", "μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
+    head = ["rank", "entrant", "TrueSkill μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
             "mean score", "mean phases", "faults"] + (["PL [CI]", "next"] if with_stats else [])
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
@@ -132,7 +156,7 @@ def to_markdown(board: Mapping[str, Any]) -> str:
         out.append("| " + " | ".join(cells) + " |")
     line = order_line(board)
     if line:
-        out += ["", f"Order: {line}  (> settled, ≈ not settled)"]
+        out += ["", f"Order: {line}  {ORDER_KEY}"]
     names = [row["entrant"] for row in board["entrants"]]
     out += ["", "## Head to head", "", "Row entrant placed ahead / behind / level with column entrant.", ""]
     out.append("| | " + " | ".join(names) + " |")
@@ -191,8 +215,9 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
         out += [stop, ""]
     out += ["## Ratings", "",
             "PL strength: ln of the Plackett–Luce strength, fitted on all games at once; between two "
-            "entrants, P(a ahead of b) = 1 / (1 + e^(b − a)). Intervals: percentiles of the bootstrap "
-            "resamples of whole deals.", "",
+            "entrants, P(a ahead of b) = 1 / (1 + e^(b − a)); it orders the leaderboard. Intervals: percentiles "
+            "of the bootstrap resamples of whole deals (they describe the rating; the marks come from the "
+            "paired deal tests below).", "",
             f"| entrant | games | PL strength | {conf} interval | mean place | {conf} interval |", "|---|---|---|---|---|---|"]
     ents = st["entrants"]
     for row in board["entrants"]:
@@ -201,28 +226,27 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
         pci = "" if e["place_ci_low"] is None else f"[{e['place_ci_low']:.3f}, {e['place_ci_high']:.3f}]"
         mp = "" if e["mean_place"] is None else f"{e['mean_place']:.3f}"
         out.append(f"| {row['entrant']} | {e['games']} | {e['pl_strength']:.3f} | {ci} | {mp} | {pci} |")
+    seq = st.get("test") == "sequential"
     out += ["", "## Neighbours", "",
-            f"Each entrant against the next one in the leaderboard's order: the difference of PL strength, "
-            f"its bootstrap standard error, the share of resamples that keep the order, whether that share "
-            f"reaches {conf}, and about how many more games (played as so far) would settle it: "
-            "games × (z · se / diff)² − games, z the one-sided normal quantile of the confidence. "
-            "“reversed” means the batch rating puts the lower entrant above.", "",
-            "| upper | lower | diff | se | share in order | settled | more games to settle |", "|---|---|---|---|---|---|---|"]
+            "Each entrant against the next one in the leaderboard's order, on the deal groups both played: "
+            "the deals the upper and the lower did better on (placed ahead more often in the deal's games) and "
+            "the level ones, the share of the informative deals the upper did better on with its "
+            f"{conf} interval (½: no difference), the p-value of \"equally strong\" "
+            + ("(anytime-valid: it may be looked at after every round)" if seq else "(exact two-sided sign test)")
+            + " and Holm's adjusted p-value over every pair, the verdict and, where a difference is plausible, "
+            "about how many more games (played as so far) would settle it. "
+            f"{promise(board)}", "",
+            "| upper | lower | PL diff | deals | upper better | lower better | level | share [interval] | p | "
+            "p (Holm) | verdict | more games to settle |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for nb in st["neighbours"]:
-        if nb["share"] is None:
-            more = "no games"
-        elif nb["settled"]:
-            more = "0"
-        elif nb["games_to_settle"] is None:
-            more = "reversed" if nb["diff"] < 0 else "tied"
-        else:
-            more = f"≈ {nb['games_to_settle']}"
-        out.append(f"| {nb['upper']} | {nb['lower']} | {_fmt(nb['diff'])} | {'' if nb['se'] is None else _fmt(nb['se'])} | "
-                   f"{'' if nb['share'] is None else _fmt(nb['share'])} | {'yes' if nb['settled'] else 'no'} | {more} |")
-    pl = st["pl_order"]
-    if pl:
-        line = pl[0] + "".join((" > " if ok else " ≈ ") + b for ok, b in zip(st["pl_order_settled"], pl[1:]))
-        out += ["", f"Order by PL strength alone: {line}  (> settled, ≈ not settled)"]
+        share = "" if nb["share"] is None else f"{nb['share']:.3f} [{nb['share_low']:.3f}, {nb['share_high']:.3f}]"
+        more = "0" if nb["settled"] else "" if nb["games_to_settle"] is None else f"≈ {nb['games_to_settle']}"
+        out.append(f"| {nb['upper']} | {nb['lower']} | {_fmt(nb['diff'])} | {nb['deals']} | {nb['upper_better']} | "
+                   f"{nb['lower_better']} | {nb['level']} | {share} | {nb['p_value']:.4g} | {nb['p_adjusted']:.4g} | "
+                   f"{nb['verdict']} | {more} |")
+    line = order_line(board)
+    if line:
+        out += ["", f"Order: {line}  {ORDER_KEY}"]
     names = [row["entrant"] for row in board["entrants"]]
     met = st["pairs_met"]
     out += ["", "## Games each pair met", "", "| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
@@ -277,8 +301,9 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     caption = []
     if with_stats:
         conf = _pct(board["statistics"]["confidence"]) if board.get("statistics") else "95 %"
-        caption.append(f"PL [CI]: batch Plackett–Luce strength, {conf} interval; next: ✓ order against the "
-                       f"next row settled at {conf}, ? not settled")
+        caption.append(f"Ranked by PL [CI]: batch Plackett–Luce strength, {conf} interval; TrueSkill μ, σ, μ−3σ "
+                       f"beside it. next: ✓ order against the next row settled at {conf}, ≈ not settled, · too few "
+                       "deals")
     stop = stop_line(board)
     if stop:
         caption.append(stop)
@@ -290,7 +315,7 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
         caption.append(note)
     t = Table(title=f"{board['name']}: {board['games']} games ({seed_text(board)})",
               caption="\n".join(caption) or None)
-    heads = ["#", "entrant", "μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]
+    heads = ["#", "entrant", "TS μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]
     for h in heads + (["PL [CI]", "next"] if with_stats else []):
         t.add_column(h, justify="left" if h in ("entrant", "PL [CI]") else "right")
     for row in board["entrants"]:
@@ -300,9 +325,10 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
                  f"{row['mean_score']:.1f}", f"{row['mean_phases']:.2f}", str(row["faults"])]
         if with_stats:
             v = row.get("settled_above")
-            cells += [_interval(row), "" if v is None else "[green]✓[/green]" if v else "[yellow]?[/yellow]"]
+            mark = MARKS.get(row.get("next") or "", "✓" if v else "≈")
+            cells += [_interval(row), "" if v is None else f"[green]{mark}[/green]" if v else f"[yellow]{mark}[/yellow]"]
         t.add_row(*cells)
     console.print(t)
     line = order_line(board)
     if line:
-        console.print(f"Order: {line}  (> settled, ≈ not settled)")
+        console.print(f"Order: {line}  {ORDER_KEY}")

@@ -35,6 +35,7 @@ from urllib.parse import quote
 import orjson
 import yaml
 
+from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
 from .leaderboard import seed_note
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
@@ -803,10 +804,13 @@ def _leaderboard_section(data: _Data) -> str:
     if has_pl:
         cols[6:6] = [("PL [95 %]", "num", "num"), ("Next", "text", "")]
     titles = {
-        "PL [95 %]": "Batch Plackett–Luce strength of all games at once, with its 95 % bootstrap interval over deals",
-        "Next": "✓: the order against the next row is settled at 95 %; ?: not yet",
-        "μ": "TrueSkill mean: the rating's best guess", "σ": "TrueSkill uncertainty",
-        "μ − 3σ": "Conservative rating (μ − 3σ): the leaderboard's order",
+        "PL [95 %]": "Batch Plackett–Luce strength of all games at once (the leaderboard's order), with its 95 % "
+                     "bootstrap interval over deals",
+        "Next": "Against the next row on the deals both played — ✓: settled (a two-sided test rejects "
+                "'equally strong', Holm-corrected over every pair); ≈: not settled (open, or no evidence of a "
+                "difference); ·: too few informative deals to tell",
+        "μ": "TrueSkill mean (the other rating, shown beside PL)", "σ": "TrueSkill uncertainty",
+        "μ − 3σ": "TrueSkill's conservative rating (μ − 3σ)",
         "μ ± 3σ": "Where the true skill very likely lies", "Place": "Mean place per game; lower is better",
         "Points": "Mean penalty points per game; lower is better", "Phases": "Mean phases completed per game",
         "Faults": "Timeouts, malformed or illegal replies, crashes", "Wins": "Games won",
@@ -845,8 +849,8 @@ def _leaderboard_section(data: _Data) -> str:
             settled = r.get("settled_above")
             cells += [
                 (pl, f'<span style="white-space:nowrap">{_fmt(pl)}{band}</span>', "num"),
-                ("" if settled is None else ("settled" if settled else "open"),
-                 "" if settled is None else ("✓" if settled else "?"), ""),
+                ("" if settled is None else (r.get("next") or ("settled" if settled else "open")),
+                 "" if settled is None else _esc(_MARKS.get(r.get("next") or "", "✓" if settled else "≈")), ""),
             ]
         cells += [
             (n_games, _fmt(n_games, 0), "num"),
@@ -863,8 +867,18 @@ def _leaderboard_section(data: _Data) -> str:
         )
         body.append(f'<tr data-entrant="{_esc(e.name)}">{tds}</tr>')
     games_n = data.leaderboard.get("games", data.n_games)
+    ranked = ("ranked by PL, the Plackett–Luce strength of all games at once; TrueSkill μ, σ, μ − 3σ beside it"
+              if has_pl else "ranked by the conservative rating μ − 3σ")
+    notes = ""
+    if has_pl and data.leaderboard.get("statistics"):
+        line = order_line(data.leaderboard)
+        stop = stop_line(data.leaderboard)
+        notes = (f'\n<p class="hint" id="order-line">Order: {_esc(line)} {_esc(ORDER_KEY)}</p>' if line else "")
+        notes += f'\n<p class="hint" id="promise">{_esc(promise(data.leaderboard))}</p>'
+        if stop:
+            notes += f'\n<p class="hint" id="stopping">{_esc(stop)}</p>'
     return f"""<section class="panel" id="leaderboard">
-<h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
+<h2>Leaderboard<span class="hint">{_esc(ranked)} after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
 <div class="filters">
 <label>Find <input type="search" id="lb-search" placeholder="entrant name" autocomplete="off"></label>
 <span class="pager" id="lb-pager"><button type="button" id="lb-prev">‹ Prev</button> <span id="lb-page"></span> <button type="button" id="lb-next">Next ›</button></span>
@@ -874,7 +888,7 @@ def _leaderboard_section(data: _Data) -> str:
 <div class="table-wrap"><table class="sortable" id="leaderboard-table">
 <thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody>
-</table></div>
+</table></div>{notes}
 </section>"""
 
 

@@ -27,7 +27,7 @@ REPLAYS = ("none", "failed", "sample", "all")
 #: this many games of every entrant (in schedule order), besides every game with a fault.
 SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
-STOP_RULES = ("settled",)
+STOP_RULES = ("settled", "sprt")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -51,17 +51,32 @@ class DisqualifyPolicy:
 
 @dataclass(frozen=True)
 class StopPolicy:
-    """Early stopping (`stop_when: settled`): games are played in rounds of at least
-    `round_games` games (whole deal groups), and after each round the tournament stops if
-    the order of the top `top` entrants (None = the whole order) is settled at
-    `confidence` by a bootstrap of `resamples` resamples, once `min_games` games are
-    played. The budget is the schedule itself."""
+    """Early stopping. Games are played in rounds of at least `round_games` games (whole
+    deal groups) and looked at after each round once `min_games` games are played; the
+    budget is the schedule itself.
+
+    `stop_when: settled`: stop when the order of the top `top` entrants (None = the whole
+    order) is settled at `confidence` by the anytime-valid paired deal test (its error rate
+    holds over every look, whatever `round_games` and `min_games` are).
+
+    `stop_when: sprt`: a sequential probability ratio test of `candidate` against
+    `baseline` (None = every other entrant, the field) on per-deal scores: H0 "stronger by
+    `elo0`" against H1 "stronger by `elo1`" (logistic Elo of the deal score), error rates
+    `alpha` (accepting H1 when H0 holds) and `beta` (accepting H0 when H1 holds).
+
+    `resamples`: the bootstrap resamples of the leaderboard's rating intervals."""
 
     top: int | None = None
     confidence: float = 0.95
     round_games: int = 20
     min_games: int = 40
     resamples: int = 1000
+    candidate: str | None = None
+    baseline: str | None = None
+    elo0: float = 0.0
+    elo1: float = 50.0
+    alpha: float = 0.05
+    beta: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -131,8 +146,13 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {}) | (
+        } | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
+
+    def _stop_settings(self) -> dict[str, Any]:
+        """The `stop` settings that apply to this `stop_when` rule."""
+        keys = SETTLED_KEYS if self.stop_when == "settled" else SPRT_KEYS
+        return {k: v for k, v in asdict(self.stop).items() if k in keys}
 
     def with_seed(self, seed: int) -> "TournamentConfig":
         """This config playing with `seed` (a secret seed drawn or read back; it stays
@@ -401,7 +421,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "affinity", f"must be true or false, not {affinity!r}")
     if affinity and executor != "local":
         raise _err(src, "affinity", "applies to the local executor only (a Dask cluster places its own workers)")
-    stop_when, stop = _stop(src, data, len(bots))
+    stop_when, stop = _stop(src, data, [b.name for b in bots])
     return TournamentConfig(
         name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
@@ -412,36 +432,67 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     )
 
 
-def _stop(src: str, data: Mapping[str, Any], entrants: int) -> tuple[str | None, StopPolicy]:
+SETTLED_KEYS = {"top", "confidence", "round_games", "min_games", "resamples"}
+SPRT_KEYS = {"candidate", "baseline", "elo0", "elo1", "alpha", "beta", "round_games", "min_games", "resamples"}
+
+
+def _num(src: str, key: str, v: Any, lo: float | None = None, hi: float | None = None) -> float:
+    """A number, strictly inside (lo, hi) where given."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        raise _err(src, key, f"must be a number, not {v!r}")
+    if lo is not None and v <= lo or hi is not None and v >= hi:
+        raise _err(src, key, f"must be between {lo:g} and {hi:g} (exclusive), not {v!r}")
+    return float(v)
+
+
+def _stop(src: str, data: Mapping[str, Any], names: list[str]) -> tuple[str | None, StopPolicy]:
     """`stop_when` and its `stop` settings. Defaults scale with the field: rounds of 5
     games per entrant, at least 10 games per entrant before the first look."""
     rule = data.get("stop_when")
     raw = data.get("stop")
+    entrants = len(names)
     if rule is None:
         if raw is not None:
-            raise _err(src, "stop", "applies only with stop_when: settled")
+            raise _err(src, "stop", "applies only with stop_when: settled or sprt")
         return None, StopPolicy()
     if rule not in STOP_RULES:
         raise _err(src, "stop_when", f"must be one of {', '.join(STOP_RULES)} (or left out), not {rule!r}")
     raw = raw or {}
+    keys = SETTLED_KEYS if rule == "settled" else SPRT_KEYS
     if not isinstance(raw, dict):
-        raise _err(src, "stop", "must be a mapping (top, confidence, round_games, min_games, resamples)")
-    _check_keys(src, "stop.", raw, {"top", "confidence", "round_games", "min_games", "resamples"})
+        raise _err(src, "stop", f"must be a mapping ({', '.join(sorted(keys))})")
+    _check_keys(src, "stop.", raw, keys)
+    rg = raw.get("round_games")
+    mg = raw.get("min_games")
+    common = dict(
+        round_games=5 * entrants if rg is None else _int(src, "stop.round_games", rg, 1),
+        min_games=10 * entrants if mg is None else _int(src, "stop.min_games", mg, 0),
+        resamples=_int(src, "stop.resamples", raw.get("resamples", 1000), 100, 100000),
+    )
+    if rule == "sprt":
+        cand, base = raw.get("candidate"), raw.get("baseline")
+        if cand not in names:
+            raise _err(src, "stop.candidate", f"must name the bot under test (one of {', '.join(names)}), not {cand!r}")
+        if base is not None and (base not in names or base == cand):
+            raise _err(src, "stop.baseline",
+                       f"must name another bot than the candidate (or be left out for the whole field), not {base!r}")
+        if not 2 <= entrants <= 6:
+            raise _err(src, "stop_when", f"sprt is for 2 to 6 entrants, not {entrants}")
+        elo0 = _num(src, "stop.elo0", raw.get("elo0", 0.0), -1000, 1000)
+        elo1 = _num(src, "stop.elo1", raw.get("elo1", 50.0), -1000, 1000)
+        if elo1 <= elo0:
+            raise _err(src, "stop.elo1", f"must be above elo0 ({elo0:g}), not {elo1:g}")
+        alpha = _num(src, "stop.alpha", raw.get("alpha", 0.05), 0, 0.5)
+        beta = _num(src, "stop.beta", raw.get("beta", 0.05), 0, 0.5)
+        return rule, StopPolicy(candidate=cand, baseline=base, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta,
+                                confidence=1 - alpha, **common)  # type: ignore[arg-type]
     top = raw.get("top")
     if top is not None:
         top = _int(src, "stop.top", top, 1, entrants)
     conf = raw.get("confidence", 0.95)
     if not isinstance(conf, (int, float)) or isinstance(conf, bool) or not 0.5 < conf < 1:
         raise _err(src, "stop.confidence", f"must be a number between 0.5 and 1 (exclusive), not {conf!r}")
-    rg = raw.get("round_games")
-    mg = raw.get("min_games")
-    return rule, StopPolicy(
-        top=top,
-        confidence=float(conf),
-        round_games=5 * entrants if rg is None else _int(src, "stop.round_games", rg, 1),
-        min_games=10 * entrants if mg is None else _int(src, "stop.min_games", mg, 0),
-        resamples=_int(src, "stop.resamples", raw.get("resamples", 1000), 100, 100000),
-    )
+    return rule, StopPolicy(top=top, confidence=float(conf), **common)  # type: ignore[arg-type]
 
 
 def _limits(src: str, where: str, d: Any, base: Limits) -> Limits:

@@ -21,10 +21,10 @@ from .disqualify import DisqualificationGate, disqualifications
 from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain, results_digest
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
-from .ratings import Ratings
+from .ratings import Ratings, rules_draw_probability
 from .schedule import GameSpec, schedule
 from .standings import build_leaderboard
-from .stats import bootstrap_seed, check_settled, plan_rounds, stop_note
+from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
 
 _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
@@ -45,6 +45,7 @@ class Progress:
     started_at: float
     leader: str | None
     last: dict[str, Any] | None = None
+    stopping: dict[str, Any] | None = None  # early stopping's state after the last round looked at
 
 
 @dataclass
@@ -248,7 +249,7 @@ def run_tournament(
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
     records = dict(done)
-    live = _LiveRatings(cfg.entrants, records)
+    live = _LiveRatings(cfg.entrants, records, draw_probability=rules_draw_probability(cfg.rules))
     outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
@@ -263,7 +264,7 @@ def run_tournament(
         nonlocal finishing
         finishing = True
         journal.close()
-        stopped = outcome.stopping is not None and outcome.stopping["reason"] == "settled"
+        stopped = outcome.stopping is not None and bool(outcome.stopping.get("stop"))
         outcome.finished = stopped or len(records) == len(specs)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
@@ -300,10 +301,12 @@ def run_tournament(
                         outcome.first_s = outcome.playing_s
                     live.add(rec)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, live.leader(), rec))
+                        on_progress(Progress(len(records), len(specs), t0, live.leader(), rec, outcome.stopping))
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
-                    if outcome.stopping["reason"] == "settled":
+                    if on_progress:
+                        on_progress(Progress(len(records), len(specs), t0, live.leader(), None, outcome.stopping))
+                    if outcome.stopping["stop"]:
                         break
             # Every game is done: the workers end their bots while the results are published.
             release = getattr(executor, "release", None)
@@ -328,26 +331,40 @@ def run_tournament(
 def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
                 records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
     """The early-stopping decision after round `r` (0-based), from the games of rounds
-    0..r only: is the order of the entrants still in (not disqualified by those games)
-    settled? A boundary that an earlier run already went past (a later round has games)
-    did not stop that run, so it is not asked again (same games, same answer)."""
+    0..r only. `settled`: is the order of the entrants still in (not disqualified by those
+    games) settled by the anytime-valid test? `sprt`: has the log-likelihood ratio of the
+    candidate's deal scores crossed a bound? A boundary that an earlier run already went
+    past (a later round has games) did not stop that run, so it is not asked again (same
+    games, same answer)."""
     budget = sum(len(x) for x in rounds)
     upto = {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
     games = sum(len(x) for x in rounds[: r + 1])
     last = r == len(rounds) - 1
     passed = any(s.index in records for x in rounds[r + 1:] for s in x)
-    settled = False
-    if games >= cfg.stop.min_games and not passed:
-        out = {d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, cfg.disqualify, upto)}
-        check = check_settled(
-            list(upto.values()), cfg.entrants, top=cfg.stop.top, confidence=cfg.stop.confidence,
-            resamples=cfg.stop.resamples, seed=bootstrap_seed(cfg.seed), among=[e for e in cfg.entrants if e not in out],
-        )
-        settled = check.settled
-    reason = "settled" if settled else "budget" if last else "playing"
-    return {"rule": cfg.stop_when, "reason": reason, "games": games, "budget": budget, "round": r + 1,
-            "rounds": len(rounds), "top": cfg.stop.top, "confidence": cfg.stop.confidence,
-            "note": stop_note(reason, games, budget)}
+    looked = games >= cfg.stop.min_games and not passed
+    st = cfg.stop
+    out: dict[str, Any] = {"rule": cfg.stop_when, "games": games, "budget": budget, "round": r + 1,
+                           "rounds": len(rounds)}
+    if cfg.stop_when == "sprt":
+        assert st.candidate is not None
+        test = sprt(deal_scores(paired_deals(upto.values(), cfg.entrants), st.candidate, st.baseline),
+                    st.elo0, st.elo1, st.alpha, st.beta)
+        decision = test["decision"] if looked else None
+        reason = {"H1": "accepted", "H0": "rejected"}.get(decision or "", "budget" if last else "playing")
+        out |= {"candidate": st.candidate, "baseline": st.baseline, "sprt": test}
+    else:
+        settled = False
+        if looked:
+            pol = cfg.disqualify
+            dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
+                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol, upto)}
+            settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
+                                    among=[e for e in cfg.entrants if e not in dq]).settled
+        reason = "settled" if settled else "budget" if last else "playing"
+        out |= {"top": st.top, "confidence": st.confidence}
+    out |= {"reason": reason, "stop": reason in ("settled", "accepted", "rejected")}
+    out["note"] = stop_note(reason, games, budget, out)
+    return out
 
 
 class _Waiting:
@@ -459,7 +476,8 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]],
     board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
                               disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
-                              ratings=ratings)
+                              ratings=ratings, sequential=bool(cfg.stop_when),
+                              draw_probability=rules_draw_probability(cfg.rules))
     board["disqualified"] = [d.to_dict() for d in dqs]
     # Bots whose processes were kept across the seat rotations of a duplicate deal.
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
@@ -491,8 +509,8 @@ class _LiveRatings:
     every `every_s` seconds."""
 
     def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
-                 every_s: float = 0.5) -> None:
-        self.ratings = Ratings(entrants)
+                 every_s: float = 0.5, draw_probability: float | None = None) -> None:
+        self.ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
         self.pending: dict[int, Mapping[str, Any]] = dict(records)
         self.next = 0
         self.every_s = every_s

@@ -13,22 +13,28 @@ from .stats import CONFIDENCE, RESAMPLES, bootstrap_seed, report
 def build_leaderboard(
     records: Iterable[Mapping[str, Any]], entrants: Sequence[str], name: str = "", seed: int | None = None,
     disqualified: Mapping[str, str] | None = None, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-    stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
+    stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None, sequential: bool = False,
+    draw_probability: float | None = None,
 ) -> dict[str, Any]:
     """The leaderboard of `records` (any order; they are rated in game-index order).
 
-    Each row also has the batch Plackett–Luce rating `pl_strength` with its bootstrap
-    interval `ci_low`..`ci_high` (at `confidence`, over `resamples` resamples of deal
-    groups seeded from `seed`) and `settled_above`: whether its place above the next row
-    is settled at `confidence` (None on the last row). The board's `statistics` section has
-    the rest (`stats.report`); `stopping` (early stopping's decision, from the runner) is
-    kept as the board's `stopping`. `ratings`, if given, is TrueSkill already run over
-    exactly these records in index order (the runner rates games as they finish).
+    The rows are in the order of the batch Plackett–Luce rating `pl_strength` (disqualified
+    entrants last), each with its bootstrap interval `ci_low`..`ci_high` (at `confidence`,
+    over `resamples` resamples of deal groups seeded from `seed`), `settled_above`: whether
+    its place above the next row is settled at `confidence` by the paired deal test (None
+    on the last row), and `next`: that test's verdict ("settled", "open", "too few deals",
+    "no evidence of a difference"). TrueSkill (μ, σ, μ − 3σ) is the other rating, shown
+    beside it. With `sequential` (a tournament with early stopping) the test is the
+    anytime-valid one. The board's `statistics` section has the rest (`stats.report`);
+    `stopping` (early stopping's decision, from the runner) is kept as the board's
+    `stopping`. `ratings`, if given, is TrueSkill already run over exactly these records in
+    index order (the runner rates games as they finish); otherwise they are rated with
+    `draw_probability` (default: that of the standard game; the runner passes the variant's).
     """
     recs = sorted(records, key=lambda r: r["id"])
     rate = ratings is None
     if ratings is None:
-        ratings = Ratings(entrants)
+        ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
     stats: dict[str, dict[str, Any]] = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
                  "fault_kinds": {}, "places": {}} for e in entrants}
     h2h: dict[str, dict[str, dict[str, int]]] = {
@@ -79,18 +85,24 @@ def build_leaderboard(
             "place_counts": {str(k): v for k, v in sorted(s["places"].items())},
             "disqualified": (disqualified or {}).get(e),
         })
-    rows.sort(key=lambda x: (x["disqualified"] is not None, -x["conservative"], -x["mu"], x["entrant"]))
+    dq = {e for e in entrants if (disqualified or {}).get(e)}
+    analysis, statistics = report(recs, entrants, resamples, confidence, bootstrap_seed(seed), last=dq,
+                                  sequential=sequential)
+    theta = analysis.theta
+    rank = {e: i for i, e in enumerate(statistics["order"])}
+    rows.sort(key=lambda x: rank[x["entrant"]])
     for i, row in enumerate(rows, 1):
         row["rank"] = i
-    shown = [row["entrant"] for row in rows]
-    analysis, statistics = report(recs, entrants, shown, resamples, confidence, bootstrap_seed(seed))
+    tests = {(nb["upper"], nb["lower"]): nb for nb in statistics["neighbours"]}
     for row, nxt in zip(rows, rows[1:] + [None]):
         e = row["entrant"]
         ci = analysis.ci[e]
-        row["pl_strength"] = round(analysis.theta[e], 3)
+        row["pl_strength"] = round(theta[e], 3)
         row["ci_low"] = None if ci is None else round(ci[0], 3)
         row["ci_high"] = None if ci is None else round(ci[1], 3)
-        row["settled_above"] = None if nxt is None else analysis.settled(e, nxt["entrant"])
+        nb = None if nxt is None else tests.get((e, nxt["entrant"]))
+        row["settled_above"] = None if nxt is None else bool(nb and nb["settled"])
+        row["next"] = None if nxt is None or nb is None else nb["verdict"]
     history = ratings.history
     board = {
         "name": name,
@@ -104,3 +116,4 @@ def build_leaderboard(
     if stopping is not None:
         board["stopping"] = dict(stopping)
     return board
+

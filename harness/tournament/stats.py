@@ -1,6 +1,6 @@
-"""How sure the standings are: a batch Plackett–Luce rating, bootstrap confidence over
-deals, which neighbours' order is settled, the luck share of the variance, and how many
-more games would settle the rest.
+"""How sure the standings are: a batch Plackett–Luce rating with bootstrap intervals over
+deals, which neighbours' order is settled (paired deal tests), the luck share of the
+variance, how many more games would settle the rest, and the SPRT of early stopping.
 
 Pure functions of game records (the dicts of games.jsonl: ``id``, ``group``, ``seats``,
 ``places``, ...); records whose ``reason`` is ``not_played`` and games of fewer than two
@@ -31,9 +31,13 @@ The confidence
     θ. Whole groups are drawn, never single games, so the luck that a duplicate deal
     cancels stays cancelled in every resample; with plain deals every game is its own
     group. The interval of an entrant is the percentile interval of its θ over the
-    resamples; the order of two entrants is *settled* at confidence c when the one above
-    stays above in at least a share c of the resamples (and there are enough deal groups
-    to say anything at c at all: `min_groups`).
+    resamples. These intervals describe the rating; they do not decide the marks.
+
+How sure the order is
+    From paired deal outcomes (see "paired deal outcomes" below): a pair of neighbours is
+    *settled* when a two-sided test of "equally strong" on the deals both played rejects at
+    the confidence after Holm's correction over every pair, by an exact sign test for a
+    board of fixed size, by an anytime-valid test for early stopping (`stop_when`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 from statistics import NormalDist
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -458,35 +463,6 @@ class Analysis:
         """Entrants with games, strongest first by θ (then by name)."""
         return rank_order(self.theta, self.entrant_games, among)
 
-    def settled(self, upper: str, lower: str) -> bool:
-        """Whether `upper` stays above `lower` in at least a share `confidence` of resamples
-        (never with fewer deal groups than `min_groups` asks)."""
-        if not (self.entrant_games.get(upper) and self.entrant_games.get(lower)) or self.groups < min_groups(self.confidence):
-            return False
-        return self.above_share(upper, lower) >= self.confidence
-
-    def games_to_settle(self, upper: str, lower: str) -> int | None:
-        """About how many more games (of the tournament, played as so far) would settle
-        `upper` above `lower`: the standard error of θu − θl shrinks as 1/√games, so
-        games needed ≈ games × (z · se / diff)² with z the one-sided normal quantile of
-        the confidence. 0 when settled; None when `upper` does not rate above `lower`."""
-        if self.settled(upper, lower):
-            return 0
-        diff = self.theta[upper] - self.theta[lower]
-        se = self.diff_se(upper, lower)
-        if diff <= 0 or not math.isfinite(se) or self.games == 0:
-            return None
-        z = NormalDist().inv_cdf(self.confidence)
-        return max(1, math.ceil(self.games * (z * se / diff) ** 2 - self.games))
-
-
-def min_groups(confidence: float) -> int:
-    """The fewest deal groups that can settle anything at `confidence`: a bootstrap of a
-    few groups that all went one way puts every resample that way, though so few say
-    little. As for a sign test, k groups all one way are needed for 2^-k <= 1 - confidence
-    (5 at 95 %, 7 at 99 %)."""
-    return max(1, math.ceil(math.log2(1 / (1 - confidence))))
-
 
 def _above(a: float, b: float) -> float:
     return 1.0 if a > b else 0.5 if a == b else 0.0
@@ -528,6 +504,40 @@ def analyse(
     )
 
 
+def pl_theta(records: Iterable[Mapping[str, Any]], entrants: Sequence[str],
+             prior: float = PRIOR) -> tuple[dict[str, float], dict[str, int]]:
+    """θ of every entrant (the same fit as `DealBootstrap.theta`, without the bootstrap's
+    tables: Newton steps from θ = 0, the likelihood being strictly concave) and its games."""
+    names = list(entrants)
+    index = {e: i for i, e in enumerate(names)}
+    table: dict[tuple[int, ...], list[float]] = {}
+    games = [0] * len(names)
+    for r in played(records):
+        if not all(s in index for s in r["seats"]):
+            continue
+        seats = tuple(index[s] for s in r["seats"])
+        for i in seats:
+            games[i] += 1
+        for key, add in _merged(seats, tuple(r["places"])):
+            row = table.get(key)
+            if row is None:
+                table[key] = list(add)
+            else:
+                for j, x in enumerate(add):
+                    row[j] += x
+    sets = [(k, row[0], row[1:]) for k, row in table.items()]
+    theta = newton_pl(sets, len(names), [0.0] * len(names), prior, tol=1e-9)
+    return dict(zip(names, theta)), dict(zip(names, games))
+
+
+@lru_cache(maxsize=65536)
+def _merged(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
+    """The stages of one game as rows of a `_merge` table (the same games recur: cached)."""
+    table: dict[tuple[int, ...], list[float]] = {}
+    _merge(game_stages(seats, places), table)
+    return tuple((k, tuple(v)) for k, v in table.items())
+
+
 @dataclass
 class SettledCheck:
     """The answer of `check_settled`."""
@@ -535,40 +545,29 @@ class SettledCheck:
     settled: bool
     order: list[str]
     pairs: list[tuple[str, str]]
-    resamples_used: int
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_settled(
     records: Iterable[Mapping[str, Any]], entrants: Sequence[str], top: int | None = None,
-    confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0, prior: float = PRIOR,
-    among: Sequence[str] | None = None,
+    confidence: float = CONFIDENCE, prior: float = PRIOR, among: Sequence[str] | None = None,
 ) -> SettledCheck:
-    """Whether the order by θ is settled at `confidence`: every adjacent pair among the
-    first `top` + 1 entrants (all of them when `top` is None) stays in order in at least a
-    share `confidence` of the `resamples` resamples. That is `Analysis.settled` for those
-    pairs, with the same resamples, but the bootstrap stops as soon as the answer cannot
-    change, which for an unsettled order is usually early. `among` limits the order to
-    some entrants (e.g. those not disqualified); all games are fitted either way."""
-    data = DealBootstrap(records, entrants, prior)
-    order = rank_order(dict(zip(data.entrants, data.theta)), dict(zip(data.entrants, data.entrant_games)), among)
+    """Whether the order by θ is settled at `confidence` for early stopping: every adjacent
+    pair among the first `top` + 1 entrants (all of them when `top` is None) is settled by
+    the anytime-valid test of `neighbour_tests` (sequential), Holm-corrected over every pair
+    of the entrants in the order. Its error rate holds however often it is asked. `among`
+    limits the order to some entrants (e.g. those not disqualified); all games are fitted
+    either way."""
+    recs = played(records)
+    theta, games = pl_theta(recs, entrants, prior)
+    order = rank_order(theta, games, among)
     k = len(order) - 1 if top is None else min(top, len(order) - 1)
     pairs = list(zip(order[:k], order[1:k + 1]))
-    if not pairs or data.groups < min_groups(confidence):
-        return SettledCheck(False, order, pairs, 0)
-    idx = [(data.entrants.index(a), data.entrants.index(b)) for a, b in pairs]
-    need = confidence * resamples  # a pair is settled when its successes reach this
-    wins = [0.0] * len(pairs)
-    used = 0
-    for th, _ in data.resamples(resamples, seed):
-        used += 1
-        left = resamples - used
-        for p, (i, j) in enumerate(idx):
-            wins[p] += _above(th[i], th[j])
-        if any(w + left < need for w in wins):
-            return SettledCheck(False, order, pairs, used)
-        if all(w >= need for w in wins):
-            return SettledCheck(True, order, pairs, used)
-    return SettledCheck(all(w >= need for w in wins), order, pairs, used)
+    if not pairs:
+        return SettledCheck(False, order, pairs)
+    tests = neighbour_tests(paired_deals(recs, entrants), order[:k + 1], confidence, sequential=True, among=order,
+                            intervals=False)
+    return SettledCheck(all(t["settled"] for t in tests), order, pairs, tests)
 
 
 def pairs_met(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -667,32 +666,34 @@ def bootstrap_seed(seed: int | None) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
+def board_order(theta: Mapping[str, float], games: Mapping[str, int], last: Iterable[str] = ()) -> list[str]:
+    """Every entrant in the leaderboard's order: by θ, strongest first, those in `last`
+    (disqualified) after the rest and entrants without games at the end; ties by name."""
+    out = set(last)
+    return sorted(theta, key=lambda e: (e in out, not games.get(e), -theta[e], e))
+
+
 def report(
-    records: Iterable[Mapping[str, Any]], entrants: Sequence[str], order: Sequence[str] | None = None,
-    resamples: int = RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR,
+    records: Iterable[Mapping[str, Any]], entrants: Sequence[str], resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR, last: Iterable[str] = (),
+    sequential: bool = False,
 ) -> tuple[Analysis, dict[str, Any]]:
-    """The analysis and the ``statistics`` section of a leaderboard: per entrant θ with
-    its interval and mean place with its interval; for each pair of neighbours in `order`
-    (the leaderboard's; default the order by θ) the share of resamples that keep it, whether
-    it is settled and about how many more games would settle it; the games each pair met;
-    the luck share. Numbers are rounded for publishing."""
+    """The analysis and the ``statistics`` section of a leaderboard: the board's order
+    (`board_order`: by θ, `last` after the rest); per entrant θ with its interval and mean
+    place with its interval; for each pair of neighbours in that order the paired deal test (`neighbour_tests`,
+    the anytime-valid one with `sequential`, as a board of early stopping must use) and
+    about how many more games would settle it; the games each pair met; the luck share.
+    Numbers are rounded for publishing."""
     recs = played(records)
     a = analyse(recs, entrants, resamples, confidence, seed, prior)
-    shown = list(order) if order is not None else a.order()
-    neighbours = []
-    for upper, lower in zip(shown, shown[1:]):
-        share = a.above_share(upper, lower) if a.entrant_games[upper] and a.entrant_games[lower] else None
-        more = a.games_to_settle(upper, lower) if share is not None else None
-        se = a.diff_se(upper, lower) if share is not None else None
-        neighbours.append({
-            "upper": upper, "lower": lower,
-            "diff": round(a.theta[upper] - a.theta[lower], 4),
-            "se": None if se is None or not math.isfinite(se) else round(se, 4),
-            "share": None if share is None else round(share, 4),
-            "settled": a.settled(upper, lower),
-            "games_to_settle": more,
-        })
-    pl = a.order()
+    shown = board_order(a.theta, a.entrant_games, last)
+    deals = paired_deals(recs, entrants)
+    neighbours = neighbour_tests(deals, shown, confidence, sequential)
+    for nb in neighbours:
+        nb["diff"] = round(a.theta[nb["upper"]] - a.theta[nb["lower"]], 4)
+        inf = nb["upper_better"] + nb["lower_better"]
+        nb["games_to_settle"] = (0 if nb["settled"] else None if nb["more_deals"] is None or not inf
+                                 else math.ceil(nb["more_deals"] * a.games / inf))
     ents = {}
     for e in entrants:
         ci, pci = a.ci[e], a.place_ci[e]
@@ -702,27 +703,39 @@ def report(
             "games": a.entrant_games[e], "mean_place": _r(mp), "place_ci_low": _r(pci and pci[0]),
             "place_ci_high": _r(pci and pci[1]),
         }
+    test = ("anytime-valid: Robbins' beta-binomial mixture martingale (Beta(4, 4) mixing; Howard, Ramdas, "
+            "McAuliffe and Sekhon 2021), p = 1 / its running maximum, valid however often it is looked at"
+            if sequential else "exact two-sided sign test (binomial, p = 1/2)")
     section = {
         "method": {
             "rating": "Plackett-Luce on places, fitted on all games at once (MM, Hunter 2004); "
                       "pl_strength = ln(strength); a shared place counts as every order of the tied "
                       f"entrants equally; prior: {prior:g} virtual win and loss per entrant against a "
-                      "reference of strength 0",
-            "bootstrap": "resamples of whole deal groups (the games of one duplicate deal; with plain "
-                         "deals single games), with replacement; percentile intervals",
-            "settled": "the upper entrant stays above the lower one in at least a share `confidence` "
-                       f"of the resamples, with at least {min_groups(confidence)} deal groups played",
-            "games_to_settle": "more games needed ~ games x (z x se / diff)^2 - games, z the one-sided "
-                               "normal quantile of `confidence`, se the bootstrap standard error of the "
-                               "difference of pl_strength",
+                      "reference of strength 0; the leaderboard's order",
+            "bootstrap": "intervals of pl_strength and mean place: resamples of whole deal groups (the games "
+                         "of one duplicate deal; with plain deals single games), with replacement; percentiles",
+            "deals": "for two entrants and a deal group where both played, the one placed ahead more often "
+                     "in the group's games did better; level deals say nothing and are left out",
+            "settled": f"{test} of the informative deals of the two neighbours, Holm-corrected over every pair "
+                       "of ranked entrants that met; settled when the adjusted p-value is at most "
+                       "1 - confidence and the upper did better more often: the chance that any settled mark "
+                       "on the board is wrong is at most 1 - confidence",
+            "share": "the share of the informative deals the upper did better on, with its "
+                     + ("anytime-valid (confidence sequence)" if sequential else "exact Clopper-Pearson")
+                     + " interval (1/2: no difference)",
+            "too_few_deals": f"fewer than {min_informative(confidence, sequential)} informative deals: no "
+                             "result could settle the pair",
+            "games_to_settle": "only where a difference is plausible (the upper did better by at least one "
+                               "standard error): the informative deals needed at the share seen so far, as "
+                               "games of the tournament played as so far; otherwise: no evidence of a difference",
         },
         "confidence": confidence,
+        "test": "sequential" if sequential else "fixed",
         "resamples": a.resamples,
         "seed": seed,
         "games": a.games,
         "deal_groups": a.groups,
-        "pl_order": pl,
-        "pl_order_settled": [a.settled(u, l) for u, l in zip(pl, pl[1:])],
+        "order": shown,
         "entrants": ents,
         "neighbours": neighbours,
         "pairs_met": pairs_met(recs, entrants),
@@ -757,10 +770,428 @@ def plan_rounds(specs: Sequence[T], round_games: int) -> list[list[T]]:
     return rounds
 
 
-def stop_note(reason: str, games: int, budget: int) -> str:
-    """The sentence a report gives for why the games stopped."""
+def progress_text(state: Mapping[str, Any] | None) -> str:
+    """Early stopping's state for a progress display: the SPRT's log-likelihood ratio and
+    its bounds, or whether the order is settled yet ("" before the first look)."""
+    if not state:
+        return ""
+    t = state.get("sprt")
+    if t is not None:
+        verdict = {"accepted": " H1 accepted", "rejected": " H0 accepted"}.get(state.get("reason", ""), "")
+        return f"LLR {t['llr']:.2f} [{t['lower']:.2f}, {t['upper']:.2f}]{verdict}"
+    return "settled" if state.get("reason") == "settled" else "not settled yet"
+
+
+def stop_note(reason: str, games: int, budget: int, state: Mapping[str, Any] | None = None) -> str:
+    """The sentence a report gives for why the games stopped (or where early stopping is)."""
+    t = (state or {}).get("sprt")
+    if t is not None:
+        who = f"{state['candidate']} vs {state['baseline'] or 'the field'}"  # type: ignore[index]
+        llr = f"LLR {t['llr']:.2f} in [{t['lower']:.2f}, {t['upper']:.2f}]"
+        est = "" if t.get("elo") is None else f", {t['elo']:+.0f} Elo over {t['deals']} deals"
+        if reason == "accepted":
+            return (f"SPRT {who}: H1 accepted (stronger by {t['elo1']:g} Elo rather than {t['elo0']:g}) after "
+                    f"{games} games; {llr}{est}")
+        if reason == "rejected":
+            return f"SPRT {who}: H0 accepted (not stronger by {t['elo1']:g} Elo) after {games} games; {llr}{est}"
+        if reason == "budget":
+            return f"SPRT {who}: no decision, budget of {budget} games reached; {llr}{est}"
+        return f"SPRT {who}: {llr}{est} after {games} of {budget} games"
     if reason == "settled":
         return f"settled after {games} games (budget {budget})"
     if reason == "budget":
         return f"budget of {budget} games reached"
     return f"stopped after {games} of {budget} games ({reason})"
+
+
+# ----- paired deal outcomes: the tests behind the marks -------------------------------------
+#
+# For two entrants and one deal group where both played, the deal says who did better: the
+# sum over the group's games (where both sat) of +1 when the first placed ahead of the
+# second, −1 when behind, 0 when level. A positive sum is a deal the first did better on, a
+# negative one a deal the second did better on, zero a level deal (it says nothing about
+# which is stronger and is left out). With equal entrants every informative deal goes either
+# way with probability ½ (duplicate deals: exactly, by the seat rotation; plain deals: on
+# average over the seats, which only makes the tests below more careful), so:
+#
+# - fixed size: the exact two-sided sign test (binomial, p = ½) of the informative deals,
+#   with its Clopper–Pearson interval for the share of them the upper entrant did better on;
+# - sequential: the same outcomes as a running test (Robbins' 1970 beta-binomial mixture
+#   martingale; Howard, Ramdas, McAuliffe & Sekhon 2021, "Time-uniform, nonparametric,
+#   nonasymptotic confidence sequences"): its running maximum M stays below 1/α with
+#   probability ≥ 1 − α over every deal for ever (Ville's inequality), so the p-value
+#   1 / max M may be looked at as often as one likes;
+# - several pairs: Holm's step-down correction over every pair of entrants that met, so the
+#   chance that any "settled" on a board is wrong is at most 1 − confidence (family-wise,
+#   whatever the true strengths).
+
+MIXTURE = 4.0  # the Beta(a, a) mixing prior of the sequential test: tuned to tens-hundreds of deals
+NO_EVIDENCE_Z = 1.0  # a difference is "plausible" when the upper entrant leads by ≥ 1 standard error
+
+
+@dataclass
+class PairedDeals:
+    """Every (deal group, pair of entrants) where both played: who did better. Compact
+    arrays, one row per pair and group, sorted by pair then group (game order)."""
+
+    entrants: list[str]
+    games: int
+    groups: int
+    lo: np.ndarray  # the pair: entrant indices lo < hi
+    hi: np.ndarray
+    group: np.ndarray  # ordinal of the deal group (by its first game)
+    sign: np.ndarray  # +1: lo did better, −1: hi did better, 0: level
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """n×n matrices: deals row did better than column, deals level, deals both played."""
+        n = len(self.entrants)
+        pid = self.lo * n + self.hi
+        plus = np.bincount(pid, weights=self.sign > 0, minlength=n * n).reshape(n, n)
+        minus = np.bincount(pid, weights=self.sign < 0, minlength=n * n).reshape(n, n)
+        level = np.bincount(pid, weights=self.sign == 0, minlength=n * n).reshape(n, n)
+        better = plus + minus.T
+        level = level + level.T
+        return better, level, better + better.T + level
+
+    def running_max_mixture(self, a: float = MIXTURE) -> np.ndarray:
+        """n×n (symmetric): the largest log mixture martingale over every prefix of each
+        pair's informative deals, in game order (0 for pairs without one)."""
+        n = len(self.entrants)
+        out = np.zeros((n, n))
+        keep = self.sign != 0
+        if not keep.any():
+            return out
+        pid = (self.lo * n + self.hi)[keep]
+        s = (self.sign[keep] > 0).astype(float)
+        starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+        seg = np.cumsum(np.r_[False, pid[1:] != pid[:-1]])
+        cs, cm = np.cumsum(s), np.arange(1, len(s) + 1, dtype=float)
+        k = cs - (cs - s)[starts][seg]  # per-pair running counts
+        m = cm - (cm - 1)[starts][seg]
+        best = np.maximum(np.maximum.reduceat(log_mixture(k, m, a), starts), 0.0)
+        p = pid[starts]
+        out.flat[p] = best
+        out.T.flat[p] = best
+        return out
+
+
+def paired_deals(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> PairedDeals:
+    """The paired deal outcomes of `records` (see above). Vectorised per table size: the
+    cost is one pass over the records plus numpy work per seat pair of a table."""
+    names = list(entrants)
+    index = {e: i for i, e in enumerate(names)}
+    n = len(names)
+    recs = [r for r in played(records) if all(s in index for s in r["seats"])]
+    gkey: dict[Any, int] = {}
+    gid = np.empty(len(recs), dtype=np.int64)
+    by_size: dict[int, list[int]] = {}
+    for k, r in enumerate(recs):
+        key = r.get("group")
+        gid[k] = gkey.setdefault(("game", r["id"]) if key is None else key, len(gkey))
+        by_size.setdefault(len(r["seats"]), []).append(k)
+    keys, signs = [], []
+    span = len(gkey) + 1
+    for t, ks in by_size.items():
+        seats = np.array([[index[s] for s in recs[k]["seats"]] for k in ks], dtype=np.int64)
+        places = np.array([recs[k]["places"] for k in ks], dtype=np.int64)
+        g = gid[ks]
+        for i, j in combinations(range(t), 2):
+            a, b = seats[:, i], seats[:, j]
+            s = np.sign(places[:, j] - places[:, i])  # +1: seat i placed ahead
+            swap = a > b
+            lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+            keys.append((lo * n + hi) * span + g)
+            signs.append(np.where(swap, -s, s))
+    if keys:
+        uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
+        total = np.bincount(inv.ravel(), weights=np.concatenate(signs).astype(float))
+        pair, group = np.divmod(uniq, span)
+        lo_, hi_ = np.divmod(pair, n)
+        sign = np.sign(total).astype(np.int64)
+    else:
+        lo_ = hi_ = group = sign = np.zeros(0, dtype=np.int64)
+    return PairedDeals(names, len(recs), len(gkey), lo_, hi_, group, sign)
+
+
+_lgamma = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _betaln(x: Any, y: Any) -> np.ndarray:
+    """ln B(x, y), elementwise."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    return np.asarray(_lgamma(x) + _lgamma(y) - _lgamma(x + y), dtype=float)
+
+
+def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
+    """ln M: the beta-binomial mixture martingale of `k` successes in `m` fair coin flips,
+    2^m · B(a + k, a + m − k) / B(a, a) (Robbins 1970): its expectation is 1 under p = ½."""
+    k, m = np.asarray(k, dtype=float), np.asarray(m, dtype=float)
+    return m * math.log(2.0) + _betaln(a + k, a + m - k) - _betaln(a, a)
+
+
+def _log_binom_terms(n: int, q: float) -> np.ndarray:
+    """ln P(X = i) for i = 0..n, X ~ Bin(n, q), 0 < q < 1."""
+    i = np.arange(n + 1, dtype=float)
+    return (math.lgamma(n + 1) - _lgamma(i + 1).astype(float) - _lgamma(n - i + 1).astype(float)
+            + i * math.log(q) + (n - i) * math.log1p(-q))
+
+
+def _tail(n: int, k: int, q: float, upper: bool) -> float:
+    """P(X ≥ k) (`upper`) or P(X ≤ k) for X ~ Bin(n, q)."""
+    t = _log_binom_terms(n, q)
+    t = t[k:] if upper else t[: k + 1]
+    if not len(t):
+        return 0.0
+    top = t.max()
+    return float(min(1.0, math.exp(top) * np.exp(t - top).sum()))
+
+
+def sign_test(wins: Any, losses: Any) -> np.ndarray:
+    """The exact two-sided sign test's p-value: 2·P(Bin(n, ½) ≤ min(wins, losses)), at most 1."""
+    w, l = np.atleast_1d(np.asarray(wins, dtype=int)), np.atleast_1d(np.asarray(losses, dtype=int))
+    return np.array([min(1.0, 2.0 * _tail(int(a + b), int(min(a, b)), 0.5, False)) if a + b else 1.0
+                     for a, b in zip(w, l)])
+
+
+def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The exact (Clopper–Pearson) interval of a binomial share, k successes of n: the q
+    where P(X ≥ k | q) and P(X ≤ k | q) are (1 − confidence)/2, by bisection."""
+    half = (1 - confidence) / 2
+    ks, ns = np.atleast_1d(np.asarray(k, dtype=int)), np.atleast_1d(np.asarray(n, dtype=int))
+    los, his = [], []
+    for kk, nn in zip(ks, ns):
+        kk, nn = int(kk), int(nn)
+        lo, hi = 0.0, 1.0
+        if nn and kk > 0:  # the smallest q with P(X ≥ k | q) ≥ half
+            a, b = 0.0, kk / nn
+            for _ in range(60):
+                c = (a + b) / 2
+                a, b = (c, b) if _tail(nn, kk, c, True) < half else (a, c)
+            lo = b
+        if nn and kk < nn:  # the largest q with P(X ≤ k | q) ≥ half
+            a, b = kk / nn, 1.0
+            for _ in range(60):
+                c = (a + b) / 2
+                a, b = (c, b) if _tail(nn, kk, c, False) >= half else (a, c)
+            hi = a
+        los.append(lo)
+        his.append(hi)
+    return np.array(los), np.array(his)
+
+
+def mixture_interval(k: Any, m: Any, confidence: float, a: float = MIXTURE) -> tuple[np.ndarray, np.ndarray]:
+    """The anytime-valid interval of the share (the confidence sequence of the same mixture):
+    the q with B(a+k, a+m−k)/B(a, a) / (q^k (1−q)^(m−k)) < 1/(1 − confidence), by bisection."""
+    k, m = np.atleast_1d(np.asarray(k, dtype=float)), np.atleast_1d(np.asarray(m, dtype=float))
+    bound = math.log(1 / (1 - confidence)) - (_betaln(a + k, a + m - k) - _betaln(a, a))
+    mid = (k + a) / (m + 2 * a)
+
+    def inside(q: np.ndarray) -> np.ndarray:
+        return -(k * np.log(q) + (m - k) * np.log1p(-q)) < bound
+
+    ends = []
+    for target in (1e-12, 1 - 1e-12):
+        a_, b_ = mid.copy(), np.full_like(mid, target)  # a_ inside, b_ outside (or the end)
+        for _ in range(50):
+            c = (a_ + b_) / 2
+            ok = inside(c)
+            a_ = np.where(ok, c, a_)
+            b_ = np.where(ok, b_, c)
+        ends.append(np.where(inside(np.full_like(mid, target)), target, a_))
+    lo, hi = np.where(m > 0, ends[0], 0.0), np.where(m > 0, ends[1], 1.0)
+    return np.clip(lo, 0, 1), np.clip(hi, 0, 1)
+
+
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm's step-down adjusted p-values (reject where adjusted ≤ α: family-wise error ≤ α)."""
+    p = np.asarray(pvalues, dtype=float)
+    m = len(p)
+    if not m:
+        return p
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+def min_informative(confidence: float, sequential: bool = False, a: float = MIXTURE) -> int:
+    """The fewest informative deals that can settle a pair at `confidence` (even all one
+    way): 2·2^−n ≤ 1 − confidence for the sign test (6 at 95 %), the mixture reaching
+    1/(1 − confidence) for the sequential test (11 at 95 % with a = 4)."""
+    alpha = 1 - confidence
+    if not sequential:
+        return max(1, math.ceil(math.log2(2 / alpha)))
+    n = 1
+    while float(log_mixture(n, n, a)) < math.log(1 / alpha):
+        n += 1
+    return n
+
+
+def neighbour_tests(
+    deals: PairedDeals, order: Sequence[str], confidence: float = CONFIDENCE, sequential: bool = False,
+    among: Sequence[str] | None = None, a: float = MIXTURE, intervals: bool = True,
+) -> list[dict[str, Any]]:
+    """For each pair of neighbours in `order` (upper first): the deals both played, the
+    informative ones each did better on, the share of them the upper did better on with its
+    interval, the p-value (sign test, or anytime-valid with `sequential`), Holm's adjusted
+    p-value over every pair among `among` (default `order`) with informative deals, and the
+    verdict: "settled" (adjusted p ≤ 1 − confidence and the upper did better more often),
+    "too few deals", "open" (a difference is plausible: the upper leads by at least one
+    standard error; `more_deals` informative deals more at the same share would settle it)
+    or "no evidence of a difference". Without `intervals` the interval is left at [0, 1]."""
+    alpha = 1 - confidence
+    idx = {e: i for i, e in enumerate(deals.entrants)}
+    better, level, both = deals.counts()
+    fam = [idx[e] for e in (among if among is not None else order) if e in idx]
+    pairs = [(min(i, j), max(i, j)) for x, i in enumerate(fam) for j in fam[x + 1:]
+             if better[i, j] + better[j, i] > 0]
+    if sequential:
+        top = deals.running_max_mixture(a)
+        raw = np.array([min(1.0, math.exp(-top[i, j])) for i, j in pairs])
+    else:
+        raw = sign_test([better[i, j] for i, j in pairs], [better[j, i] for i, j in pairs])
+    adj = dict(zip(pairs, holm(raw)))
+    raw_of = dict(zip(pairs, raw))
+    rejected = sum(1 for pr in pairs if adj[pr] <= alpha)
+    least = min_informative(confidence, sequential, a)
+    interval = mixture_interval if sequential else clopper_pearson
+    out = []
+    for u, l in zip(order, order[1:]):
+        i, j = idx[u], idx[l]
+        w, lose, lv = int(better[i, j]), int(better[j, i]), int(level[i, j])
+        n = w + lose
+        key = (min(i, j), max(i, j))
+        p_adj = float(adj.get(key, 1.0))
+        lo_ci, hi_ci = (float(x[0]) for x in interval(w, n, confidence)) if n and intervals else (0.0, 1.0)
+        settled = bool(n and p_adj <= alpha and w > lose)
+        z = (w - lose) / math.sqrt(n) if n else 0.0
+        more = None
+        if settled:
+            verdict = "settled"
+        elif n < least:
+            verdict = "too few deals"
+        elif z >= NO_EVIDENCE_Z:
+            verdict = "open"
+            # the level Holm would test this pair at next: α over the pairs not rejected
+            more = _more_deals(w, n, alpha / max(1, len(pairs) - rejected), sequential, a)
+        else:
+            verdict = "no evidence of a difference"
+        out.append({
+            "upper": u, "lower": l, "deals": int(both[i, j]), "upper_better": w, "lower_better": lose,
+            "level": lv, "share": None if not n else round(w / n, 4), "share_low": round(lo_ci, 4),
+            "share_high": round(hi_ci, 4), "p_value": round(float(raw_of.get(key, 1.0)), 6),
+            "p_adjusted": round(p_adj, 6), "settled": settled, "verdict": verdict, "more_deals": more,
+        })
+    return out
+
+
+def _more_deals(w: int, n: int, alpha: float, sequential: bool, a: float) -> int:
+    """About how many more informative deals, at the share seen so far, would settle a pair
+    at level `alpha`: the normal approximation of the sign test, n* = (z / (2p − 1))², or the
+    first n where the mixture at that share reaches 1/alpha."""
+    p = w / n
+    if p <= 0.5:
+        return 0
+    if not sequential:
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        return max(1, math.ceil((z / (2 * p - 1)) ** 2) - n)
+    target = math.log(1 / alpha)
+    hi = max(n, 1)
+    while float(log_mixture(p * hi, hi, a)) < target:
+        hi *= 2
+        if hi > 10 ** 9:
+            return hi
+    lo = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if float(log_mixture(p * mid, mid, a)) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return max(1, hi - n)
+
+
+# ----- the sequential probability ratio test (stop_when: sprt) -------------------------------
+
+
+def elo_to_score(elo: float) -> float:
+    """The expected score (1 win, ½ level, 0 loss) of a logistic Elo difference."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def score_to_elo(score: float) -> float:
+    """The logistic Elo difference of an expected score (±inf at 1 and 0)."""
+    if score <= 0:
+        return -math.inf
+    if score >= 1:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def deal_scores(deals: PairedDeals, candidate: str, baseline: str | None = None) -> np.ndarray:
+    """The candidate's score on each deal group, in game order: against `baseline`, 1 when
+    it did better, ½ level, 0 worse (groups where both played); against the field (no
+    baseline), the mean of those scores over the opponents it met in the group."""
+    idx = {e: i for i, e in enumerate(deals.entrants)}
+    c = idx[candidate]
+    mine = (deals.lo == c) | (deals.hi == c)
+    if baseline is not None:
+        b = idx[baseline]
+        mine &= (deals.lo == b) | (deals.hi == b)
+    s = np.where(deals.lo[mine] == c, deals.sign[mine], -deals.sign[mine])
+    g = deals.group[mine]
+    if not len(g):
+        return np.zeros(0)
+    _, inv = np.unique(g, return_inverse=True)
+    tot = np.bincount(inv.ravel(), weights=(1.0 + s) / 2.0)
+    return tot / np.bincount(inv.ravel())
+
+
+def _mle_with_mean(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarray:
+    """The distribution on `values` nearest to `probs` (maximum likelihood) with mean `s`:
+    q_i = p_i / (1 + x (a_i − s)), x solving Σ q_i (a_i − s) = 0 (bisection; the sum falls
+    with x). Requires min(values) < s < max(values)."""
+    d = values - s
+    lo_x, hi_x = -1.0 / d.max() + 1e-12, 1.0 / -d.min() - 1e-12
+    x = 0.0
+    for _ in range(100):
+        x = (lo_x + hi_x) / 2
+        if float((probs * d / (1 + x * d)).sum()) > 0:
+            lo_x = x
+        else:
+            hi_x = x
+    q = probs / (1 + x * d)
+    return q / q.sum()
+
+
+def sprt(scores: Any, elo0: float, elo1: float, alpha: float, beta: float) -> dict[str, Any]:
+    """The generalised sequential probability ratio test of H0: strength difference elo0
+    against H1: elo1 on per-deal scores, as fishtest runs it on game pairs (the GSPRT of
+    Van den Bergh's LLRcalc: the log-likelihood ratio of the two maximum-likelihood
+    distributions of the observed scores with the expected scores of elo0 and elo1), with
+    Wald's conservative bounds ln β and ln(1 / α): for a likelihood ratio they keep the two
+    error rates at most α and β however often the test is looked at (Ville's inequality),
+    where fishtest's ln(β / (1 − α)) and ln((1 − β) / α) only approximate them. Scores seen
+    are multiples of 1/k; a thousandth of a pseudo-deal at 0 and at 1 keeps both expected
+    scores inside them."""
+    lower, upper = math.log(beta), math.log(1 / alpha)
+    x = np.asarray(scores, dtype=float)
+    n = len(x)
+    out: dict[str, Any] = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta, "deals": n,
+                           "lower": round(lower, 4), "upper": round(upper, 4)}
+    if not n:
+        return out | {"llr": 0.0, "score": None, "elo": None, "decision": None}
+    vals, cnt = np.unique(np.r_[x, 0.0, 1.0], return_counts=True)
+    cnt = cnt.astype(float)
+    cnt[0] -= 1 - 1e-3
+    cnt[-1] -= 1 - 1e-3
+    probs = cnt / cnt.sum()
+    q0 = _mle_with_mean(vals, probs, elo_to_score(elo0))
+    q1 = _mle_with_mean(vals, probs, elo_to_score(elo1))
+    llr = float(cnt.sum() * (probs * np.log(q1 / q0)).sum())
+    mean = float(x.mean())
+    decision = "H1" if llr >= upper else "H0" if llr <= lower else None
+    elo = score_to_elo(mean)
+    return out | {"llr": round(llr, 4), "score": round(mean, 4),
+                  "elo": None if not math.isfinite(elo) else round(elo, 1), "decision": decision}

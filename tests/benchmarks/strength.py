@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 
 from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
-from harness.tournament.stats import analyse  # noqa: E402
+from harness.tournament.stats import analyse, neighbour_tests, paired_deals  # noqa: E402
 
 
 def play_deal(entrants: Sequence[str], deal: int, seed: int) -> list[dict[str, Any]]:
@@ -79,12 +79,15 @@ def summary(records: Sequence[dict[str, Any]], entrants: Sequence[str]) -> str:
         lines.append(f"{e:>14}: wins {wins:.1f}/{n_games} = {wins / max(1, n_games):.1%} (95 % {lo:.1%}..{hi:.1%})")
     a = analyse(records, entrants, seed=1)
     order = a.order()
+    tests = {t["upper"]: t for t in neighbour_tests(paired_deals(records, entrants), order)}
     lines.append(f"games {a.games}, deal groups {a.groups}")
     for i, e in enumerate(order):
         lo, hi = a.ci[e] or (float("nan"), float("nan"))
         nxt = order[i + 1] if i + 1 < len(order) else None
-        rel = "" if nxt is None else (f"  settled above {nxt}" if a.settled(e, nxt) else f"  not settled above {nxt}"
-                                      f" ({a.above_share(e, nxt):.1%} of resamples)")
+        t = tests.get(e)
+        rel = "" if nxt is None or t is None else (
+            f"  settled above {nxt}" if t["settled"] else f"  not settled above {nxt} ({t['verdict']}, "
+            f"did better on {t['upper_better']} of {t['upper_better'] + t['lower_better']} informative deals)")
         lines.append(f"{e:>14}: θ {a.theta[e]:+.3f} [{lo:+.3f}, {hi:+.3f}] mean place {a.mean_place[e]:.2f}{rel}")
     return "\n".join(lines)
 

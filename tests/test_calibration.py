@@ -1,0 +1,52 @@
+"""A small version of tools/calibrate.py (the full one is in BENCHMARKS.md, "How sure the
+order is"): equal entrants through the real schedule, stopping check and leaderboard
+rarely get a settled mark or an SPRT accept, the interval of the difference covers "no
+difference", and real games of a greedy player against noisier ones settle in the right
+order. Seeded: the same figures every run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import calibrate as cal  # noqa: E402
+
+RUNS = 40
+
+
+@pytest.mark.parametrize("case", [c for c in cal.cases(RUNS) if c.entrants == 2 and not dict(c.stop).get("round_games")],
+                         ids=lambda c: c.label)
+def test_equal_entrants_are_rarely_called_different(case: Any) -> None:
+    res = [cal.equal_case((case, 10_000 + s)) for s in range(RUNS)]
+    false = sum(r["false"] for r in res)
+    rate, lo, _ = cal.rate(false, RUNS)
+    assert lo <= 0.05, (case.label, false)  # 40 runs cannot show ≤ 5 %, but they can refute it
+    assert false <= 6
+    if case.rule is None:
+        assert all(r["covered"] is not None for r in res)
+    if case.rule == "sprt":
+        assert all(r["decided"] for r in res)  # an SPRT of equal entrants ends, and mostly with H0
+
+
+def test_the_interval_of_the_difference_covers_no_difference() -> None:
+    covered = [cal.coverage_case((dup, deals, 20_000 + s)) for dup in (True, False) for deals in (10, 30) for s in range(30)]
+    assert sum(covered) >= 0.9 * len(covered)
+
+
+def test_a_clearly_better_field_settles_in_the_right_order_in_real_games() -> None:
+    run = cal.power_case((True, 300, 30_000))
+    assert not run["wrong"]
+    assert run["order"][0] == "greedy"
+
+
+def test_the_report_prints_every_rate_with_its_interval() -> None:
+    lines: list[str] = []
+    res = cal.calibrate(runs=3, power_seeds=0, coverage_runs=3, parts=("fixed", "coverage"), echo=lines.append)
+    assert len(res["false_rates"]) == 6 and len(res["coverage"]) == 6
+    assert any("%" in x and "[" in x for x in lines)
+    assert all(0 <= r["low"] <= r["rate"] <= r["high"] <= 1 for r in res["false_rates"])
