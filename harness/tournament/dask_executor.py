@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 from collections import deque
+import concurrent.futures
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -322,6 +323,8 @@ class DaskExecutor:
         self._threads = (0.0, 0)
         self._lease_stop: threading.Event | None = None
         self.threads_by_machine: dict[str, int] = {}
+        self._renewals: dict[str, Any] = {}  # the last lease renewal asked of each worker
+        self._renewer = ThreadPoolExecutor(max_workers=8, thread_name_prefix="p10-lease")
 
     # ----- life cycle ---------------------------------------------------------------------
 
@@ -349,8 +352,8 @@ class DaskExecutor:
             register = getattr(client, "register_plugin", None) or client.register_worker_plugin
             register(GamePlugin(name, self.cfg, log_dir, own_cluster=self.cluster is not None), name=name)
             self.plugin = name
-            self._renew()  # where the workers are: then how many threads share each machine
-            self._renew()
+            self._renew(wait=True)  # where the workers are: then how many threads share each machine
+            self._renew(wait=True)
             self._lease_stop = threading.Event()
             threading.Thread(target=self._keep_lease, args=(self._lease_stop,), name=f"{name}-lease",
                              daemon=True).start()
@@ -393,18 +396,41 @@ class DaskExecutor:
         if problem:
             raise ClusterError(problem)
 
-    def _renew(self) -> None:
+    def _renew(self, wait: bool = False) -> None:
         """Renew the lease on every worker, telling each how many game threads its machine
-        runs (from the previous renewal's answers); count them again from the answers."""
+        runs (from the previous renewal's answers); count them again from the answers
+        (`wait`: of this renewal, waiting up to CONNECT_TIMEOUT for them)."""
         client, plugin = self.client, self.plugin
         if client is None or plugin is None:
             return
-        answers = client.run(renew_lease, plugin, self.threads_by_machine or None, on_error="ignore")
-        counts: dict[str, int] = {}
-        for answer in answers.values():
-            if isinstance(answer, (tuple, list)) and len(answer) == 2:
-                counts[answer[0]] = counts.get(answer[0], 0) + int(answer[1])
+        if wait:
+            self._ask_renewal(client, plugin)
+            concurrent.futures.wait(list(self._renewals.values()), timeout=CONNECT_TIMEOUT)
+        # Each worker on its own: one that does not answer (stopped, hung) must not hold
+        # up the renewal of the others, or their leases lapse and their games' bots end.
+        counts: dict[str, int] = {}  # from the answers of the last renewal each worker gave
+        for address, asked in list(self._renewals.items()):
+            if not asked.done():
+                continue
+            try:
+                answers = asked.result()
+            except Exception:  # noqa: BLE001 - the worker is gone; asked again if it is back
+                del self._renewals[address]
+                continue
+            for answer in answers.values():
+                if isinstance(answer, (tuple, list)) and len(answer) == 2:
+                    counts[answer[0]] = counts.get(answer[0], 0) + int(answer[1])
         self.threads_by_machine = counts
+        if not wait:
+            self._ask_renewal(client, plugin)
+
+    def _ask_renewal(self, client: Any, plugin: str) -> None:
+        tbm = self.threads_by_machine or None
+        for address in client.nthreads():
+            asked = self._renewals.get(address)
+            if asked is None or asked.done():
+                self._renewals[address] = self._renewer.submit(
+                    client.run, renew_lease, plugin, tbm, workers=[address], on_error="ignore")
 
     def _keep_lease(self, stop: threading.Event) -> None:
         while not stop.wait(LEASE_RENEW_S):
@@ -421,6 +447,7 @@ class DaskExecutor:
             self._lease_stop = None
         client, cluster, plugin = self.client, self.cluster, self.plugin
         self.client = self.cluster = self.plugin = None
+        self._renewals = {}
         try:
             if client is not None and plugin is not None and client.status == "running":
                 try:
