@@ -13,6 +13,7 @@ from harness.cli import main as cli
 from harness.tournament.journal import read_journal
 from harness.tournament.runner import prepare_output
 from harness.tournament.schedule import schedule
+from harness.tournament.verify import verify_results
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "gen_journal.py"
 
@@ -33,7 +34,7 @@ def test_games_follow_the_configs_schedule_and_rule_9_4(gen, tmp_path: Path) -> 
     specs = schedule(cfg)
     games = read_journal(out / "games.jsonl")
     assert sorted(games) == list(range(300)) == [s.index for s in specs]
-    assert prepare_output(cfg) == games  # the folder is this config's: a run would resume it
+    assert prepare_output(cfg).done == games  # the folder is this config's: a run would resume it
     faults = 0
     for s in specs:
         g = games[s.index]
@@ -69,3 +70,5 @@ def test_published_folder_ranks_by_latent_strength_and_reports(gen, tmp_path: Pa
     res = CliRunner().invoke(cli, ["report", str(out)])
     assert res.exit_code == 0, res.output
     assert (out / "site" / "index.html").is_file()
+    v = verify_results(out)  # the hash chain, the schedule and the published files all check out
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule", "leaderboard"], v.checks

@@ -51,7 +51,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.journal import Journal, read_journal  # noqa: E402
+from harness.tournament.journal import Journal, read_chain  # noqa: E402
 from harness.tournament.ratings import Ratings  # noqa: E402
 from harness.tournament.runner import prepare_output, publish  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
@@ -136,11 +136,11 @@ def write_journal(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
                   fault_rate: float) -> int:
     """Write games.jsonl (and the folder's marker and config) through the runner's own
     functions; returns the number of games written."""
-    prepare_output(cfg, fresh=True)
+    opened = prepare_output(cfg, fresh=True)
     path = cfg.output / "games.jsonl"
     n = 0
     with _one_sync_at_the_end(path):
-        journal = Journal(path)
+        journal = Journal(path, opened.head)
         try:
             for rec in synth_records(cfg, specs, strengths, seed, fault_rate):
                 journal.append(rec)
@@ -158,7 +158,8 @@ def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = N
     if resamples is not None:
         cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=resamples))
     t0 = time.monotonic()
-    records = read_journal(cfg.output / "games.jsonl")
+    state = read_chain(cfg.output / "games.jsonl", None)
+    records = state.games
     t1 = time.monotonic()
     ratings = Ratings(cfg.entrants)
     for i in sorted(records):
@@ -168,7 +169,8 @@ def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = N
     t2 = time.monotonic()
     print(json.dumps({"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2), "peak_mb": round(_peak_mb())}),
           flush=True)
-    board = publish(cfg, records, build_site=build_site, ratings=ratings)
+    board = publish(cfg, records, build_site=build_site, ratings=ratings,
+                    finished=len(records) == len(schedule(cfg)), head=state.head)
     board["timings"] = {"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2),
                         "publish_s": round(time.monotonic() - t2, 2)}
     return board
@@ -200,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--name", default="synthetic")
     ap.add_argument("--no-publish", action="store_true", help="write games.jsonl only")
     ap.add_argument("--no-site", action="store_true", help="publish without the HTML site")
-    ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's)")
+    ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's; "
+                    "with another number, `p10-tourney verify` finds the published files differ from its own)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
     a = ap.parse_args(argv)
     out = a.out.resolve()

@@ -19,27 +19,31 @@ How it decides, from its seat's view and the public events alone:
 3. **Rollouts.** For each sample, every candidate is played and the hand is played out
    through the rules engine in-process by a fast policy (greedy's: one run of the phase
    finder per turn, where the strong player's discards need a dozen; with the strong
-   player's Skips), the same sample and the same random
-   stream for every candidate (common random numbers: the candidates are compared on
-   the same luck, which makes a few dozen samples tell more than hundreds of independent
-   ones would).
+   player's Skips), the same sample and the same random stream for every candidate
+   (common random numbers: the candidates are compared on the same luck, so the
+   difference between them is not drowned by the luck of the deal).
 4. **Outcome.** A hand's end is scored for this seat: its phase laid (1) against the
    others' (their mean), the difference of penalty points (/ 150), and ±3 when the game
    ends in the rollout and this seat wins or another does.
 5. **Choice.** The prior's move stands unless a candidate beats it on the paired samples by
-   more than one standard error: with few samples the prior is the better guess, and this
-   keeps the expert at least as good as the strong player at any budget.
+   more than one standard error: with few samples (a small budget, a starved CPU) the
+   prior is the better guess.
 
-Budget: `ms` milliseconds per decision (anytime: it samples until the time is up; wall-clock
-time, or with `clock="cpu"` the process's CPU time), or a fixed number of samples
-(`rollouts`, for reproducible play whatever the machine's speed; `ms` then only caps it). Its random numbers come from `seed`, the game, the seat and the
-turn, so the same view, events and seed give the same samples.
+Budget: `ms` milliseconds per decision (anytime: it samples until the time is up;
+wall-clock time, or with `clock="cpu"` the process's CPU time), or a fixed number of
+samples (`rollouts`, for reproducible play whatever the machine's speed; `ms` then only
+caps it). Its random numbers come from `seed`, the game, the seat and the turn, so the
+same view, events and seed give the same samples.
 
-Why this method: hands are short (a few turns per seat) and decided mostly by which cards
-come, so sampled play-outs measure a discard's real cost (a card the next seat takes, an
-out given up) that hand-written rules only guess; a full information-set tree would spend
-its few hundred play-outs per second on nodes it cannot revisit (every opponent draw
-branches 100 ways). The measured strength and its budget curve are in BENCHMARKS.md.
+Why this method, on measurement: a rollout to the end of the hand costs about a
+millisecond of CPU (hands are a few turns per seat), so the default budget buys some 30
+samples of 4 candidates on a free core; with 16 samples the search overrode the prior on
+about a third of the discards and a few per cent of the draws. A hand is decided mostly by
+which cards come, so sampled play-outs measure what a discard really costs (a card the
+next seat takes, an out given up), which rules only guess; a tree over information sets
+would spread the same few hundred play-outs over chance nodes (every draw from the deck
+branches some 50 ways) and revisit almost none. What the budget buys in strength is in
+BENCHMARKS.md ("The strong and expert bots").
 """
 
 from __future__ import annotations
@@ -55,7 +59,8 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import hit_cards, memo_missing, play_choice, rank_discards, skip_choice, unseen_counts
+from .strong import (after_hits, hit_cards, hit_json, memo_missing, play_choice, rank_discards, skip_choice,
+                     unseen_counts)
 
 DEFAULT_MS = 150.0
 """Per decision by default: a seventh of the default `move_ms` (1000), so that a loaded
@@ -328,18 +333,10 @@ class ExpertStrategy(Strategy):
         if lay:
             reply["lay"] = [[c.text for c in m] for m in lay]
         if hits:
-            h_json = []
-            for card, i, end in hits:
-                h: dict[str, Any] = {"card": card.text, "meld": table[i].id}
-                if end is not None:
-                    h["end"] = end
-                h_json.append(h)
-            reply["hits"] = h_json
+            reply["hits"] = [hit_json(table, card, i, end) for card, i, end in hits]
         if not rest:
             return reply
-        after = list(table)
-        for card, i, end in hits:
-            after[i], _ = after[i].hit(card, end)
+        after = after_hits(table, hits)
         clock = self.clock
         prior_end = t0 + _PRIOR_SHARE * self.ms / 1000.0
         ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, lambda: clock() >= prior_end)

@@ -1,8 +1,12 @@
 """Strong: the greedy player's plan with better choices where greedy leaves strength on the
 table, from the seat's view alone (deterministic).
 
-What it changes, each kept because it won more games against greedy in measured
-in-process duplicate games (BENCHMARKS.md, "The strong and expert bots"):
+What it changes, and how it was measured (figures in BENCHMARKS.md, "The strong and
+expert bots"): the discards before laying were chosen on a paired measurement with no
+opponent's luck in it — the same shuffled decks played alone until the phase can be laid —
+where they lay sooner than greedy's on most phases; against greedy itself it is ahead in
+two-player duplicate games, by less than those games can settle. The other changes are
+the ones Phase 10 players make by hand; they were not measured one by one.
 
 - **Discard before laying**: the card whose loss leaves the fewest cards missing for the
   phase, and among those the one that keeps the most *outs* — unseen copies (not in hand,
@@ -13,12 +17,12 @@ in-process duplicate games (BENCHMARKS.md, "The strong and expert bots"):
   colour it could ever join), then the highest penalty.
 - **Taking the discard**: also when it keeps the missing count but adds outs (it is then
   a better card than the average deck card).
-- **Skips**: on the seat most likely to go out soon (laid, fewest cards), else on the one
-  closest to laying, with the phase race as tie-break.
+- **Skips**: on the seat most likely to go out soon (laid, fewest cards), then the phase
+  race (most phases completed).
 
 The same decisions are exposed as functions on engine cards and melds (`draw_choice`,
-`play_choice`, `rank_discards`, `skip_choice`), which the expert player uses as its prior
-and its fast rollout policy.
+`play_choice`, `rank_discards`, `skip_choice`); the expert player uses the last three as
+its prior (its rollouts play a faster, greedy-like policy with the same Skips and hits).
 """
 
 from __future__ import annotations
@@ -30,9 +34,8 @@ from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import skip_targets
 
-# Cards that could bring a phase closer, by meld kind: a natural of the same number (sets),
-# of a number within the run's reach (runs), of the same colour (colour melds). A Wild
-# always helps and is left out of the outs count (it helps every candidate alike).
+# The cards an out can be: the naturals (a Wild helps every hand alike, so it is not
+# counted).
 _NATURALS = [c for c in CARD_TYPES if c.number]
 _BY_NUMBER = _NATURALS[:12]  # one card per number (the red ones)
 
@@ -262,10 +265,10 @@ class StrongStrategy(Strategy):
         if lay:
             reply["lay"] = [[c.text for c in m] for m in lay]
         if hits:
-            reply["hits"] = [_hit_json(table, card, i, end) for card, i, end in hits]
+            reply["hits"] = [hit_json(table, card, i, end) for card, i, end in hits]
         if rest:
             laid = state["laid"] or lay is not None
-            after_table = table if not hits else _after_hits(table, hits)
+            after_table = after_hits(table, hits)
             card = rank_discards(rest, phase, laid, after_table, unseen)[0]
             reply["discard"] = card.text
             if card.is_skip:
@@ -273,14 +276,16 @@ class StrongStrategy(Strategy):
         return reply
 
 
-def _hit_json(table: Sequence[Meld], card: Card, i: int, end: str | None) -> dict[str, Any]:
+def hit_json(table: Sequence[Meld], card: Card, i: int, end: str | None) -> dict[str, Any]:
+    """The protocol form of a hit of `card` on the meld at position `i` of `table`."""
     h: dict[str, Any] = {"card": card.text, "meld": table[i].id}
     if end is not None:
         h["end"] = end
     return h
 
 
-def _after_hits(table: Sequence[Meld], hits: Sequence[tuple[Card, int, str | None]]) -> list[Meld]:
+def after_hits(table: Sequence[Meld], hits: Sequence[tuple[Card, int, str | None]]) -> list[Meld]:
+    """The table melds once `hits` (as `hit_cards` returns them) are made."""
     melds = list(table)
     for card, i, end in hits:
         melds[i], _ = melds[i].hit(card, end)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import orjson
 
 from ..engine import Action, Deck, Game, IllegalMove, Rules
-from .codec import MalformedMessage, decode, encode, hello_message, parse_hello, parse_reply
+from .codec import MalformedMessage, as_int, decode, encode, hello_message, parse_hello, parse_reply
 from .process import (
     BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
     stderr_gist,
@@ -522,7 +522,7 @@ class Referee:
                     else:
                         if record is not None:
                             self._rec_msg("from", n, line, is_json=True)
-                        got = reply.get("id")
+                        got = as_int(reply.get("id"))
                         if got == rid or type(got) is not int or reply.get("type") == "hello":
                             break
                         self.stale += 1  # a late reply to an earlier request: dropped

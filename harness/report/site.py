@@ -35,7 +35,9 @@ from urllib.parse import quote
 import orjson
 import yaml
 
-__all__ = ["build_site", "MAX_REPLAYS", "MAX_GAME_ROWS"]
+from .leaderboard import seed_note
+
+__all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
 log = logging.getLogger(__name__)
 
@@ -310,7 +312,10 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     cfg = config if isinstance(config, dict) else {}
 
     name = lb.get("name") or cfg.get("name") or results_dir.name
-    seed = cfg.get("seed", lb.get("seed"))
+    if lb.get("seed_mode"):  # the board says whether the seed is public yet
+        seed = "secret" if lb.get("seed") is None else lb["seed"]
+    else:
+        seed = cfg.get("seed", lb.get("seed"))
 
     rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
     entrants: dict[str, _Entrant] = {}
@@ -323,10 +328,9 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
 
     for r in rows:
         entrant(str(r["entrant"]), r)
-    h2h = lb.get("head_to_head")
-    count_pairs = not (isinstance(h2h, dict) and h2h)
-    if count_pairs:
-        h2h = {}
+    given = lb.get("head_to_head")
+    count_pairs = not (isinstance(given, dict) and given)
+    h2h: dict[str, dict[str, dict[str, int]]] = given if isinstance(given, dict) and given else {}
     first = _First(MAX_GAME_ROWS)
     with_replay = _First(max_replays + 50)  # room for replays that cannot be read
     n_games = 0
@@ -723,7 +727,9 @@ def _summary(data: _Data, n_replays: int) -> str:
         (data.seed if data.seed is not None else "—", "seed"),
     ]
     items = "".join(f'<div class="stat"><b>{_esc(v)}</b><span>{_esc(k)}</span></div>' for v, k in stats)
-    return f'<div class="summary" id="summary">{items}</div>'
+    note = seed_note(data.leaderboard)
+    more = f'<p class="small muted" id="seed-note">{_esc(note)}</p>' if note else ""
+    return f'<div class="summary" id="summary">{items}</div>{more}'
 
 
 def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
@@ -1073,7 +1079,7 @@ def _h2h_section(data: _Data) -> str:
 <span class="muted small" id="h2h-shown"></span>
 </div>
 <div class="heatmap-wrap"><canvas id="h2h-canvas" width="1" height="1" aria-label="Head-to-head heat map"></canvas><div id="h2h-tip" class="tip hidden"></div></div>
-<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · ties count as not ahead</span></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · dark: the diagonal · ties count as not ahead</span></div>
 {table}<script type="application/json" id="h2h-data">{_json(_heat_payload(data))}</script>
 </section>"""
 
@@ -1264,7 +1270,20 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
 
 def _settings_section(data: _Data) -> str:
     cfg = data.config if isinstance(data.config, dict) else {}
-    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", data.seed)]
+    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", str(data.seed))]
+    lb = data.leaderboard
+    note = seed_note(lb)
+    if note:
+        facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
+    if lb.get("results_sha256"):
+        facts.append(("Games digest", lb["results_sha256"]))
+    try:
+        marker = _read_json(data.results_dir / "tournament.json")
+    except (OSError, ValueError):
+        marker = None
+    if isinstance(marker, dict) and marker.get("journal_head"):
+        facts.append(("Journal head", f"{marker['journal_head']} (the hash chain of games.jsonl after "
+                                      f"{marker.get('games')} games; p10-tourney verify checks it)"))
     if cfg:
         for k, v in cfg.items():
             if k in ("name", "seed") or isinstance(v, (dict, list)):
@@ -1321,10 +1340,51 @@ def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
         intro = ""
     else:
         intro = ('<div class="notice">No replays in this tournament. Games that went wrong (a bot timed out, '
-                 'crashed, or broke a rule) are recorded by default; set the tournament\'s replay option to '
-                 'record every game.</div>')
+                 'crashed, or broke a rule) and the first clean games of every entrant are recorded by default; '
+                 'set the tournament\'s replay option to "all" to record every game.</div>')
     body = f"""{notes}{intro}
-<section class="panel" id="viewer" data-frame="-1">
+{_viewer(replay_index)}"""
+    return _page(f"Replays · {data.name}", "Replays", data, body, _asset("replay.js"))
+
+
+def replay_file_html(path: Path) -> str:
+    """One replay file (p10-replay/1, as `play --replay` writes it) as a self-contained HTML
+    page: the site's replay viewer with the game, its styles and its script inline. Raises
+    ValueError (or OSError) for a file that is not a replay."""
+    rep = _Replay(Path(path).stem, Path(path), None)
+    payload = _replay_payload(rep)
+    index = [{"game": rep.game, "file": "", "players": payload["players"],
+              "places": (payload["result"] or {}).get("places"), "faults": [], "hands": len(payload["hand_ends"])}]
+    game = f"window.P10_REPLAYS={{{_json(rep.game)}:{_json(payload)}}};\n"
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{_esc(rep.game)} · replay</title>
+<script>{_asset("errors.js")}</script>
+<style>{_asset("site.css")}</style>
+</head>
+<body>
+<header class="topbar">
+<div class="brand">Phase 10 replay<small>{_esc(rep.game)} · {_esc(" vs ".join(payload["players"]))}</small></div>
+</header>
+<main>
+{_viewer(index)}
+</main>
+<footer>Made by p10-tourney from {_esc(Path(path).name)}. This page holds everything it shows: it works offline.</footer>
+<div id="js-errors" class="hidden" data-count="0"></div>
+<script>{game}</script>
+<script>{_asset("replay.js")}</script>
+</body>
+</html>
+"""
+
+
+def _viewer(replay_index: list[dict[str, Any]]) -> str:
+    """The replay viewer's panel, with the index of the games it can show."""
+    return f"""<section class="panel" id="viewer" data-frame="-1">
 <div class="viewer-top">
 <label>Game <select id="game-select" aria-label="Game"></select></label>
 <div class="controls" role="toolbar" aria-label="Step through the game">
@@ -1361,7 +1421,6 @@ def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
 <noscript><div class="notice">The replay viewer needs JavaScript.</div></noscript>
 </section>
 <script type="application/json" id="replay-index">{_json(replay_index)}</script>"""
-    return _page(f"Replays · {data.name}", "Replays", data, body, _asset("replay.js"))
 
 
 # --------------------------------------------------------------------------- entry point

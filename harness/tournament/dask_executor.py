@@ -229,7 +229,9 @@ def renew_lease(plugin: str, threads_by_machine: Mapping[str, int] | None,
     """Run on each worker by `client.run`: renew the lease of plugin `plugin` (see
     `GamePlugin.renew`). None on a worker without it (joined before it was registered)."""
     games = dask_worker.plugins.get(plugin) if dask_worker is not None else None
-    return games.renew(threads_by_machine) if games is not None else None
+    if games is None or not hasattr(games, "_renewed"):  # not there, or not set up yet
+        return None
+    return games.renew(threads_by_machine)
 
 
 def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:

@@ -127,8 +127,10 @@ class GameRunner:
             record = {"id": spec.index, "group": spec.group, **result.to_record()}
             if between:
                 record["faults"] = between + record["faults"]
-            # (A replay is formatted only when it is kept: "failed" keeps games with faults.)
-            keep = cfg.replays == "all" or (cfg.replays == "failed" and bool(record["faults"]))
+            # (A replay is formatted only when it is kept: "failed" keeps games with faults,
+            # "sample" those and the first games of every entrant.)
+            keep = cfg.replays == "all" or (cfg.replays in ("failed", "sample") and bool(record["faults"])) \
+                or (cfg.replays == "sample" and spec.sample)
             replay = result.replay if keep else None
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,

@@ -4,13 +4,20 @@ engine (no referee, no processes), scored with the harness's own statistics.
     python tests/benchmarks/strength.py ENTRANT ENTRANT [ENTRANT ...] --deals N [--seed S]
         [--jobs J] [--out FILE.jsonl]
 
-An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` (the expert at MS
-milliseconds per decision). Every deal is played once per seat rotation (a duplicate
+An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` / `expert@MScpu`
+(the expert at MS milliseconds of wall-clock or of CPU time per decision). Every deal is played once per seat rotation (a duplicate
 group), so 2 entrants play 2 games a deal, 4 entrants 4. Records are appended to --out as
 each game ends (one JSON line, the fields of games.jsonl the statistics read), and a run
 with the same --out continues where it stopped. At the end it prints each entrant's win
 share (first places, shared places split) with a 95 % Wilson interval, and the harness's
 Plackett–Luce θ with its bootstrap interval and which neighbour orders are settled.
+
+    python tests/benchmarks/strength.py --solitaire N
+
+compares the discards alone: for each standard phase, N shuffled decks played alone
+(draw from the deck, discard, until the phase can be laid), the same decks for greedy's
+discard rule and the strong player's; it prints the mean turns to lay and the paired
+difference with its standard error.
 """
 
 from __future__ import annotations
@@ -82,8 +89,60 @@ def summary(records: Sequence[dict[str, Any]], entrants: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def turns_to_lay(rule: str, phase: Any, seed: int, cap: int = 40) -> int:
+    """Turns a lone player needs to lay `phase` from a deck shuffled by `seed`, discarding
+    by greedy's rule ("greedy") or the strong player's ("strong"); `cap` + 1 if never."""
+    import random as _random
+
+    from harness.engine import DECK, plan
+    from harness.players.greedy import _partners
+    from harness.players.strong import memo_missing, rank_discards, unseen_counts
+
+    rng = _random.Random(seed)
+    deck = list(DECK)
+    rng.shuffle(deck)
+    hand = [deck.pop() for _ in range(10)]
+    gone: list[Any] = []
+    for turn in range(1, cap + 1):
+        hand.append(deck.pop())
+        if memo_missing(hand, phase) == 0:
+            return turn
+        if rule == "strong":
+            card = rank_discards(hand, phase, False, [], unseen_counts(hand, [], None, gone))[0]
+        else:
+            card = next((c for c in hand if c.is_skip), None)
+            if card is None:
+                _, used = plan(hand, phase)
+                spare = [c for i, c in enumerate(hand) if i not in used and not c.is_wild] or \
+                    [c for c in hand if not c.is_wild]
+                card = min(spare, key=lambda c: (_partners(c, hand), -c.points, c.index))
+        hand.remove(card)
+        gone.append(card)
+    return cap + 1
+
+
+def solitaire(n: int) -> str:
+    """Mean turns to lay each standard phase alone, greedy's discards against strong's."""
+    from statistics import mean, stdev
+
+    from harness.engine import STANDARD_PHASES
+
+    lines = ["phase  greedy  strong  greedy-strong (se)"]
+    for phase in STANDARD_PHASES:
+        g = [turns_to_lay("greedy", phase, s) for s in range(n)]
+        st = [turns_to_lay("strong", phase, s) for s in range(n)]
+        d = [a - b for a, b in zip(g, st)]
+        lines.append(f"{phase.number:>5}  {mean(g):6.2f}  {mean(st):6.2f}  {mean(d):+.2f} ({stdev(d) / n ** 0.5:.2f})")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Play and report; see the module docstring."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--solitaire":
+        print(solitaire(int(argv[1]) if len(argv) > 1 else 150))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("entrants", nargs="+")
     ap.add_argument("--deals", type=int, default=20)

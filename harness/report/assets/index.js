@@ -281,10 +281,10 @@
       for (var r = 0; r < k; r++) {
         for (var c = 0; c < k; c++) {
           var rgb;
-          if (r === c) rgb = [208, 212, 220];
+          if (r === c) rgb = [60, 68, 84];
           else {
             var v = counts(order[r], order[c]), g = v[0] + v[1] + v[2];
-            rgb = g ? colorOf(v[0] / g) : [238, 240, 244];
+            rgb = g ? colorOf(v[0] / g) : [196, 201, 210];
           }
           var gap = cell >= 6 ? 1 : 0;
           for (var y = r * cell; y < (r + 1) * cell - gap; y++) {
