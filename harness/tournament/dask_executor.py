@@ -451,6 +451,7 @@ class DaskExecutor:
             self._lease_stop = None
         client, cluster, plugin = self.client, self.cluster, self.plugin
         self.client = self.cluster = self.plugin = None
+        self._renewing = {}
         try:
             if client is not None and plugin is not None and client.status == "running":
                 try:

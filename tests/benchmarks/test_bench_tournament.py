@@ -230,7 +230,7 @@ def test_duplicate_deals_fresh_processes_cost(benchmark, tmp_path: Path) -> None
     The machine is shared and its speed drifts, so the two are run in pairs, back to back,
     the order turning each pair (fresh first, then trusted first), and the cost is the
     median of the pairs' ratios."""
-    per_table = 4 if benchmark.disabled else 8  # 5 tables: 20 or 40 games
+    per_table = 4  # 5 tables: 20 games, the first 4 of each bot's 12 or so start its processes
     pairs = 1 if benchmark.disabled else 4
     runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
 
@@ -243,6 +243,7 @@ def test_duplicate_deals_fresh_processes_cost(benchmark, tmp_path: Path) -> None
         dt = time.perf_counter() - t
         runs[trusted].append({"whole": out.played / dt, "steady": (out.played - 1) / (out.playing_s - out.first_s),
                               "starts": sum(out.bot_starts.values()), "games": out.played})
+        print(f"\n  {'trusted' if trusted else 'fresh'}: {runs[trusted][-1]}", flush=True)
 
     def all_pairs() -> None:
         for p in range(pairs):
