@@ -160,6 +160,24 @@ def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     return None
 
 
+def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """What a bot's command names on the host, to be shown read-only: the folder of each
+    word after the program that is an existing file (its script, a data file), each word
+    that is an existing folder, and the program's folder when it is given as a path."""
+    base = cwd or os.getcwd()
+    out: list[str] = []
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if argv and "/" in argv[0]:
+        words.append(argv[0])
+    for word in words:
+        p = os.path.join(base, word)
+        if os.path.isfile(p):
+            out.append(os.path.dirname(os.path.realpath(p)))
+        elif os.path.isdir(p) and os.path.realpath(p) != "/":
+            out.append(os.path.realpath(p))
+    return out
+
+
 def _python_paths() -> list[str]:
     """What the harness's Python needs: its installation and its environment's packages,
     and the folder of each package installed in development mode (editable)."""
@@ -245,9 +263,7 @@ def bwrap_options(
     found = shutil.which(prog, path=SANDBOX_PATH + os.pathsep + os.environ.get("PATH", "")) if prog else None
     if found and not any(_under(os.path.realpath(found), s) for s in SYSTEM_PATHS):
         needed.append(os.path.realpath(found))  # a program outside /usr: the file itself
-    script = command_file(argv, cwd)
-    if script is not None:
-        needed.append(os.path.dirname(script))
+    needed += command_paths(argv, cwd)
     own = os.path.realpath(box.own) if box.own else None
     if own:
         needed.append(own)
