@@ -82,6 +82,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     from .referee.sandbox import SandboxError
     from .tournament.config import ConfigError, load_config, with_sandbox
     from .tournament.dask_executor import ClusterError
+    from .tournament.executor import ExecutorError
     from .tournament.runner import ResultsError, run_tournament, sandbox_state
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
@@ -103,7 +104,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
                       "run the same command again to continue.")
         sys.exit(130)
-    except (ResultsError, ConfigError, ClusterError, SandboxError) as e:
+    except (ResultsError, ConfigError, ClusterError, SandboxError, ExecutorError) as e:
         stop()
         raise _fail(e) from None
     except OSError as e:  # the results folder cannot be written, say
@@ -116,6 +117,8 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     print_leaderboard(outcome.board, Console())
     for d in outcome.board.get("disqualified", []):
         click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {d['reason']}")
+    for i in outcome.incidents:
+        click.echo(f"worker {i['worker']} lost during game {i['game']} ({i['reason']}); the game was played again")
     click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
                + ("" if no_site else f" (site: {cfg.output}/site/index.html)"))
 
@@ -176,6 +179,7 @@ def leaderboard(results: Path, fmt: str) -> None:
 
 
 def _load_board(results: Path) -> dict[str, Any]:
+    """leaderboard.json of `results`, once its games.jsonl is known to be unedited."""
     path = results / "leaderboard.json"
     if not results.is_dir():
         raise click.ClickException(f"{results}: no such results folder")
@@ -186,6 +190,12 @@ def _load_board(results: Path) -> dict[str, Any]:
         _check_board(board)
     except (ValueError, OSError) as e:
         raise click.ClickException(f"{path}: not a leaderboard of this version of p10-tourney ({e})") from None
+    from .tournament.verify import check_journal
+
+    try:
+        check_journal(results)
+    except (ValueError, OSError) as e:
+        raise _fail(e) from None
     return board
 
 
@@ -223,15 +233,59 @@ def report(results: Path) -> None:
 
 
 @main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--no-replays", is_flag=True, help="Do not play the kept replays again.")
+def verify(results: Path, no_replays: bool) -> None:
+    """Check a results folder: the hash chain of games.jsonl, the seed against the
+    commitment published before play, the leaderboards against the games, and every kept
+    replay played again through the engine. Exit status: 0 all passed, 1 a mismatch."""
+    from .tournament.verify import verify_results
+
+    if not results.is_dir():
+        raise click.ClickException(f"{results}: no such results folder")
+    report = verify_results(results, replays=not no_replays)
+    for c in report.checks:
+        mark = "ok  " if c.ok else "FAIL" if c.ok is False else "--  "
+        click.echo(f"{mark} {c.name:<12} {c.detail}")
+    failed = [c.name for c in report.checks if c.ok is False]
+    passed = sum(1 for c in report.checks if c.ok)
+    skipped = sum(1 for c in report.checks if c.ok is None)
+    if failed:
+        click.echo(f"NOT VERIFIED: {', '.join(failed)} failed ({passed} passed)")
+        sys.exit(1)
+    click.echo(f"verified: {passed} checks passed" + (f", {skipped} not possible yet" if skipped else ""))
+
+
+@main.command()
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-def replay(file: Path) -> None:
-    """Print a recorded game turn by turn."""
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the replay viewer for this game to this HTML file (one self-contained page) instead.")
+def replay(file: Path, html_out: Path | None) -> None:
+    """Print a recorded game turn by turn, or (--html) write it as a page to step through."""
+    if html_out is not None:
+        _replay_html(file, html_out)
+        return
     from .report.terminal_replay import print_replay
 
     try:
         print_replay(file)
     except (OSError, ValueError, KeyError) as e:
         raise click.ClickException(f"{file}: not a replay file ({e})") from None
+
+
+def _replay_html(file: Path, out: Path) -> None:
+    from .report.site import replay_file_html
+
+    try:
+        page = replay_file_html(file)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise click.ClickException(f"{file}: not a replay file ({e})") from None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise click.ClickException(f"{out}: {e.strerror or e}") from None
+    click.echo(f"replay page written: {out}")
 
 
 # ----- play ----------------------------------------------------------------------------------
@@ -274,22 +328,27 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
 
 @main.command()
 @click.option("--bot", "bots", multiple=True, metavar="NAME=CMD", help="A seat: entrant name and command (repeat; seats in order).")
-@click.option("--human", "human", metavar="NAME", default=None, is_flag=False, flag_value="you",
-              help="Seat a person at the terminal (first seat).")
+@click.option("--human", "human", metavar="[NAME]", default=None, is_flag=False, flag_value="you",
+              help="Seat a person at the terminal in the first seat, named NAME (default: you); "
+                   "e.g. --human --bot NAME=CMD.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals (JSON deck file).")
+@click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals: a JSON deck file (protocol/SPEC.md, Deck files; example: protocol/deck.example.json).")
 @click.option("--rules", "rules_text", help='Rules as JSON or YAML, e.g. \'{"phases": [1, 2, 3]}\' or a file path.')
 @click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
 @click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+@click.option("--stderr", "stderr_to", metavar="show|FOLDER", default=None,
+              help="The bots' stderr: 'show' prints it here as it comes, each line after the bot's name; "
+                   "a folder keeps it there as NAME.log. Without it, it is discarded.")
 @click.option("--build", "builds", multiple=True, metavar="NAME=CMD",
               help="Run CMD once before bot NAME starts, in its sandbox with its folder writable (repeat).")
 @_sandbox_option
 def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None, rules_text: str | None,
-         replay_file: Path | None, move_ms: int, quiet: bool, builds: tuple[str, ...], sandbox: str | None) -> None:
+         replay_file: Path | None, move_ms: int, quiet: bool, stderr_to: str | None, builds: tuple[str, ...],
+         sandbox: str | None) -> None:
     """Play one game between bots and print it hand by hand."""
     from .engine import Deck, DeckError
-    from .referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake, play_game
+    from .referee import BotSpec, BotStartError, TimeControl, encode, handshake, play_game
 
     seats = _bot_option(bots)
     if human:
@@ -324,7 +383,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
 
                 p: Any = HumanSeat(name)
             else:
-                p = BotProcess(specs[name])
+                p = _stderr_bot(specs[name], stderr_to)
             procs.append(p)
             try:
                 handshake(p, name, tc)
@@ -351,6 +410,37 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
         replay_file.parent.mkdir(parents=True, exist_ok=True)
         replay_file.write_bytes(b"\n".join(result.replay) + b"\n")
         click.echo(f"replay written: {replay_file}")
+    if stderr_to not in (None, "show"):
+        click.echo(f"stderr kept in: {stderr_to}/")
+
+
+def _stderr_bot(spec: Any, to: str | None) -> Any:
+    """A bot process whose stderr is discarded (None), printed here ("show") or kept in
+    the folder `to` as NAME.log."""
+    from .referee import BotProcess
+
+    if to is None:
+        return BotProcess(spec)
+    if to != "show":
+        folder = Path(to)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise click.BadParameter(f"cannot make the folder {to}: {e.strerror or e}", param_hint="--stderr") from None
+        return BotProcess(spec, log_path=folder / f"{spec.name}.log")
+
+    class Shown(BotProcess):
+        """Prints each line the bot writes to stderr, after its name."""
+
+        _part = b""
+
+        def _write_log(self, chunk: bytes) -> None:
+            super()._write_log(chunk)
+            *lines, self._part = (self._part + chunk).split(b"\n")
+            for line in lines:
+                click.echo(f"  [{self.spec.name}] {line.decode('utf-8', 'replace')}", err=True)
+
+    return Shown(spec)
 
 
 def _parse_rules(text: str | None) -> Any:
@@ -453,6 +543,60 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
         if not report.ok and report.exit_code == 1:
             click.echo(f"Checks: {', '.join(NAMES)}; run one with --only NAME. The protocol: protocol/SPEC.md")
     sys.exit(report.exit_code)
+
+
+# ----- ask ---------------------------------------------------------------------------------------
+
+
+@main.command("ask", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--request", "request_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="The request to send: a JSON object with \"type\": \"request\" (or a replay line holding one).")
+@click.option("--rules", "rules_text", help="The game's rules, as for play (default: standard, or the request's phase).")
+@click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True, help="Time allowed for the reply.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable verdict.")
+def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | None, move_ms: int,
+                as_json: bool) -> None:
+    """Send one request to the bot started by COMMAND; print its reply and whether the
+    referee would accept it (with the rule it breaks). Exit status: 0 legal, 1 not.
+
+    \b
+    p10-tourney ask --request request.json -- python my_bot.py
+    p10-tourney ask -- python my_bot.py --request request.json
+    """
+    from .checker.ask import RequestError, ask, load_request
+    from .referee import BotStartError
+
+    argv = list(command)
+    if request_file is None and len(argv) >= 3 and argv[-2] == "--request":  # ask -- CMD ... --request FILE
+        request_file, argv = Path(argv[-1]), argv[:-2]
+        if not request_file.is_file():
+            raise click.BadParameter(f"{request_file}: no such file", param_hint="--request")
+    if request_file is None:
+        raise click.UsageError("Missing option '--request' (the request file): ask --request FILE -- CMD ...")
+    if len(argv) == 1 and " " in argv[0].strip():
+        argv = shlex.split(argv[0])
+    try:
+        request = load_request(request_file)
+        rules = _parse_rules(rules_text) if rules_text else None
+        answer = ask(argv, request, rules, move_ms=move_ms)
+    except (RequestError, BotStartError) as e:
+        raise _fail(e) from None
+    if as_json:
+        click.echo(json.dumps(answer.to_dict(), indent=1))
+    else:
+        click.echo(f"request: {request['decision']} (id {request['id']}, hand {request['state'].get('hand')}, "
+                   f"seat {request['state'].get('seat')})")
+        click.echo(f"reply:   {answer.reply_line if answer.reply_line is not None else '(none)'}")
+        if answer.legal:
+            click.echo(f"legal ({answer.ms} ms)" + "".join(f"\n  {json.dumps(ev)}" for ev in answer.events))
+        else:
+            click.echo(f"{answer.verdict}: {answer.reason}")
+            if answer.fix:
+                click.echo(f"to fix it: {answer.fix}")
+        if answer.stderr.strip():
+            click.echo("the bot's stderr:\n" + "\n".join("  " + ln for ln in answer.stderr.strip().splitlines()[-20:]))
+    sys.exit(0 if answer.legal else 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 SLOW_OK = TimeControl(move_ms=5000, startup_ms=20000)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", default=False,
+                     help="also run the tests marked long (hours of games; left out by default)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `long` run only with --long."""
+    if config.getoption("--long"):
+        return
+    skip = pytest.mark.skip(reason="long: run with --long")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., BotProcess]]:
     """start(name, argv, tc=..., sandbox="auto", **BotProcess kwargs) -> a started bot past

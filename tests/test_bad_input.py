@@ -14,6 +14,8 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli import main
+from harness.tournament.journal import chained_line
+from harness.tournament.ledger import marker_genesis, read_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = f"{sys.executable} {ROOT / 'bots/python/greedy.py'}"
@@ -204,18 +206,32 @@ def test_damaged_middle_line_of_games_jsonl(finished, tmp_path):
 
 
 def test_games_of_another_schedule(finished, tmp_path):
+    """Even with its hash chain recomputed and tournament.json's head rewritten to match (by
+    someone who knows how), a game whose seed is not the schedule's is refused."""
     out, cfg_path = copy_results(finished, tmp_path)
     recs = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
     recs[0]["seed"] += 1
-    (out / "games.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    head = marker_genesis(read_marker(out))
+    lines = []
+    for r in recs:
+        line, head = chained_line(head, r)
+        lines.append(line + b"\n")
+    (out / "games.jsonl").write_bytes(b"".join(lines))
+    meta = json.loads((out / "tournament.json").read_text())
+    (out / "tournament.json").write_text(json.dumps(meta | {"journal_head": head}))
     one_error(invoke("run", cfg_path), "does not belong")
 
 
 def test_a_torn_last_line_is_not_an_error(finished, tmp_path):
-    """The one damage a kill can do is repaired: that game is played again."""
+    """The one damage a kill can do is repaired: that game is played again. (A kill while
+    the last line is written comes before the results of that game are published, so
+    tournament.json still holds the state before it: here, the first run's start.)"""
     out, cfg_path = copy_results(finished, tmp_path)
     data = (out / "games.jsonl").read_bytes()
     (out / "games.jsonl").write_bytes(data[:-7])
+    meta = read_marker(out)
+    meta |= {"games": 0, "journal_head": marker_genesis(meta), "finished": False}
+    (out / "tournament.json").write_text(json.dumps(meta))
     res = invoke("run", cfg_path, "--no-site", "--no-progress")
     assert res.exit_code == 0, res.output
     assert "1 games played" in res.output

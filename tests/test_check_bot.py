@@ -26,6 +26,7 @@ GOOD = [
     pytest.param([PY, str(ROOT / "bots/python/greedy.py")], id="python-greedy"),
     pytest.param([PY, str(ROOT / "bots/python/random_bot.py"), "7"], id="python-random"),
     pytest.param([PY, "-m", "harness.bots.random", "3"], id="module-random"),
+    pytest.param([PY, str(ROOT / "bots/python/strong.py")], id="python-strong"),
     pytest.param(["node", str(ROOT / "bots/js/greedy.js")], id="js-greedy", marks=needs_node),
     pytest.param([PY, str(ROOT / "bots/templates/python/bot.py")], id="python-template"),
     pytest.param(["node", str(ROOT / "bots/templates/javascript/bot.js")], id="js-template", marks=needs_node),
@@ -48,7 +49,7 @@ def failures(report: dict) -> dict[str, dict]:
 
 @pytest.mark.parametrize("argv", GOOD)
 def test_bundled_bots_and_templates_pass(argv: list[str]) -> None:
-    code, report = check(argv)
+    code, report = check(argv, "--move-ms", "5000")  # a margin for a busy machine
     assert failures(report) == {}
     assert code == 0 and report["ok"]
     assert [c["name"] for c in report["checks"]] == list(NAMES)
@@ -69,6 +70,10 @@ HOSTILE = [
     ("crash_on_error.py", {"errors": "An error needs no answer and must not end the bot"}, True),
     ("late.py", {"late-replies": "a reply with id", "in-time": "move_ms"}, False),
     ("no_version.py", {"handshake": "'version' is a required property"}, False),
+    ("ignores_bye.py", {"bye": "still running"}, True),
+    ("no_end.py", {"wild-end": 'add "end": "low" or "end": "high" to the hit'}, False),
+    ("names_inactive.py", {"tie-break": "R10.6: seat 2 is not playing this tie-break hand"}, False),
+    ("ignores_pending.py", {"skip-pending": "R6.2: seat 1 already has a skip pending"}, False),
 ]
 
 
@@ -97,6 +102,7 @@ def test_only_runs_the_named_checks_and_rejects_unknown_names() -> None:
     result = CliRunner().invoke(main, ["check-bot", "--only", "speed", "--", PY, "x.py"])
     assert result.exit_code == 2
     assert "no check named 'speed'; the checks are: handshake, options-lay" in result.output
+    assert "bye" in result.output
 
 
 def test_a_command_that_does_not_exist_fails_the_handshake() -> None:
@@ -116,3 +122,17 @@ def test_text_report_from_the_installed_command() -> None:
     assert "PASS  handshake" in out and "FAIL  options-lay" in out
     assert "→ bot  {\"type\":\"request\"" in out and "← bot  {\"id\": 2, \"discard\": \"R1\"}" in out
     assert "2 checks: 1 passed, 1 failed" in out
+
+
+def test_a_bot_that_ends_after_an_error_gets_one_verdict_whichever_pipe_shows_it() -> None:
+    """Dying at once on an error is usually seen when check-bot sends the next request (a
+    closed stdin); dying a moment later, when it reads the reply (a closed stdout). Which
+    comes first is a race: the verdict is built from how the process ended, so it is the
+    same."""
+    messages = []
+    for script in ("crash_on_error.py", "slow_crash_on_error.py"):
+        _, report = check([PY, str(ZOO / script)], "--only", "errors")
+        messages.append(failures(report)["errors"]["message"])
+    assert messages[0] == messages[1]
+    assert messages[0].startswith('after an error with "retry": true, the process ended (exit code 1). '
+                                  "An error needs no answer and must not end the bot")

@@ -77,6 +77,7 @@ def records(out: Path) -> list[dict]:
     assert len({r["id"] for r in lines}) == len(lines), "a game recorded twice"
     for r in lines:
         r.pop("duration_s")
+        r.pop("chain")  # covers the order games finished in and their durations
     return sorted(lines, key=lambda r: r["id"])
 
 
@@ -131,10 +132,12 @@ def test_resume_on_dask_plays_only_what_is_missing(tmp_path: Path, cluster) -> N
     run_tournament(local, build_site=False)
     out = cfg.output
     out.mkdir()
-    (out / "tournament.json").write_text(json.dumps({"format": "p10-results/1", "name": cfg.name,
-                                                      "fingerprint": cfg.fingerprint()}))
     kept = (local.output / "games.jsonl").read_text().splitlines()[:5]
     (out / "games.jsonl").write_text("\n".join(kept) + "\n")
+    # The same config and seed, so the same chain: as a run stopped after 5 games leaves it.
+    meta = json.loads((local.output / "tournament.json").read_text())
+    meta |= {"games": 5, "journal_head": json.loads(kept[-1])["chain"], "finished": False}
+    (out / "tournament.json").write_text(json.dumps(meta))
     outcome = run_tournament(cfg, build_site=False)
     assert outcome.played == 7 and outcome.finished
     assert records(out) == records(local.output)
@@ -275,7 +278,7 @@ def test_plugin_keeps_bots_across_games_and_ends_idle_ones(tmp_path: Path, monke
 
     cfg = config(tmp_path, "x")
     specs = schedule(cfg)
-    plugin = dask_executor.GamePlugin("p", cfg, str(tmp_path / "logs"))
+    plugin = dask_executor.GamePlugin("p", cfg, str(tmp_path / "logs"), lease_s=3600.0)
     monkeypatch.setattr(dask_executor, "IDLE_CLOSE_S", 3600.0)
     plugin.setup(SimpleNamespace(name="tcp://10.1.2.3:4567-0", address="tcp://10.1.2.3:4567"))
     try:
@@ -317,3 +320,191 @@ def test_unreachable_scheduler_and_no_workers_are_clear_errors(tmp_path: Path, m
         with pytest.raises(ClusterError, match=r"^no Dask worker joined the scheduler at tcp://127.0.0.1:\d+ within 1 s; "
                                                r"start some with: dask worker tcp://"):
             list(DaskExecutor(cfg, None).run(schedule(cfg)))
+
+
+# ----- the lease: bots end when the process that runs the tournament is gone ---------------
+
+
+def _proc_tree() -> dict[int, tuple[int, str, str]]:
+    """pid → (parent pid, state, command line) of every process, from /proc."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2:].split()
+        out[int(d)] = (int(rest[1]), rest[0], cmd)
+    return out
+
+
+def _bots_under(root: int) -> list[int]:
+    """Live (not zombie) bot processes descending from process `root`."""
+    tree = _proc_tree()
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in tree.items():
+        kids.setdefault(ppid, []).append(pid)
+    found, todo = [], list(kids.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo += kids.get(pid, [])
+        _, state, cmd = tree[pid]
+        if state != "Z" and "faulty.py" in cmd:
+            found.append(pid)
+    return found
+
+
+def _wait(what, bound_s: float, every_s: float = 0.2):
+    end = time.monotonic() + bound_s
+    while True:
+        value = what()
+        if value or time.monotonic() > end:
+            return value
+        time.sleep(every_s)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc (Linux)")
+def test_main_process_killed_the_workers_end_their_bots(tmp_path: Path) -> None:
+    """A scheduler and a worker of their own (as on a cluster); the tournament's process,
+    killed with SIGKILL mid-run, can say nothing: the lease it renewed lapses and the
+    worker ends the bots, within 30 s of the kill, while the worker itself lives on."""
+    import subprocess
+
+    from harness.tournament import dask_executor
+
+    env = dict(os.environ, **{LOG_DIR_ENV: str(tmp_path / "worker-logs")})
+    sched_file = tmp_path / "scheduler.json"
+    procs = []
+
+    def start(*args: str, log: str) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", *args], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=open(tmp_path / log, "wb"), start_new_session=True)
+        procs.append(p)
+        return p
+
+    try:
+        start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0",
+              "--scheduler-file", str(sched_file), log="scheduler.log")
+        assert _wait(lambda: sched_file.exists() and sched_file.stat().st_size > 0, 60), "no scheduler"
+        address = json.loads(sched_file.read_text())["address"]
+        worker = start("distributed.cli.dask_worker", address, "--nworkers", "2", "--nthreads", "1",
+                       "--no-dashboard", log="worker.log")
+        slow = {"name": "slow", "cmd": SLOW}
+        cfg = {"name": "lease-t", "seed": 3, "table_size": 2, "games_per_table": 200, "parallel": 2,
+               "bots": [dict(slow, name="a"), dict(slow, name="b"), dict(slow, name="c")],
+               "rules": {"phases": [1, 2, 3], "hand_limit": 20}, "time": {"move_ms": 5000, "startup_ms": 20000},
+               "replays": "none", "output": str(tmp_path / "out"), "executor": "dask", "scheduler": address,
+               "base_dir": str(ROOT)}
+        (tmp_path / "t.yaml").write_text(yaml.safe_dump(cfg))
+        main_proc = start("harness.cli", "run", str(tmp_path / "t.yaml"), "--no-progress", "--no-site", log="main.log")
+        games = tmp_path / "out" / "games.jsonl"
+        playing = _wait(lambda: games.exists() and games.read_bytes().count(b"\n") >= 2
+                        and len(_bots_under(worker.pid)) >= 3, 180)
+        assert playing, (tmp_path / "main.log").read_text()[-2000:] + (tmp_path / "worker.log").read_text()[-2000:]
+        assert main_proc.poll() is None
+        main_proc.kill()  # SIGKILL: no cleanup of any kind in the main process
+        main_proc.wait()
+        killed = time.monotonic()
+        gone = _wait(lambda: not _bots_under(worker.pid), 30.0)
+        took = time.monotonic() - killed
+        assert gone, f"bots still running 30 s after the main process was killed: {_bots_under(worker.pid)}"
+        assert worker.poll() is None  # ended by the lease, not with their worker
+        print(f"bots gone {took:.1f} s after the kill (lease {dask_executor.LEASE_S:.0f} s)")
+    finally:
+        for p in reversed(procs):  # each in a session of its own: its process group, its children
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except OSError:
+                pass
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_work_ahead_counts_the_threads_of_the_whole_machine(tmp_path: Path) -> None:
+    """Single-threaded workers filling a machine: none works ahead, though each has one
+    thread; alone on a machine with CPUs to spare, a worker does."""
+    from types import SimpleNamespace
+
+    from harness.tournament import dask_executor
+
+    cpus = len(os.sched_getaffinity(0))
+    plugin = dask_executor.GamePlugin("p", config(tmp_path, "x"), str(tmp_path / "logs"), lease_s=3600.0)
+    plugin.setup(SimpleNamespace(name=0, address="tcp://127.0.0.1:1", nthreads=1))
+    try:
+        me, threads = plugin.renew(None)
+        assert (me, threads) == (dask_executor.machine_id(), 1)
+        plugin.renew({me: cpus})  # as many game threads on this machine as CPUs
+        assert plugin.work_ahead is False
+        plugin.renew({me: 1, "boot:elsewhere": 64})
+        assert plugin.work_ahead is (cpus > 1)
+    finally:
+        plugin.teardown(None)
+
+
+def test_the_executor_renews_the_lease_and_counts_threads_by_machine(tmp_path: Path, cluster) -> None:
+    from harness.tournament import dask_executor
+
+    cfg = config(tmp_path, "x", executor="dask", scheduler=cluster.scheduler_address)
+    ex = DaskExecutor(cfg, None)
+    with ex:
+        ex.start()
+        assert ex.threads_by_machine == {dask_executor.machine_id(): 2}  # the 2 single-threaded workers
+        name = ex.plugin
+        seen = ex.client.run(lambda dask_worker: dask_worker.plugins[name]._renewed)
+        time.sleep(dask_executor.LEASE_RENEW_S * 2.5)
+        again = ex.client.run(lambda dask_worker: dask_worker.plugins[name]._renewed)
+        assert all(again[w] > seen[w] for w in seen)
+        assert set(ex.client.run(lambda dask_worker: dask_worker.plugins[name].work_ahead).values()) == {
+            len(os.sched_getaffinity(0)) > 2}
+
+
+def _dask_worker_with_a_bot() -> int | None:
+    """The pid of a Dask worker process (under this process) that has a bot running."""
+    import psutil
+
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if any("faulty.py" in " ".join(c.cmdline()) for c in p.children()):
+                return p.pid
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_stopped_worker_of_its_own_cluster_is_restarted_and_its_game_played_once(tmp_path: Path) -> None:
+    """SIGSTOP of a worker of the LocalCluster the executor starts: the scheduler's worker
+    TTL (the watchdog budget, 12 s here) has its nanny restart it, and its game is played
+    again elsewhere, once."""
+    bots = [{"name": "slow", "cmd": SLOW}, {"name": "greedy", "cmd": GREEDY}, {"name": "random", "cmd": RANDOM}]
+    times = {"move_ms": 1000, "startup_ms": 2000}
+    local = config(tmp_path, "local", bots=bots, time=times)
+    run_tournament(local, build_site=False)
+    dask = config(tmp_path, "dask", bots=bots, executor="dask", time=times)
+    stopped: dict[str, int] = {}
+
+    def stop_one_busy_worker(progress) -> None:
+        if stopped or progress.done < 3:
+            return
+        pid = _dask_worker_with_a_bot()
+        if pid is not None:
+            stopped["pid"] = pid
+            os.kill(pid, signal.SIGSTOP)
+
+    try:
+        outcome = run_tournament(dask, on_progress=stop_one_busy_worker, build_site=False)
+        assert stopped, "no worker was stopped"
+        assert outcome.finished and outcome.played == 12
+        assert records(dask.output) == records(local.output)  # each game once, as locally
+        assert board(dask.output) == board(local.output)
+    finally:
+        if stopped:
+            try:
+                os.kill(stopped["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -72,3 +72,26 @@ def test_greedy_beats_random() -> None:
           f"{greedy_phases} vs {random_phases}")
     assert wins >= 0.9 * VERSUS_GAMES
     assert greedy_phases >= 1.5 * random_phases
+
+
+@pytest.mark.parametrize("strategy", [GreedyStrategy, lambda: RandomStrategy(3)], ids=["greedy", "random"])
+def test_players_go_out_by_laying_an_11_card_custom_phase(strategy) -> None:
+    """R10.4: a custom phase of 11 cards, held after the draw, is laid whole and goes out
+    with no discard; the players (and their options) know it."""
+    from harness.engine import Deck, Game, Rules, action_from_json
+
+    rules = Rules.from_dict({"phases": [{"number": 41, "melds": [{"kind": "set", "size": 5},
+                                                                  {"kind": "run", "size": 6}]}]})
+    deck = Deck.from_dict({"deals": [{"hands": [["R3", "B4", "G10", "Y11", "S", "W", "R5", "B6", "G7", "Y8"],
+                                                ["R2", "B2", "G2", "Y2", "R3", "B4", "G5", "Y6", "R7", "B8"]],
+                                      "discard": "Y12", "draw": ["W"]}]})
+    game = Game(rules, 2, 1, deck)
+    game.start()
+    player = strategy()
+    for decision in ("draw", "play"):
+        state = game.view(1)
+        reply = player.decide(state, decision, game.options(1) if decision == "play" else None)
+        if decision == "play":
+            assert "discard" not in reply and sum(len(m) for m in reply["lay"]) == 11
+        events = game.apply(action_from_json(reply, decision))
+    assert [e["e"] for e in events][:3] == ["lay", "out", "hand_end"]

@@ -85,11 +85,14 @@ PHASE_3 = {"number": 3, "melds": [{"kind": "set", "size": 4}, {"kind": "run", "s
 
 def players(my_cards: int) -> list[dict]:
     return [
-        {"seat": 0, "name": "alice", "phase": 3, "laid": False, "cards": 9, "score": 145, "skip_pending": False},
-        {"seat": 1, "name": "bob", "phase": 2, "laid": True, "cards": 4, "score": 160, "skip_pending": False},
-        {"seat": 2, "name": "my-bot", "phase": 3, "laid": False, "cards": my_cards, "score": 130,
-         "skip_pending": False},
-        {"seat": 3, "name": "dana", "phase": 8, "laid": True, "cards": 2, "score": 90, "skip_pending": False},
+        {"seat": 0, "name": "alice", "phase": 3, "completed": 2, "laid": False, "cards": 9, "score": 145,
+         "skip_pending": False, "active": True},
+        {"seat": 1, "name": "bob", "phase": 2, "completed": 1, "laid": True, "cards": 4, "score": 160,
+         "skip_pending": False, "active": True},
+        {"seat": 2, "name": "my-bot", "phase": 3, "completed": 2, "laid": False, "cards": my_cards, "score": 130,
+         "skip_pending": False, "active": True},
+        {"seat": 3, "name": "dana", "phase": 8, "completed": 7, "laid": True, "cards": 2, "score": 90,
+         "skip_pending": False, "active": True},
     ]
 
 
@@ -112,7 +115,7 @@ GAME_START = {
             {"number": 9, "melds": [{"kind": "set", "size": 5}, {"kind": "set", "size": 2}]},
             {"number": 10, "melds": [{"kind": "set", "size": 5}, {"kind": "set", "size": 3}]},
         ],
-        "first_to": None, "turn_limit": 300, "hand_limit": 50,
+        "first_to": None, "turn_limit": 300, "hand_limit": 50, "first_dealer": 0,
     },
     "time": {"move_ms": 1000, "game_ms": None},
 }
@@ -120,7 +123,7 @@ DRAW_REQUEST = {
     "type": "request", "id": 57, "decision": "draw",
     "events": [
         {"e": "draw", "seat": 3, "from": "discard", "card": "Y2"},
-        {"e": "lay", "seat": 3, "melds": [2]},
+        {"e": "lay", "seat": 3, "melds": [2], "cards": [["Y1", "Y4", "Y8", "W", "Y10", "Y11", "Y2"]]},
         {"e": "discard", "seat": 3, "card": "S", "skip": 0},
         {"e": "skipped", "seat": 0},
         {"e": "draw", "seat": 1, "from": "deck"},
@@ -189,6 +192,15 @@ EXAMPLES = [
     ("from_bot.play", PLAY_REPLY_DISCARD_ONLY),
     ("from_bot.play", {"id": 60, "lay": [["R1", "R2", "R3", "R4", "R5", "R6", "R7", "W", "R9", "R10", "R11"]]}),
     ("from_bot.play", {"id": 61, "hits": [], "discard": "S", "skip": None}),
+    # An optional field sent as null counts as left out; so does "skip": null beside any discard.
+    ("from_bot.play", {"id": 62, "discard": "R5", "skip": None}),
+    ("from_bot.play", {"id": 63, "lay": None, "hits": None, "discard": "R5"}),
+    ("from_bot.play", {"id": 64, "lay": [["R1", "B1", "G1", "Y1", "W"], ["R2", "B2", "G2", "Y2", "W"]],
+                       "discard": None}),
+    # (+) fields may be missing: a bot for any p10/1 referee treats them as optional.
+    ("to_bot.game_start", {k: v for k, v in GAME_START.items() if k not in ("game", "time")}),
+    ("to_bot.error", {k: v for k, v in ERROR.items() if k not in ("strikes", "retry")}),
+    ("to_bot.game_end", {k: v for k, v in GAME_END.items() if k != "reason"}),
 ]
 
 
@@ -202,7 +214,7 @@ EVENTS = [
     {"e": "skipped", "seat": 0},
     {"e": "draw", "seat": 1, "from": "deck"},
     {"e": "draw", "seat": 3, "from": "discard", "card": "Y2"},
-    {"e": "lay", "seat": 3, "melds": [2]},
+    {"e": "lay", "seat": 3, "melds": [2], "cards": [["Y1", "Y4", "Y8", "W", "Y10", "Y11", "Y2"]]},
     {"e": "hit", "seat": 1, "card": "W", "meld": 1, "end": "low"},
     {"e": "hit", "seat": 2, "card": "Y9", "meld": 2, "end": None},
     {"e": "discard", "seat": 2, "card": "S", "skip": 3},
@@ -279,6 +291,8 @@ BAD_REPLIES = [
     ("from_bot.play", {"id": 58, "hit": [{"card": "R8", "meld": 4}], "discard": "R5"}, "misspelt field"),
     ("from_bot.play", {"id": 58, "discard": "S"}, "Skip discard without skip"),
     ("from_bot.play", {"id": 58, "discard": "R5", "skip": 3}, "skip with a non-Skip discard"),
+    ("from_bot.play", {"id": 58, "skip": 3}, "skip with no discard"),
+    ("from_bot.play", {"id": 58, "discard": "R5", "type": "play"}, "a type in a reply"),
     ("from_bot.play", {"id": 58, "discard": "S", "skip": "3"}, "skip as string"),
     ("from_bot.play", {"id": 58, "discard": ["R5"]}, "discard as list"),
     ("from_bot.hello", {"type": "hello", "name": "my-bot"}, "hello without version"),

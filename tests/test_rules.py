@@ -1,4 +1,4 @@
-"""One or more tests for every rule line of /work/shared/RULES.md (R1.1 ... R11.2).
+"""One or more tests for every rule line of protocol/RULES.md (R1.1 ... R11.2).
 
 Each test is named after the rule it checks (``test_r6_2_...``), so a failure points at a
 line of RULES.md. Almost every test plays a stacked deal (the protocol's "Test deals"):
@@ -525,7 +525,7 @@ def test_r3_4_melds_laid_in_the_same_reply_are_laid_longer_not_hit():
     assert_illegal(
         game,
         {"lay": [["R3", "B3", "G3"], ["R7", "B7", "G7"]], "hits": [{"card": "G3", "meld": 0}], "discard": "R12"},
-        "R7.1",
+        "R3.4",
     )
     play(game, lay=[["R3", "B3", "G3", "G3"], ["R7", "B7", "G7"]], discard="R12")
     assert len(game.table[0].cards) == 4
@@ -724,8 +724,9 @@ def test_r4_7_a_wild_on_the_table_stays_where_it_is():
     pass_turn(game)
     draw(game)  # Y5
     # A natural 5 cannot take the Wild's place (nor be added beside it): the run takes 3 or 8.
-    assert_illegal(game, {"hits": [{"card": "B5", "meld": 1}], "discard": "Y1"}, "R7.1")
-    assert_illegal(game, {"hits": [{"card": "Y5", "meld": 1, "end": "low"}], "discard": "Y1"}, "R7.1", "R7.3")
+    err = assert_illegal(game, {"hits": [{"card": "B5", "meld": 1}], "discard": "Y1"}, "R4.7")
+    assert "stands for 5" in str(err) and "takes 3 or 8" in str(err)
+    assert_illegal(game, {"hits": [{"card": "Y5", "meld": 1, "end": "low"}], "discard": "Y1"}, "R4.7")
     play(game, discard="Y1")
     assert game.table[1].cards == tuple(cards("R4 W B6 Y7"))
     assert (game.table[1].low, game.table[1].high) == (4, 7)
@@ -789,7 +790,8 @@ def test_r5_2_a_phase_is_laid_whole_not_in_part():
 def test_r5_3_only_the_current_phase_may_be_laid():
     game = new_game(deal([HANDS_3[2], "R1 B2 G3 Y4 R5 B6 G7 Y1 Y2 Y3"], "Y12", "R12"))
     draw(game)  # seat 1 is on phase 1; a run of 7 is phase 4
-    assert_illegal(game, {"lay": [["R1", "B2", "G3", "Y4", "R5", "B6", "G7"]], "discard": "R12"}, "R5.2")
+    err = assert_illegal(game, {"lay": [["R1", "B2", "G3", "Y4", "R5", "B6", "G7"]], "discard": "R12"}, "R5.3")
+    assert "phase 4" in str(err) and "works on phase 1" in str(err)
 
 
 def test_r5_3_a_phase_laid_counts_for_that_phase_only():
@@ -936,6 +938,23 @@ def test_r6_2_a_served_skip_may_be_given_again():
     assert game.players[0].skip_pending
 
 
+def test_r6_2_pending_skips_are_cleared_when_a_hand_ends():
+    # Three players, turn limit 2: seat 1 names seat 0 (whose turn comes after seat 2's),
+    # and seat 2's turn stalls the hand before seat 0's skip is served.
+    game = new_game(
+        deal(["R3 R4 R5 R6 R7 R8 R9 R10 R11 B3", "R1 B1 G1 R2 B2 G2 S Y1 Y2 Y3", "G3 G4 G5 G6 G7 G8 G9 G10 G11 B9"],
+             "Y12", "W"),
+        rules=Rules(phases=(PHASES[1],), turn_limit=2, hand_limit=2),
+    )
+    turn(game, discard="S", skip=0)
+    assert game.players[0].skip_pending
+    events = pass_turn(game)  # seat 2: the hand stalls
+    assert the(events, "hand_end")["stalled"] is True
+    assert not events_of(events, "skipped")
+    assert [p.skip_pending for p in game.players] == [False, False, False]
+    assert all(not p["skip_pending"] for p in game.view(1)["players"])
+
+
 def test_r6_3_if_every_other_player_has_a_skip_pending_a_skip_names_no_one():
     game = new_game(SKIPS_3)
     draw(game)  # seat 1
@@ -1033,7 +1052,7 @@ def test_r7_1_hits_apply_in_list_order():
     assert_illegal(
         game,
         {"hits": [{"card": "W", "meld": 1, "end": "high"}, {"card": "Y8", "meld": 1}], "discard": "R3"},
-        "R7.1",
+        "R4.7",
     )
     play(game, hits=[{"card": "Y8", "meld": 1}, {"card": "W", "meld": 1, "end": "high"}], discard="R3")
     assert (game.table[1].low, game.table[1].high) == (4, 9)
@@ -1348,7 +1367,7 @@ def test_r9_3_a_tie_is_broken_by_further_hands_among_the_tied_players_alone():
     assert game.dealer == 1 and game.to_move == 2
     draw(game)
     assert game.skip_targets(2) == [1]
-    assert_illegal(game, {"discard": "S", "skip": 0}, "R6.1")
+    assert_illegal(game, {"discard": "S", "skip": 0}, "R10.6")
     events = play(game, discard="S", skip=1)
     assert the(events, "skipped")["seat"] == 1
     assert game.to_move == 2 and game.hand_no == 2
@@ -1553,7 +1572,7 @@ def test_r10_4_custom_phases_are_lists_of_melds():
         [{"melds": [{"kind": "pair", "size": 2}]}],
         [{"melds": [{"kind": "set", "size": 1}]}],
         [{"melds": [{"kind": "run", "size": 13}]}],
-        [{"melds": [{"kind": "set", "size": 6}, {"kind": "set", "size": 5}]}],  # 11 cards
+        [{"melds": [{"kind": "set", "size": 6}, {"kind": "set", "size": 6}]}],  # 12 cards
         [{"melds": [{"kind": "set"}]}],
         [{"melds": "set of 3"}],
     ],
@@ -1561,6 +1580,92 @@ def test_r10_4_custom_phases_are_lists_of_melds():
 def test_r10_4_unplayable_custom_phases_are_refused(phases):
     with pytest.raises(RulesError, match=r"^R10\.4"):
         Rules.from_dict({"phases": phases})
+
+
+ELEVEN = Rules.from_dict(
+    {"phases": [{"number": 41, "melds": [{"kind": "set", "size": 5}, {"kind": "run", "size": 6}]}]}
+)
+
+
+def test_r10_4_a_custom_phase_may_need_11_cards_and_laying_all_11_goes_out_with_no_discard():
+    assert ELEVEN.phases[0].size == 11
+    game = new_game(deal([LEFT_0, "R2 B2 G2 Y2 R3 B4 G5 Y6 R7 B8"], "Y12", "W"), rules=ELEVEN)
+    draw(game)  # the 11th card: a Wild for the set
+    laid = [["R2", "B2", "G2", "Y2", "W"], ["R3", "B4", "G5", "Y6", "R7", "B8"]]
+    # Nothing is left to discard: a discard is refused ...
+    assert_illegal(game, {"lay": laid, "discard": "B8"}, "R3.3", "R3.5")
+    # ... and the lay alone goes out (R3.5).
+    events = play(game, lay=laid)
+    assert [e["e"] for e in events][:3] == ["lay", "out", "hand_end"]
+    assert not events_of(events, "discard")
+    end = the(events, "game_end")
+    assert end["winner"] == 1 and end["phases_completed"] == [0, 1]
+
+
+def test_r10_4_the_options_offer_an_11_card_lay():
+    game = new_game(deal([LEFT_0, "R2 B2 G2 Y2 R3 B4 G5 Y6 R7 B8"], "Y12", "W"), rules=ELEVEN)
+    draw(game)
+    lay = game.options(1)["lay"]
+    assert lay is not None and sum(len(m) for m in lay) == 11
+    events = play(game, lay=lay)
+    assert the(events, "out")["seat"] == 1
+
+
+def test_r10_4_a_custom_phase_of_12_cards_is_refused():
+    with pytest.raises(RulesError, match=r"^R10\.4: phase 42 needs 12 cards .* at most 11"):
+        Rules.from_dict({"phases": [{"number": 42, "melds": [{"kind": "run", "size": 12}]}]})
+
+
+def test_r10_5_a_hand_in_which_no_card_can_be_drawn_is_stalled_at_once():
+    # Seat 1 draws the last card of the draw pile and discards a Skip naming seat 0: the
+    # draw pile is empty, nothing is left to reshuffle and a Skip cannot be taken (R3.2).
+    hands = ["R1 R2 R3 R4 R5 R6 R7 R8 R9 R10", "B1 B2 B3 B4 B5 B6 B7 B8 B9 S"]
+    game = new_game(deal(hands, "Y12"))
+    game.draw_pile[:] = [Card.parse("G1")]  # a state a long hand reaches, set up directly
+    game.discard_pile[:] = []
+    events = turn(game, discard="S", skip=0)
+    assert the(events, "skipped")["seat"] == 0  # seat 0 loses its turn; then seat 1 cannot draw
+    end = the(events, "hand_end")
+    assert end["stalled"] is True and end["winner"] is None
+    assert game.stalled_hands == 1 and game.hand_no == 2
+
+
+def test_r10_6_tie_break_hands_are_dealt_to_the_tied_players_only():
+    game, events = _tied_game()
+    assert [len(p.hand) for p in game.players] == [0, 10, 10]
+    assert the(events, "hand_end")["phases"] == [None, 1, 1]  # seat 0 plays no further hand
+    assert [p["active"] for p in game.view(1)["players"]] == [False, True, True]
+
+
+def test_r10_6_the_dealer_moves_on_among_the_tied_players():
+    game, _ = _tied_game()
+    assert game.dealer == 1 and game.to_move == 2
+    pass_turn(game)  # seat 2
+    pass_turn(game)  # seat 1
+    pass_turn(game)  # seat 2: stalled at the turn limit; the next tie-break hand
+    assert game.hand_no == 3 and game.dealer == 2 and game.to_move == 1  # seat 0 is passed over
+
+
+def test_r10_6_a_skip_may_name_only_a_player_in_the_hand():
+    game, _ = _tied_game()
+    draw(game)  # seat 2 holds a Skip
+    assert game.skip_targets(2) == [1]
+    err = assert_illegal(game, {"discard": "S", "skip": 0}, "R10.6")
+    assert "not playing this tie-break hand" in str(err) and "name one of seats [1]" in str(err)
+    events = play(game, discard="S", skip=1)
+    assert the(events, "discard")["skip"] == 1
+
+
+def test_r10_7_with_fixed_hands_a_tie_for_the_lowest_score_is_a_shared_first_place():
+    rules = Rules(variant="fixed", phases=(PHASES[1],), turn_limit=2)
+    same = "R1 R2 R3 R4 R5 R6 R7 R8 R9 B1"
+    game = new_game(deal([same, "B2 B3 B4 B5 B6 B7 B8 B9 G1 G2"], "Y12", "R12 G12"), rules=rules)
+    pass_turn(game)
+    events = pass_turn(game)
+    end = the(events, "game_end")
+    assert end["reason"] == "fixed_hands"
+    assert end["scores"] == [50, 50] and end["places"] == [1, 1] and end["winner"] is None
+    assert the(events, "hand_end")["phases"] == [None, None]
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import re
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -261,6 +262,8 @@ class DevTools:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
         self.call("Network.enable")
         self.call("Page.enable")
+        self.call("Runtime.enable")  # exceptions and console calls arrive as events
+        self.call("Log.enable")
         self.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
         self.call("Emulation.setFocusEmulationEnabled", {"enabled": True})
         self.call("Page.navigate", {"url": url})
@@ -399,3 +402,78 @@ def test_replay_viewer_answers_real_key_presses_and_buttons(browser: DevTools, s
                      "document.getElementById('scrub').dispatchEvent(new Event('input'));window.scrollTo(0,0)")
         browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 890})
         browser.screenshot(DOCS / "replay.png")
+
+
+# ----------------------------------------------------------------------------- a big field
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+@pytest.fixture(scope="module")
+def big_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """100 entrants, 400 games of 4 from tools/gen_journal.py (latent strengths: e001 the
+    strongest), published as a run's end does."""
+    out = tmp_path_factory.mktemp("big") / "field"
+    subprocess.run([sys.executable, str(TOOLS / "gen_journal.py"), str(out), "--entrants", "100", "--games", "400",
+                    "--resamples", "100", "--fault-rate", "0.02"], check=True, capture_output=True, timeout=900)
+    return out / "site"
+
+
+def _console_errors(browser: DevTools) -> list[str]:
+    out = []
+    for e in browser.events:
+        if e.get("method") == "Runtime.exceptionThrown":
+            out.append(json.dumps(e["params"]["exceptionDetails"])[:500])
+        elif e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") in ("error", "assert"):
+            out.append(json.dumps(e["params"]["args"])[:500])
+        elif e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error":
+            out.append(e["params"]["entry"].get("text", "")[:500])
+    return out
+
+
+def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools, big_site: Path) -> None:
+    browser.open((big_site / "index.html").as_uri())
+    visible = ("Array.from(document.querySelectorAll('#leaderboard-table tbody tr'))"
+               ".filter(r => r.offsetParent !== null).map(r => r.dataset.entrant)")
+    # the leaderboard: every entrant, one page of 50 at a time
+    assert browser.eval("document.querySelectorAll('#leaderboard-table tbody tr').length") == 100
+    assert len(browser.eval(visible)) == 50
+    assert browser.eval("document.getElementById('lb-page').textContent") == "page 1 of 2"
+    browser.click("#lb-next")
+    assert len(browser.eval(visible)) == 50 and browser.eval(visible)[0] != "e0001"
+    # the heat map: one cell per pair on a canvas, painted, with a tooltip
+    assert browser.eval("document.getElementById('h2h-canvas').dataset.rendered") == "1"
+    assert browser.eval("+document.getElementById('h2h-canvas').dataset.cells") == 100
+    assert browser.eval("document.getElementById('h2h-canvas').width") == 700  # 7 px a cell
+    shades = browser.eval(
+        "(function(){var c=document.getElementById('h2h-canvas'),d=c.getContext('2d').getImageData(0,0,c.width,c.height).data,"
+        "colours=new Set();for(var i=0;i<d.length;i+=4)colours.add(d[i]+','+d[i+1]+','+d[i+2]);return Array.from(colours);})()")
+    rgb = [tuple(map(int, x.split(","))) for x in shades]
+    assert any(r > b + 60 for r, g, b in rgb) and any(b > r + 60 for r, g, b in rgb)  # behind and ahead, painted
+    box = browser.eval("(function(){var c=document.getElementById('h2h-canvas');c.scrollIntoView({block:'center'});"
+                       "var r=c.getBoundingClientRect();return [r.left, r.top];})()")
+    browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0] + 7 * 3 + 3, "y": box[1] + 7 * 0 + 3})
+    browser.wait_for("!document.getElementById('h2h-tip').classList.contains('hidden')")
+    assert re.fullmatch(r"e\d{4} (placed ahead of e\d{4} in \d+ of \d+ games \(\d+ behind, \d+ tied\)|never met e\d{4})",
+                        browser.eval("document.getElementById('h2h-tip').textContent"))
+    browser.click("#h2h-filter")
+    browser.call("Input.insertText", {"text": "1-20"})
+    browser.wait_for("+document.getElementById('h2h-canvas').dataset.cells === 20")
+    assert browser.eval("document.getElementById('h2h-canvas').width") == 20 * 28  # zoomed in
+    # the rating chart: the top 10, each in its own colour; more can be added
+    assert browser.eval("document.getElementById('history-chart').dataset.rendered") == "1"
+    strokes = browser.eval("Array.from(document.querySelectorAll('#history-chart path.series')).map(p => p.getAttribute('stroke'))")
+    assert len(strokes) == 10 and len(set(strokes)) == 10
+    browser.click("#history-add")
+    browser.call("Input.insertText", {"text": "e0077"})
+    browser.eval("document.getElementById('history-add').dispatchEvent(new Event('change'))")
+    assert browser.eval("document.querySelectorAll('#history-chart path.series').length") == 11
+    assert "e0077" in browser.eval("document.getElementById('history-legend').textContent")
+    # searching for an entrant finds its row
+    browser.click("#lb-search")
+    browser.call("Input.insertText", {"text": "e0077"})
+    browser.wait_for("document.getElementById('leaderboard-table').dataset.matches === '1'")
+    assert browser.eval(visible) == ["e0077"]
+    assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
+    assert _console_errors(browser) == []
+    _check_local_only(browser)

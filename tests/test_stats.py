@@ -251,7 +251,7 @@ def test_the_leaderboard_carries_intervals_settled_neighbours_and_statistics() -
 
 
 def _cfg(**over: Any) -> dict[str, Any]:
-    return {"name": "t", "bots": [{"name": n, "cmd": "true"} for n in ("a", "b", "c")], **over}
+    return {"name": "t", "seed": 1, "bots": [{"name": n, "cmd": "true"} for n in ("a", "b", "c")], **over}
 
 
 @pytest.mark.parametrize("over, key", [
@@ -318,7 +318,7 @@ def test_runner_stops_when_the_top_is_settled_whatever_the_parallelism(tmp_path:
         assert outcome.played == outcome.stopping["games"] < outcome.total == 120
         outs.append(cfg.output)
     a, b = outs
-    games_of = [[{**json.loads(x), "duration_s": 0} for x in (o / "games.jsonl").read_text().splitlines()]
+    games_of = [[{**json.loads(x), "duration_s": 0, "chain": None} for x in (o / "games.jsonl").read_text().splitlines()]
                 for o in outs]
     assert sorted(games_of[0], key=lambda r: r["id"]) == sorted(games_of[1], key=lambda r: r["id"])
     for name in ("leaderboard.md", "stats.md", "leaderboard.csv"):

@@ -440,9 +440,15 @@ function otherSeats(state) {
   return players.filter((p) => p && typeof p.seat === "number" && p.seat !== me);
 }
 
+// The seats a Skip may name: other seats in this hand (not "active": false, as in a
+// tie-break hand, R10.6) with no skip pending (R6.2).
+function nameable(state) {
+  return otherSeats(state).filter((p) => !p.skip_pending && p.active !== false);
+}
+
 // The leading player among those who may be named, or null (R6.2, R6.3).
 function skipTarget(state) {
-  const candidates = otherSeats(state).filter((p) => !p.skip_pending);
+  const candidates = nameable(state);
   if (candidates.length === 0) return null;
   candidates.sort(
     (a, b) =>
@@ -609,7 +615,7 @@ function fallbackPlay(state) {
     if (hand[0] === "S") {
       let seat = null;
       try {
-        const free = otherSeats(state).filter((p) => !p.skip_pending);
+        const free = nameable(state);
         seat = free.length ? free[0].seat : null;
       } catch (_) {
         seat = null;
@@ -714,6 +720,7 @@ module.exports = {
   planHits,
   chooseDiscard,
   skipTarget,
+  nameable,
   decideDraw,
   decidePlay,
 };

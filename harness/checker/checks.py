@@ -173,8 +173,20 @@ class _Direct:
     def send(self, msg: dict[str, Any]) -> None:
         try:
             self.ctx.bot.send(encode(msg))
-        except BotDied as e:
-            self.fail("crash", f"{e}", "")
+        except BotDied:
+            self.died()
+
+    def died(self) -> None:
+        """Fail for a process that ended. Whether its end shows first as a closed stdin
+        (while sending) or a closed stdout (while reading) is a race between two pipes:
+        the message is built from how the process ended, so it is the same either way."""
+        ctx = self.ctx
+        how = ctx.ended_text()
+        tail = ctx.stderr_tail()
+        tail = f". Its stderr ends: {tail}" if tail and tail not in how else ""
+        self.fail("crash", f"the process ended ({how})",
+                  ". An error needs no answer and must not end the bot: log its reason to stderr and wait "
+                  "for the next request" + tail)
 
     def route(self, events: list[dict[str, Any]]) -> None:
         for ev in events:
@@ -216,11 +228,8 @@ class _Direct:
             except BotTimeout:
                 self.fail("timeout", f"no reply to request {rid} within {ctx.tc.move_ms} ms",
                           ". An error needs no answer: log its reason and answer the next request as usual")
-            except BotDied as e:
-                tail = ctx.stderr_tail()
-                tail = f". Its stderr ends: {tail}" if tail and tail not in str(e) else ""
-                self.fail("crash", str(e), ". An error needs no answer and must not end the bot: log its "
-                          "reason to stderr and wait for the next request" + tail)
+            except BotDied:
+                self.died()
             except LineTooLong as e:
                 self.fail("malformed", str(e), "")
             if not line.strip():
@@ -367,6 +376,94 @@ def check_variants(ctx: Context) -> str:
     return "played " + ", ".join(what.values()) + ", laying every phase it was dealt"
 
 
+def _bot_replies(ctx: Context, played: Played) -> list[tuple[Entry, Entry]]:
+    """The bot's answered requests in `played`, with their replies."""
+    return [(r, rep) for r, rep in reply_pairs(ctx.tap[played.start: played.end])
+            if rep is not None and isinstance(rep.msg, dict)]
+
+
+def check_wild_end(ctx: Context) -> str:
+    played = ctx.play("wild-end", S.WILD_END)
+    ctx.require_clean(played, "hitting a Wild on a run open at both ends (R7.3)")
+    both_open = 0
+    for req, rep in _bot_replies(ctx, played):
+        table = {m["id"]: m for m in req.msg["state"].get("table", [])}
+        for h in rep.msg.get("hits") or []:
+            m = table.get(h.get("meld")) if isinstance(h, dict) else None
+            if m and h.get("card") == "W" and m["kind"] == "run" and m["low"] > 1 and m["high"] < 12:
+                both_open += 1
+    if both_open:
+        return f"hit {both_open} Wild{'s' if both_open > 1 else ''} on a run open at both ends, saying which end"
+    return ("played the scenario cleanly; it never hit a Wild on a run open at both ends, so \"end\" was not "
+            "exercised")
+
+
+def check_skip_pending(ctx: Context) -> str:
+    played = ctx.play("skip-pending", S.SKIP_PENDING)
+    ctx.require_clean(played, "discarding a Skip while seat 1 has a skip pending (R6.2)")
+    pending = [(req, rep) for req, rep in _bot_replies(ctx, played)
+               if req.msg["decision"] == "play" and any(p["skip_pending"] for p in req.msg["state"]["players"])]
+    if not pending:
+        raise CheckFailed("check-bot's scenario did not happen as staged: no seat had a skip pending when the bot "
+                          "played (was the bot forfeited?)", ctx.tap[played.start: played.end][-4:])
+    named = [rep.msg.get("skip") for _, rep in pending if rep.msg.get("discard") == "S"]
+    if named:
+        return f"with seat 1's skip pending it discarded a Skip naming seat {named[0]} (R6.2)"
+    return "played cleanly with a skip pending on seat 1; it never discarded its Skip then, so R6.2 was not exercised"
+
+
+def check_tie_break(ctx: Context) -> str:
+    played = ctx.play("tie-break", S.TIE_BREAK)
+    ctx.require_clean(played, "in a tie-break hand where seat 2 is not playing (R9.3, R10.6)")
+    inactive = [(req, rep) for req, rep in _bot_replies(ctx, played)
+                if any(p.get("active") is False for p in req.msg["state"]["players"])]
+    if not inactive:
+        raise CheckFailed("check-bot's tie-break scenario did not happen as staged: the bot and seat 0 were to tie "
+                          "in hand 1 by laying phase 1 on their first turns (the bot holds it); did the bot lay?",
+                          ctx.tap[played.start: played.end][-6:])
+    named = [rep.msg.get("skip") for req, rep in inactive if rep.msg.get("discard") == "S"]
+    note = f"played {len({r.msg['state']['hand'] for r, _ in inactive})} tie-break hand(s) with seat 2 left out"
+    if named:
+        return note + f", naming seat {named[0]} with its Skip (only seats in the hand may be named)"
+    return note + "; it never discarded a Skip there, so whom a Skip may name was not exercised"
+
+
+BYE_GRACE_S = 0.5  # what tournaments give a bot to exit after bye (protocol/LIMITS.md)
+BYE_WAIT_S = 2.0  # how long check-bot waits, for a busy machine
+
+
+def check_bye(ctx: Context) -> str:
+    ctx.ensure_bot()
+    bot = ctx.bot
+    proc = bot.proc
+    assert proc is not None
+    start = len(ctx.tap)
+    bot.send(encode({"type": "bye"}))  # stdin stays open: the bot must exit on bye itself
+    t = time.monotonic()
+    code = None
+    while time.monotonic() - t < BYE_WAIT_S:
+        code = proc.poll()
+        if code is not None:
+            break
+        time.sleep(0.01)
+    ms = _ms(time.monotonic() - t)
+    if code is None:
+        bot.note(f"still running {ms} ms after bye")
+        bot.stop()
+        raise CheckFailed(
+            f"the process was still running {ms} ms after bye (its stdin still open); tournaments end a bot "
+            f"{_ms(BYE_GRACE_S)} ms after bye with SIGTERM. On {{\"type\": \"bye\"}} stop reading and exit "
+            "with code 0 (do not wait for the end of input)", ctx.tap[start:])
+    bot.stop()
+    if code != 0:
+        raise CheckFailed(f"the process exited with {ctx.ended_text(proc)} after bye; exit with code 0",
+                          ctx.tap[start:])
+    note = f"exited with code 0 {ms} ms after bye"
+    if ms > _ms(BYE_GRACE_S):
+        note += f"; tournaments allow {_ms(BYE_GRACE_S)} ms, exit sooner"
+    return note
+
+
 # ----- several games ---------------------------------------------------------------------------
 
 
@@ -376,17 +473,25 @@ def check_several(ctx: Context) -> str:
         bot.note("the process had ended after the previous game: started again for this check")
     ctx.ensure_bot()
     starts, pid = bot.starts, bot.pid
+    mine: list[Played] = []  # the games of this check
     for i, sc in enumerate(S.SEVERAL):
-        if i and _wait_gone(bot, 0.3):
-            code = bot.exit_code()
-            bot.note(f"the process ended after game {i} (exit code {code})")
-            entries = ctx.tap[ctx.games[-1].start:]
-            last = max((j for j, e in enumerate(entries) if e.dir == "to"), default=0)
+        proc = bot.proc
+        gone = bool(i) and _wait_gone(bot, 0.3)
+        played = None if gone else ctx._play("several-games", sc)
+        if i and played is not None and (bot.starts != starts or (
+                any(f.kind == "crash" for f in played.faults) and not ctx.answered(played.start, played.end))):
+            gone = True  # it ended after the last game, seen only now (a slow exit on a busy machine)
+        if gone:
+            how = ctx.ended_text(proc)
+            bot.note(f"the process ended after game {i} ({how})")
+            entries = ctx.tap[mine[-1].start:]
+            last = max((j for j, e in enumerate(entries) if e.dir == "to" and e.type == "game_end"), default=0)
             raise CheckFailed(
-                f"the process ended after game {i} (exit code {code}); one process plays many games: after "
+                f"the process ended after game {i} ({how}); one process plays many games: after "
                 "game_end wait for the next game_start, and exit only on bye or at the end of input",
                 entries[last:])
-        played = ctx._play("several-games", sc)
+        assert played is not None
+        mine.append(played)
         ctx.require_clean(played, f"in game {i + 1} of {len(S.SEVERAL)} in one process")
         if bot.starts != starts:
             raise CheckFailed(f"the bot had to be started again for game {i + 1}; one process plays many games",
@@ -540,6 +645,10 @@ CHECKS: tuple[Check, ...] = (
     Check("options-lay", "takes options.lay when given one (or finds a lay itself)", check_options_lay),
     Check("errors", "survives an error and answers the next request", check_errors),
     Check("skips", "handles Skips: a Skip up-card, losing a turn, discarding a Skip with a target", check_skips),
+    Check("skip-pending", "names no seat that has a skip pending (R6.2)", check_skip_pending),
+    Check("wild-end", "says \"end\" for a Wild hit on a run open at both ends (R7.3)", check_wild_end),
+    Check("tie-break", "plays a tie-break hand with a seat left out, naming only seats in the hand (R10.6)",
+          check_tie_break),
     Check("reshuffle", "handles a reshuffle of the discard pile (R3.7) at a table of 6", check_reshuffle),
     Check("players", "plays at tables of 2 and of 6 players", check_players),
     Check("variants", "plays the variants: fixed hands, first_to, phases 11-20, a custom phase", check_variants),
@@ -547,6 +656,8 @@ CHECKS: tuple[Check, ...] = (
     Check("valid-replies", "valid replies to every decision (schemas and rules)", check_valid),
     Check("in-time", "answers within time (move_ms)", check_time),
     Check("late-replies", "never sends a late reply or a reply to an old id", check_late),
+    Check("bye", "exits on bye within the grace time, with exit code 0", check_bye),
 )
-"""Every check, in the order they run. The last three look at every game played in the
-run, and play one whole standard game of their own."""
+"""Every check, in the order they run. valid-replies, in-time and late-replies look at every
+game played in the run, and play one whole standard game of their own; bye comes last: it
+ends the process."""

@@ -4,6 +4,7 @@ bot's author with the exchange that failed."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -12,6 +13,7 @@ from ..bots import GREEDY_ARGV
 from ..referee import (
     BotProcess, BotSpec, BotStartError, Fault, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
+from ..referee.process import describe_exit
 from ..referee.sandbox import Sandbox
 from .scenarios import Scenario
 from .schemas import Schemas
@@ -191,13 +193,33 @@ class Context:
                     f'{{"id": 58, "discard": "R5"}}, with the id of the request it answers; see {SPEC_REPLIES} '
                     "and protocol/schemas/")
         if kind == "illegal":
-            return (f"the referee refused a reply: {reason}. The rule named is in RULES.md; build each reply "
-                    "from the state of the request it answers (state.cards, state.table, state.players)")
+            fix = what_to_change(reason)
+            return (f"the referee refused a reply: {reason}. " + (f"To fix it: {fix}. " if fix else "")
+                    + "The rule named is in RULES.md; build each reply from the state of the request it answers "
+                    "(state.cards, state.table, state.players)")
         if kind == "crash":
             tail = self.stderr_tail()
             return (f"{reason}. A bot keeps reading stdin until bye or the end of input; an exception "
                     "in it ends the process" + (f". Its stderr ends: {tail}" if tail and tail not in reason else ""))
         return f"{kind}: {reason}"
+
+    def ended_text(self, proc: subprocess.Popen[bytes] | None = None, wait_s: float = 5.0) -> str:
+        """How the bot's process (or `proc`, an earlier one) ended ("exit code 1", "killed
+        by SIGSEGV", ...), once it has: a closed pipe may be seen a moment before the exit,
+        so wait for it (up to `wait_s`) and read the rest of its stderr, to tell the same
+        story every time."""
+        proc = proc or self.bot.proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                pass
+            if proc is self.bot.proc:
+                self.bot.drain_stderr()
+        if code is None:
+            return "it closed its pipes but is still running"
+        return describe_exit(code, self.spec.limits)
 
     def stderr_tail(self) -> str:
         """The last line the bot wrote to stderr."""
@@ -234,6 +256,37 @@ class Context:
         start = next((i for i in range(idx, -1, -1) if entries[i].dir == "to" and entries[i].type == "request"),
                      max(0, idx - 3))
         return entries[start: idx + 1]
+
+
+_SKIP_FIX = ('name in "skip" another seat whose state.players entry has "active" not false and "skip_pending" '
+             'false; send null only if there is none (R6.3)')
+_LAY_FIX = ("lay state.phase whole: one list of cards per meld, runs low to high with each Wild where it stands "
+            "(options.lay shows one way)")
+_FIXES = {
+    "R3.1": 'answer a draw request with {"draw": "deck"} (or "discard" when state.can_take_discard is true), '
+            "and a play request with a play reply",
+    "R3.2": 'draw "deck": a Skip on the discard pile can never be taken (state.can_take_discard is false)',
+    "R3.3": "lay only cards in state.cards, and only while state.laid is false",
+    "R3.4": "hit only melds already in state.table; to add to a meld you lay in this reply, lay it longer",
+    "R3.5": 'discard one card of state.cards that the lay and hits did not use; leave "discard" out only when '
+            "they use up the hand",
+    "R5.2": _LAY_FIX, "R5.3": _LAY_FIX, "R5.4": _LAY_FIX,
+    "R4.1": _LAY_FIX, "R4.2": _LAY_FIX, "R4.3": _LAY_FIX, "R4.4": _LAY_FIX, "R4.5": _LAY_FIX, "R4.6": _LAY_FIX,
+    "R4.7": "hit a run only at its ends: a card a Wild stands for cannot take its place (options.hits lists "
+            "every legal hit)",
+    "R6.1": _SKIP_FIX, "R6.2": _SKIP_FIX, "R6.3": _SKIP_FIX, "R10.6": _SKIP_FIX,
+    "R7.1": "hit only cards that fit: a set takes its number, a run the next number at an end, a colour meld "
+            "its colour, any meld a Wild (options.hits lists every legal hit)",
+    "R7.2": "hit only when state.laid is true or the same reply lays the phase",
+    "R7.3": 'give "end": "low" or "high" for a Wild on a run open at both ends, an "end" a natural card fits, '
+            'and no "end" on a set or colour meld',
+}
+
+
+def what_to_change(reason: str) -> str:
+    """What to change in a reply the referee refused for `reason` ("R6.2: ..."), or ""."""
+    rule = reason.split(":", 1)[0].strip()
+    return _FIXES.get(rule, "")
 
 
 def reply_pairs(entries: Sequence[Entry]) -> list[tuple[Entry, Entry | None]]:

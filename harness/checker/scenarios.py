@@ -152,3 +152,49 @@ SEVERAL = tuple(
 
 # --- a whole standard game ------------------------------------------------------------------
 FULL = Scenario("full-game", 4, 1, {}, seed=7)
+
+# --- a Wild hit on a run open at both ends (R7.3) --------------------------------------------
+# The bot moves first holding phase 5 (a run of 8, 3..10) and two Wilds. Once its run is on
+# the table, a Wild it hits on it must say which end ("end": "low" or "high"): both are open
+# (unless it laid the Wilds at the ends itself). The opponent holds only 1s and 12s: it can
+# neither lay nor go out, and the cards drawn (12s) fit no end of the bot's run.
+WILD_END = Scenario(
+    "wild-end", 2, 0,
+    {"phases": [5], "first_dealer": 1, "turn_limit": 8, "hand_limit": 1},
+    seed=51,
+    deck={"deals": [{"hands": [_h("R3 B4 G5 Y6 R7 B8 G9 Y10 W W"), _h("R1 B1 G1 Y1 R12 B12 G12 Y12 R1 B1")],
+                     "discard": "Y1", "draw": ["G12", "R12", "Y12", "B12"]}]},
+)
+
+# --- naming a seat with a skip pending (R6.2) -------------------------------------------------
+# Seat 1 lays phase 1 and seat 2 discards a Skip naming it (the greedy player names the seat
+# that has laid); then the bot, holding a Skip and nothing better to discard, may name only
+# seat 2: seat 1, the next seat, has a skip pending.
+SKIP_PENDING = Scenario(
+    "skip-pending", 3, 0,
+    {"phases": [1], "first_dealer": 0, "turn_limit": 6, "hand_limit": 1},
+    seed=52,
+    deck={"deals": [{"hands": [_h("S R1 B2 G5 Y7 R8 B9 G10 Y11 R12"), _h("R3 B3 G3 R4 B4 G4 Y6 R7 B8 G9"),
+                               _h("S Y1 R2 B5 G6 Y8 R9 B10 G11 Y12")],
+                     "discard": "Y3", "draw": ["R5", "B6", "G7"]}]},
+)
+
+# --- a tie-break hand with a seat left out (R9.3, R10.6) ----------------------------------------
+# Hand 1 (3 turns, then stalled): seat 0 and the bot (seat 1) lay phase 1 and keep four
+# 5-point cards each, seat 2 cannot lay: seats 0 and 1 tie on 20 points, so hand 2 is a
+# tie-break between them and seat 2 is not playing ("active": false, no cards). The bot
+# moves first in hand 2 holding a Skip and no better discard: it may name only seat 0 —
+# not seat 2, the seat after it.
+TIE_BREAK = Scenario(
+    "tie-break", 3, 1,
+    {"phases": [1], "first_dealer": 2, "turn_limit": 3, "hand_limit": 3},
+    seed=53,
+    deck={"deals": [
+        {"hands": [_h("R3 B3 G3 R4 B4 G4 Y6 R7 B8 G9"), _h("R1 B1 G1 R2 B2 G2 Y7 R6 B5 G8"),
+                   _h("Y3 Y4 Y8 Y9 R10 B11 G12 Y1 Y2 G6")],
+         "discard": "Y5", "draw": ["R5", "B6", "G7"]},
+        {"hands": [_h("R1 B2 G3 Y4 R6 B7 G8 Y9 R10 B11"), _h("S Y1 R2 B3 G4 Y5 R7 B8 G9 Y11"),
+                   _h("G1 Y2 R3 B4 G5 Y6 R8 B9 G10 Y12")],
+         "discard": "B1", "draw": ["G11"]},
+    ]},
+)

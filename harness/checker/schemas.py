@@ -55,6 +55,56 @@ class Schemas:
         errors = sorted(v.iter_errors(msg), key=lambda e: (len(list(e.absolute_path)), e.message))
         if not errors:
             return None
-        e = errors[0]
+        e = _deepest(errors[0])
         where = "/".join(str(p) for p in e.absolute_path)
-        return f"{where}: {e.message}" if where else e.message
+        text = f"{where}: {e.message}" if where else e.message
+        fix = _fix(e, msg)
+        if fix and "allOf" in list(e.schema_path):  # the Skip rule: its own words say it better
+            return fix
+        return f"{text} ({fix})" if fix else text
+
+
+def _deepest(e: Any) -> Any:
+    """For "not valid under any of the given schemas" (a field that may also be null), the
+    error of the branch that got furthest, which says what is wrong."""
+    while e.validator in ("anyOf", "oneOf") and e.context:
+        branches = [c for c in e.context if c.validator != "type" or c.validator_value != "null"]
+        if not branches:
+            break
+        e = max(branches, key=lambda c: (len(list(c.absolute_path)), c.validator != "type"))
+    return e
+
+
+def _fix(e: Any, msg: Any) -> str:
+    """What to change in the reply, in words, for one schema error."""
+    path = list(e.absolute_path)
+    field = str(path[-1]) if path else ""
+    in_skip_rule = "allOf" in list(e.schema_path)
+    if in_skip_rule and e.validator == "const" and field == "discard":
+        skip = msg.get("skip") if isinstance(msg, dict) else None
+        discard = msg.get("discard") if isinstance(msg, dict) else None
+        return (f"\"skip\": {json.dumps(skip)} names a seat, which only a Skip discard does (R6.1); with "
+                f"\"discard\": {json.dumps(discard)} leave \"skip\" out or send null")
+    if in_skip_rule and e.validator == "required" and "discard" in e.message:
+        return "\"skip\" names a seat only with a Skip discard: add \"discard\": \"S\" or leave \"skip\" out"
+    if in_skip_rule and e.validator == "required":
+        return ("a Skip discard needs \"skip\": the seat that loses its next turn (R6.1), or null if no seat "
+                "may be named (R6.3)")
+    if e.validator == "required":
+        return "add that field"
+    if e.validator == "additionalProperties":
+        return "remove the field(s) not in the schema; replies to requests have no \"type\""
+    if e.validator == "pattern":
+        return "a card is written R1..R12, B1..B12, G1..G12, Y1..Y12, W (Wild) or S (Skip)"
+    if e.validator == "enum":
+        return f"use one of {', '.join(json.dumps(v) for v in e.validator_value)}"
+    if e.validator == "type":
+        if field == "id":
+            return "send back the request's id exactly as received: a JSON number"
+        kinds = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        words = {"array": "a list", "object": "an object", "string": "a string", "integer": "an integer",
+                 "boolean": "true or false", "null": "null"}
+        return f"make {field or 'it'} {' or '.join(words.get(str(k), str(k)) for k in kinds)}"
+    if e.validator in ("minItems", "minimum", "minLength"):
+        return f"{field or 'it'} is too small or empty"
+    return ""

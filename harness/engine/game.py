@@ -20,12 +20,12 @@ from collections import Counter
 from typing import Any, Sequence
 
 from .actions import Action, Draw, Hit, Play
-from .cards import CARD_TYPES, DECK, Card
+from .cards import CARD_TYPES, DECK, LETTER_OF_COLOR, Card, CardError
 from .deals import Deck
 from .errors import IllegalMove
 from .finder import find_lay, legal_hits
 from .melds import Meld, match_lay
-from .phases import Phase
+from .phases import Phase, PhaseError
 from .rules import Rules
 
 Event = dict[str, Any]
@@ -344,14 +344,16 @@ class Game:
         self._deal(events)
 
     def _next_phase_number(self, seat: int, game_over: bool) -> int | None:
+        """`seat`'s phase for the next hand (hand_end.phases); None for a seat that plays
+        no further hand: every seat once the game is over, and the seats left out of the
+        tie-break hands (R10.6)."""
         rules = self.rules
-        if rules.variant == "fixed":
-            nxt = self.hand_no + 1
-            return None if game_over or nxt > len(rules.phases) else rules.phases[nxt - 1].number
         p = self.players[seat]
-        if p.completed >= rules.goal:
-            return None if game_over or not (self.tiebreak and p.active) else rules.phase_at(rules.goal - 1).number
-        return rules.phase_at(p.completed).number
+        if game_over or not p.active:
+            return None
+        if rules.variant == "fixed":
+            return rules.phases[self.hand_no].number  # hand_no < len(phases): not over
+        return rules.phase_at(min(p.completed, rules.goal - 1)).number
 
     def _finish(self, reason: str, events_winner: int | None) -> None:
         """End without an R9.2/R9.3 winner: the winner is a lone first place, if any."""
@@ -455,7 +457,11 @@ class Game:
         if action.lay is not None:
             if p.laid:
                 raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
-            formed = match_lay(action.lay, phase)
+            try:
+                formed = match_lay(action.lay, phase)
+            except IllegalMove:
+                self._other_phase(seat, action.lay, phase)
+                raise
             for group in action.lay:
                 for c in group:
                     used[c.index] = used.get(c.index, 0) + 1
@@ -468,8 +474,11 @@ class Game:
             n_table = len(self.table)
             for h in action.hits:
                 if not 0 <= h.meld < n_table:
-                    extra = " (melds laid in this reply cannot be hit in it: lay them longer)" if h.meld >= n_table and h.meld < n_table + len(new_melds) else ""
-                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table{extra}")
+                    if n_table <= h.meld < n_table + len(new_melds):
+                        raise IllegalMove("R3.4", f"meld {h.meld} is laid in this same reply, and a hit names a meld "
+                                                  "that was on the table when the play began: lay it longer instead")
+                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table (its ids are 0..{n_table - 1})"
+                                      if n_table else f"there is no meld {h.meld}: the table is empty")
                 meld = changed.get(h.meld) or self.table[h.meld]
                 changed[h.meld], end = meld.hit(h.card, h.end)
                 used[h.card.index] = used.get(h.card.index, 0) + 1
@@ -512,6 +521,19 @@ class Game:
         events.extend(hit_events)
         return self._end_play(seat, p, discard, target, events)
 
+    def _other_phase(self, seat: int, lay: tuple[tuple[Card, ...], ...], phase: Phase) -> None:
+        """Raise R5.3 if a lay that is not `seat`'s phase is another phase of the game."""
+        for other in self.rules.phases:
+            if other == phase:
+                continue
+            try:
+                match_lay(lay, other)
+            except IllegalMove:
+                continue
+            raise IllegalMove(
+                "R5.3", f"the melds laid make phase {other.number} ({other.describe()}), but seat {seat} works on "
+                        f"phase {phase.number} ({phase.describe()}): only the current phase may be laid")
+
     def _skip_target(self, seat: int, action: Play) -> int | None:
         """The seat a Skip discard names, checked (R6.1-R6.3); None for other discards."""
         discard = action.discard
@@ -519,19 +541,22 @@ class Game:
             targets = self.skip_targets(seat)
             if action.skip is None:
                 if targets:
-                    raise IllegalMove("R6.1", f"a Skip must name a player to skip; seats {targets} may be named")
+                    raise IllegalMove("R6.1", f"a Skip must name a player to skip: add \"skip\" with one of "
+                                              f"seats {targets}")
             elif action.skip not in targets:
+                may = f"name one of seats {targets}" if targets else "send \"skip\": null (R6.3: no seat may be named)"
                 if action.skip == seat or not 0 <= action.skip < self.n:
-                    why = "a Skip names another player"
+                    rule, why = "R6.1", f"a Skip names another player, not seat {action.skip}"
                 elif self.players[action.skip].skip_pending:
-                    why = f"seat {action.skip} already has a skip pending"
-                    raise IllegalMove("R6.2", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+                    rule, why = "R6.2", f"seat {action.skip} already has a skip pending (players[].skip_pending)"
                 else:
-                    why = f"seat {action.skip} is not playing this hand"
-                raise IllegalMove("R6.1", f"{why}; seats {targets or 'none (name no one, R6.3)'} may be named")
+                    rule, why = "R10.6", (f"seat {action.skip} is not playing this tie-break hand "
+                                          "(players[].active is false)")
+                raise IllegalMove(rule, f"{why}; {may}")
             return action.skip
         if action.skip is not None:
-            raise IllegalMove("R6.1", f"only a Skip discard names a player; the discard is {discard}")
+            raise IllegalMove("R6.1", f"only a Skip discard names a player; the discard is {discard}: "
+                                      "leave \"skip\" out (or null)")
         return None
 
     def _end_play(self, seat: int, p: Player, discard: Card | None, target: int | None,
@@ -660,6 +685,56 @@ class Game:
             targets = self.skip_targets(self.current)
             skip = targets[0] if targets else None
         return Play(None, (), card, skip)
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any], decision: str, rules: Rules | None = None) -> "Game":
+        """A game consistent with one seat's view (a request's `state`, R11): that seat's
+        hand, phase and decision, the table, the top discard and every seat's public facts.
+        The hidden cards (other hands, the draw pile) are the deck's cards not in view, in
+        no particular order: what a seat may legally do does not depend on them. For
+        judging one reply to one request. Raises ValueError for a view that cannot be."""
+        try:
+            players = view["players"]
+            seat = view["seat"]
+            phase = Phase.custom(view["phase"]["number"], view["phase"]["melds"])
+            game = cls(rules or Rules(), len(players), 0, game_id=str(view.get("game", "")),
+                       names=[str(p.get("name", "")) for p in players])
+            hand = [Card.parse(c) for c in view["cards"]]
+            table = []
+            for m in view["table"]:
+                color = LETTER_OF_COLOR.get(m["color"]) if m["kind"] == "color" else None
+                table.append(Meld(m["id"], m["owner"], m["kind"], tuple(Card.parse(c) for c in m["cards"]),
+                                  m.get("number", 0), color, m.get("low", 0), m.get("high", 0)))
+            top = view.get("discard_top")
+            discard = [Card.parse(top)] if top else []
+            hidden = Counter(DECK)
+            hidden.subtract(hand + [c for m in table for c in m.cards] + discard)
+            if any(k < 0 for k in hidden.values()):
+                raise ValueError("the view shows more copies of a card than the deck holds (R1.1)")
+            pool = [c for c in CARD_TYPES for _ in range(hidden[c])]
+            for p in players:
+                q = game.players[p["seat"]]
+                q.completed, q.score, q.laid = int(p.get("completed", 0)), int(p["score"]), bool(p["laid"])
+                q.skip_pending, q.active = bool(p["skip_pending"]), p.get("active", True) is not False
+                if p["seat"] == seat:
+                    q.hand = hand
+                else:
+                    q.hand, pool = pool[:p["cards"]], pool[p["cards"]:]
+            if len(pool) < view["draw_size"]:
+                raise ValueError("the view's hands and draw pile need more cards than the deck holds")
+            game.draw_pile = pool[:view["draw_size"]]
+            game.discard_pile = pool[view["draw_size"]:] + discard if discard else []
+            game.table = table
+            game.hand_no, game.turn, game.dealer = view["hand"], view["turn"], view["dealer"]
+            game.current, game.decision, game.started = seat, decision, True
+            game.players[seat].laid = bool(view["laid"])
+            game._phase_cache = [phase if s == seat else game.rules.phase_at(game.players[s].completed)
+                                 for s in range(game.n)]
+        except (KeyError, TypeError, IndexError, AttributeError, CardError, PhaseError) as e:
+            raise ValueError(f"not a request's state: {type(e).__name__}: {e}") from None
+        if decision not in ("draw", "play"):
+            raise ValueError(f"the decision is \"draw\" or \"play\", not {decision!r}")
+        return game
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state, hidden cards included: for replays and viewers, never for bots."""

@@ -94,7 +94,8 @@ class Meld:
             if end is None:
                 if low_open and high_open:
                     raise IllegalMove(
-                        "R7.3", f"a Wild hit on {self.describe()} must say which end (low or high): both are open"
+                        "R7.3", f"a Wild hit on {self.describe()} must say which end: both are open; add "
+                                '"end": "low" or "end": "high" to the hit'
                     )
                 if not (low_open or high_open):
                     raise IllegalMove("R4.2", f"{self.describe()} spans 1..12 and takes no more cards")
@@ -104,6 +105,17 @@ class Meld:
                 "high" if (high_open and card.number == self.high + 1) else None
             )
             if fits is None:
+                takes = " or ".join(
+                    [str(n) for n, ok in ((self.low - 1, low_open), (self.high + 1, high_open)) if ok]
+                    or ["nothing more"]
+                )
+                at = card.number - self.low if card.number is not None else -1
+                if 0 <= at < len(self.cards) and self.cards[at].is_wild:
+                    raise IllegalMove(
+                        "R4.7",
+                        f"the Wild that stands for {card.number} in {self.describe()} stays where it is: {card} "
+                        f"cannot take its place; the run takes {takes}",
+                    )
                 raise IllegalMove(
                     "R7.1",
                     f"{card} does not fit {self.describe()}: a run takes "

@@ -68,10 +68,10 @@ class Phase:
         if not self.melds:
             raise PhaseError(f"R10.4: phase {self.number} names no meld")
         total = sum(m.size for m in self.melds)
-        if total > 10:
+        if total > 11:
             raise PhaseError(
                 f"R10.4: phase {self.number} needs {total} cards but a hand holds at most 11 "
-                "and must keep one to discard; at most 10 cards"
+                "(10 dealt and 1 drawn); at most 11 cards"
             )
 
     @staticmethod

@@ -78,3 +78,22 @@ def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> l
         if rest:
             add(game.snapshot(), None, rest)
     return out
+
+
+def replay_game(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> Game:
+    """The game of a replay file played again from its header (rules, seed, deck, players)
+    through every recorded action, each checked by the rules (`IllegalMove`, and ValueError
+    for an action by the wrong seat or after the end). The returned game may not be over,
+    if the actions stop early."""
+    rules = Rules.from_dict(header["rules"])
+    names = [p["name"] for p in header["players"]]
+    deck = Deck.from_dict(header["deck"]) if header.get("deck") else None
+    game = Game(rules, len(names), int(header["seed"]), deck, game_id=header.get("game", ""), names=names)
+    game.start()
+    for n, a in enumerate(actions, 1):
+        if game.decision is None:
+            raise ValueError(f"action {n} comes after the end of the game")
+        if a.get("seat") != game.current:
+            raise ValueError(f"action {n} is recorded for seat {a.get('seat')!r}, but seat {game.current} was to move")
+        game.apply(action_from_json(a["action"], game.decision))
+    return game

@@ -67,6 +67,10 @@ class Strategy:
     def new_game(self, game: str, seat: int) -> None:
         """Called at each `game_start`."""
 
+    def observe(self, events: Sequence[dict[str, Any]]) -> None:
+        """The public events since this seat's previous decision (a request's `events`),
+        given just before `decide`. Strategies that keep no memory ignore them."""
+
     def decide(self, state: dict[str, Any], decision: str, options: dict[str, Any] | None) -> dict[str, Any]:
         """The reply to a request: {"draw": ...} or {"lay"?, "hits"?, "discard"?, "skip"?}."""
         raise NotImplementedError
@@ -81,19 +85,32 @@ def play_local(
     on_events: Callable[[list[dict[str, Any]]], None] | None = None,
     with_options: bool = True,
 ) -> Game:
-    """Play one game in-process; returns the finished `Game`. Strategies' mistakes raise."""
+    """Play one game in-process; returns the finished `Game`. Strategies' mistakes raise.
+
+    Each strategy is given the public events since its previous decision (`observe`), as
+    a request's `events` carry them (hand and game ends are messages of their own there,
+    so not here either)."""
     game = Game(rules, len(strategies), seed, deck, game_id=game_id, names=[s.name for s in strategies])
     for seat, s in enumerate(strategies):
         s.new_game(game_id, seat)
+    log: list[dict[str, Any]] = []
+    seen = [0] * len(strategies)
     events = game.start()
+    log.extend(e for e in events if e["e"] not in _OWN_MESSAGES)
     if on_events:
         on_events(events)
     while game.decision is not None:
         seat = game.current
         decision = game.decision
+        strategies[seat].observe(log[seen[seat]:])
+        seen[seat] = len(log)
         opts = game.options(seat) if decision == "play" and with_options else None
         reply = strategies[seat].decide(game.view(seat), decision, opts)
         events = game.apply(action_from_json(reply, decision), seat)
+        log.extend(e for e in events if e["e"] not in _OWN_MESSAGES)
         if on_events:
             on_events(events)
     return game
+
+
+_OWN_MESSAGES = ("hand_end", "game_end")

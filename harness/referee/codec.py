@@ -33,24 +33,65 @@ def decode(line: bytes) -> dict[str, Any]:
     return msg
 
 
+def as_int(x: Any) -> Any:
+    """`x` as an int if it is a JSON integer: an int, or a number with no fraction (58.0,
+    which JSON Schema's "integer" also accepts); anything else as it is. Booleans are not
+    numbers in p10/1."""
+    if type(x) is float and x.is_integer():
+        return int(x)
+    return x
+
+
 def parse_reply(msg: dict[str, Any], decision: str) -> Action:
-    """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape."""
+    """The engine action a reply asks for; raises `MalformedMessage` for a wrong shape,
+    with what to change. The checks are those of protocol/schemas/from_bot.*: a reply the
+    schema accepts is parsed, one it refuses is malformed."""
     keys = _REPLY_KEYS[decision]
     if not keys.issuperset(msg):
-        unknown = [k for k in msg if k not in keys]
+        unknown = sorted(map(str, (k for k in msg if k not in keys)))
+        hint = ""
+        if "type" in unknown:
+            hint = "; a reply to a request has no \"type\""
+        elif decision == "play" and "hit" in unknown:
+            hint = "; did you mean \"hits\"?"
         raise MalformedMessage(
-            f"unknown field(s) {', '.join(sorted(map(str, unknown)))} in a {decision} reply"
+            f"unknown field(s) {', '.join(unknown)} in a {decision} reply: remove them (a {decision} reply "
+            f"has only {', '.join(sorted(keys))}){hint}"
         )
+    if decision == "play":
+        msg = _integers(msg)
     try:
         return action_from_json(msg, decision)
     except MalformedAction as e:
         raise MalformedMessage(str(e)) from None
 
 
+def _integers(msg: dict[str, Any]) -> dict[str, Any]:
+    """The play reply with whole numbers written as 2.0 read as 2 (skip, hit melds), and
+    its hits checked for unknown fields."""
+    hits = msg.get("hits")
+    if isinstance(hits, list):
+        fixed = []
+        for h in hits:
+            if isinstance(h, dict):
+                unknown = sorted(map(str, set(h) - _HIT_KEYS))
+                if unknown:
+                    raise MalformedMessage(f"unknown field(s) {', '.join(unknown)} in a hit: remove them (a hit is "
+                                           "{\"card\": \"R8\", \"meld\": 4} with \"end\": \"low\"|\"high\" where needed)")
+                if type(h.get("meld")) is float:
+                    h = {**h, "meld": as_int(h["meld"])}
+            fixed.append(h)
+        msg = {**msg, "hits": fixed}
+    if type(msg.get("skip")) is float:
+        msg = {**msg, "skip": as_int(msg["skip"])}
+    return msg
+
+
 _REPLY_KEYS = {
-    "draw": {"id", "draw", "type"},
-    "play": {"id", "lay", "hits", "discard", "skip", "type"},
+    "draw": {"id", "draw"},
+    "play": {"id", "lay", "hits", "discard", "skip"},
 }
+_HIT_KEYS = {"card", "meld", "end"}
 
 
 def hello_message(entrant: str, move_ms: int, game_ms: int | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ bot does stops the game.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -15,7 +16,7 @@ from typing import Any, Callable, Sequence
 import orjson
 
 from ..engine import Action, Deck, Game, IllegalMove, Rules
-from .codec import MalformedMessage, decode, encode, hello_message, parse_hello, parse_reply
+from .codec import MalformedMessage, as_int, decode, encode, hello_message, parse_hello, parse_reply
 from .process import (
     BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
     stderr_gist,
@@ -53,16 +54,53 @@ class Fault:
         return {"seat": self.seat, "entrant": self.entrant, "kind": self.kind, "reason": self.reason}
 
 
+#: Lines a bot may send in answer to one request (or to `hello`) that are not the reply:
+#: blank lines and replies to earlier requests. One more is a `malformed` strike.
+MAX_EXTRA_LINES = 8
+#: Bytes of a bot's lines that a game's replay keeps per seat; past that the recording of
+#: that seat's lines is cut (a note says where) while its moves are still recorded.
+RECORDING_CAP = 1 << 20
+#: Bytes kept of one line that is recorded as a string (`raw`): not a plain JSON reply.
+RAW_KEEP = 4096
+#: A bot's JSON line is kept as it came only if it has at most this many brackets (so its
+#: nesting is shallow enough for every JSON reader); otherwise it is kept as a string.
+_MAX_BRACKETS = 64
+_CR = b"\r"
+
+
+def _plain_json(line: bytes) -> bool:
+    """Whether a line already known to be one JSON object can go into a replay as it is:
+    ASCII (no character that some reader takes for a line break), no carriage return, and
+    shallow nesting."""
+    return (line.isascii() and _CR not in line
+            and line.count(b"[") + line.count(b"{") <= _MAX_BRACKETS)
+
+
+def _ascii(line: bytes) -> bytes:
+    """A JSON line of ours in ASCII: a reason may quote what a bot sent, and some readers
+    take characters such as U+2028 for line breaks."""
+    if line.isascii():
+        return line
+    return json.dumps(orjson.loads(line), separators=(",", ":")).encode()
+
+
 class Recording:
     """A game's replay while it is played: what happened is kept as it comes (messages as
     the bytes sent or read, actions as values) and turned into replay lines only when
-    asked."""
+    asked.
 
-    __slots__ = ("_entries", "_lines")
+    A bot's lines are kept escaped unless they are plain JSON (see `_plain_json`), at most
+    `RAW_KEEP` bytes of one line and `RECORDING_CAP` bytes per seat, so whatever a bot
+    sends, the replay stays small and every reader can load it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_entries", "_lines", "_kept", "_cut", "cap")
+
+    def __init__(self, cap: int = RECORDING_CAP) -> None:
         self._entries: list[tuple[Any, ...]] = []
         self._lines: list[bytes] | None = None
+        self._kept: dict[int, int] = {}  # bytes of bot lines kept, by seat
+        self._cut: set[int] = set()  # seats whose lines are no longer kept
+        self.cap = cap
 
     def add(self, obj: dict[str, Any]) -> None:
         """A record as a JSON object (header, note, result)."""
@@ -71,7 +109,25 @@ class Recording:
     def msg(self, direction: str, seat: int, t: float, data: bytes, is_json: bool) -> None:
         """A message line sent or read at `t` seconds into the game; `is_json`: whether
         the line is one JSON object (ours are; a bot's line may be anything)."""
-        self._entries.append(("msg", direction, seat, t, data, is_json))
+        if direction == "from":
+            if seat in self._cut:
+                return
+            size = len(data)
+            if not (is_json and _plain_json(data)):
+                is_json = False
+                if size > RAW_KEEP:
+                    data = data[:RAW_KEEP]
+            kept = self._kept.get(seat, 0) + len(data)
+            if kept > self.cap:
+                self._cut.add(seat)
+                self.add({"type": "note", "seat": seat, "cut": True,
+                          "text": f"the recording of seat {seat}'s lines is cut here: it kept {self.cap} bytes of "
+                                  "them, the most a replay keeps per seat; its moves are still recorded"})
+                return
+            self._kept[seat] = kept
+            self._entries.append(("msg", direction, seat, t, data, is_json, size))
+            return
+        self._entries.append(("msg", direction, seat, t, data, is_json, len(data)))
 
     def action(self, seat: int, action: Action, fallback: bool) -> None:
         """A move applied for `seat` (a fallback when the referee played it)."""
@@ -88,16 +144,20 @@ class Recording:
     def _line(e: tuple[Any, ...]) -> bytes:
         kind = e[0]
         if kind == "obj":
-            return orjson.dumps(e[1])
+            return _ascii(orjson.dumps(e[1]))
         if kind == "action":
             _, seat, action, fallback = e
             return orjson.dumps({"type": "action", "seat": seat, "action": action.to_json(), "fallback": fallback})
-        _, direction, seat, t, data, is_json = e
+        _, direction, seat, t, data, is_json, size = e
         line = data.rstrip(b"\n")
         head = b'{"type":"msg","dir":"%s","seat":%d,"t":%s,' % (direction.encode(), seat, repr(round(t, 5)).encode())
         if is_json:
-            return head + b'"msg":' + line + b"}"
-        return head + b'"raw":' + orjson.dumps(line[:2000].decode("utf-8", "replace")) + b"}"
+            return head + b'"msg":' + (line if direction == "from" else _ascii(line)) + b"}"
+        # Anything else as an escaped ASCII string: invalid UTF-8 as \\xNN, control
+        # characters as \\uNNNN; `bytes` says how long the line was when it was cut.
+        text = json.dumps(line.decode("utf-8", "backslashreplace"))
+        cut = b',"bytes":%d' % size if size > len(data) else b""
+        return head + b'"raw":' + text.encode() + cut + b"}"
 
 
 @dataclass
@@ -167,6 +227,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     said: list[str] = []  # what it wrote on stdout that was no hello (a runtime's own words)
     try:
         bot.send(encode(hello))
+        extra = 0
         while True:
             line = bot.read_line(deadline)
             if line.strip():
@@ -177,6 +238,10 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
                     _read_more(bot, said, min(deadline, time.monotonic() + 0.5))
                     raise
                 break
+            extra += 1
+            if extra > MAX_EXTRA_LINES:
+                raise MalformedMessage(f"{extra} blank lines before its hello reply (at most {MAX_EXTRA_LINES} "
+                                       "lines that are not the reply are allowed)")
         reply = parse_hello(msg)
     except (BotError, MalformedMessage) as e:
         bot.stop()
@@ -242,8 +307,10 @@ class Referee:
         on_event: Callable[[str, dict[str, Any]], None] | None = None,
         unavailable: dict[int, tuple[str, str]] | None = None,
         work_ahead: bool = True,
+        progress: Callable[[], None] | None = None,
     ) -> None:
         self.unavailable = unavailable or {}
+        self.progress = progress  # called before each request (a watchdog's heartbeat)
         # While a bot thinks, work out what the game needs next (the next hand's shuffle,
         # the request after a draw from the deck). It uses a CPU that would otherwise wait;
         # a draw from the discard pile (a sixth of the greedy players') throws it away.
@@ -414,6 +481,8 @@ class Referee:
             else:
                 state = game.view(n)
                 options = game.options(n) if decision == "play" and bot.wants_options else None
+            if self.progress is not None:
+                self.progress()
             msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision, "events": news, "state": state}
             if options is not None:
                 msg["options"] = options
@@ -439,6 +508,7 @@ class Referee:
                         preview = game.preview_deck_draw(bot.wants_options)
                         if preview is not None:
                             seat.ahead = (game.turn, *preview)
+                extra = 0  # lines read that are not the reply: blank ones, late replies
                 while True:
                     line = bot.read_line(deadline)
                     try:
@@ -446,16 +516,22 @@ class Referee:
                     except MalformedMessage:
                         if record is not None:
                             self._rec_msg("from", n, line, is_json=False)
-                        if not line.strip():
-                            continue  # blank lines are allowed between messages
-                        raise
-                    if record is not None:
-                        self._rec_msg("from", n, line, is_json=True)
-                    got = reply.get("id")
-                    if got == rid or type(got) is not int or reply.get("type") == "hello":
-                        break
-                    self.stale += 1  # a late reply to an earlier request: dropped
-                    self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
+                        if line.strip():
+                            raise
+                        extra += 1  # a blank line: no reply, but it counts
+                    else:
+                        if record is not None:
+                            self._rec_msg("from", n, line, is_json=True)
+                        got = as_int(reply.get("id"))
+                        if got == rid or type(got) is not int or reply.get("type") == "hello":
+                            break
+                        self.stale += 1  # a late reply to an earlier request: dropped
+                        self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
+                        extra += 1
+                    if extra > MAX_EXTRA_LINES:
+                        raise MalformedMessage(
+                            f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
+                            f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
                 if "id" not in reply:
@@ -512,6 +588,7 @@ def play_game(
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
     unavailable: dict[int, tuple[str, str]] | None = None,
     work_ahead: bool = True,
+    progress: Callable[[], None] | None = None,
 ) -> GameResult:
     """Play one game between bots that have completed their handshake (see `handshake`).
 
@@ -519,9 +596,9 @@ def play_game(
     holds the replay lines when `record` is true. `unavailable` maps seats that could not
     be started to (fault kind, reason); they forfeit from the start. `work_ahead`: use the
     time a bot thinks to work out what comes next (faster when a CPU is free for it; the
-    same game either way).
+    same game either way). `progress`, if given, is called before each request.
     """
     return Referee(
         bots, entrants, rules, seed, game_id, deck, time_control, policy, record, on_event, unavailable,
-        work_ahead,
+        work_ahead, progress,
     ).play()

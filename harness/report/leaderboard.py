@@ -61,6 +61,32 @@ def stop_line(board: Mapping[str, Any]) -> str | None:
     return f"Early stopping ({what} at {_pct(st['confidence'])}): {st['note']}."
 
 
+def seed_text(board: Mapping[str, Any]) -> str:
+    """'seed 42', or 'secret seed' while a secret seed is not revealed."""
+    return "secret seed" if board.get("seed") is None and board.get("seed_mode") == "secret" else f"seed {board['seed']}"
+
+
+def seed_note(board: Mapping[str, Any]) -> str | None:
+    """Whether the deals could be foreseen, and how to check the seed (None for a board
+    without seed fields)."""
+    mode, sha, seed = board.get("seed_mode"), board.get("seed_sha256"), board.get("seed")
+    if mode == "fixed":
+        return f"Seed {seed}, fixed in the tournament file: the deals were predictable to anyone who knew it."
+    if mode != "secret":
+        return None
+    if seed is None:
+        return (f"The seed is secret until the tournament ends; its SHA-256 is {sha}. The seed is published "
+                "then, so anyone can check that the deals were fixed before play.")
+    return (f"Seed {seed}, secret until the end; its SHA-256 {sha} was published from the first game on. "
+            "Check: `p10-tourney verify RESULTS`, or `printf %s SEED | sha256sum`.")
+
+
+def digest_line(board: Mapping[str, Any]) -> str | None:
+    """The digest of the games the board is computed from."""
+    d = board.get("results_sha256")
+    return None if not d else f"Games digest (SHA-256 of games.jsonl's records in game order, without durations): {d}."
+
+
 def sandbox_line(board: Mapping[str, Any]) -> str | None:
     """What the results say about containment when the bots were not (all) sandboxed, or
     some limits held per process only: "Bots ran without a sandbox; ..."."""
@@ -73,8 +99,10 @@ def sandbox_line(board: Mapping[str, Any]) -> str | None:
 
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
-    out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, seed {board['seed']}. "
+    out = [f"# Leaderboard: {board['name']}", "", f"{board['games']} games, {seed_text(board)}. "
            "Ranked by TrueSkill μ − 3σ.", ""]
+    if board.get("trusted"):
+        out[-1:] = [f"Trusted (one process may play every seat rotation of a deal): {', '.join(board['trusted'])}.", ""]
     st = board.get("statistics")
     if st:
         conf = _pct(st["confidence"])
@@ -83,6 +111,9 @@ def to_markdown(board: Mapping[str, Any]) -> str:
             f"{conf} interval from {st['resamples']} bootstrap resamples of whole deals. Next: whether this "
             f"entrant's place above the next one is settled at {conf} (it stays above in at least {conf} of "
             "the resamples). More in stats.md.", ""]
+    for line in (seed_note(board), digest_line(board)):
+        if line:
+            out += [line, ""]
     stop = stop_line(board)
     if stop:
         out += [stop, ""]
@@ -254,7 +285,10 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     box = sandbox_line(board)
     if box:
         caption.append(box)
-    t = Table(title=f"{board['name']}: {board['games']} games (seed {board['seed']})",
+    note = seed_note(board)
+    if note:
+        caption.append(note)
+    t = Table(title=f"{board['name']}: {board['games']} games ({seed_text(board)})",
               caption="\n".join(caption) or None)
     heads = ["#", "entrant", "μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]
     for h in heads + (["PL [CI]", "next"] if with_stats else []):

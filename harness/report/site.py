@@ -18,21 +18,26 @@ opened straight from disk (file://) and on any static host.
 
 from __future__ import annotations
 
+import base64
+import heapq
 import html
 import json
 import logging
 import math
 import re
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
+import orjson
 import yaml
 
-__all__ = ["build_site", "MAX_REPLAYS", "MAX_GAME_ROWS"]
+from .leaderboard import seed_note
+
+__all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +49,9 @@ MAX_REPLAY_BYTES = 25_000_000
 
 MAX_GAME_ROWS = 2000
 """Games listed in the games table at most."""
+
+LEADERBOARD_PAGE = 50
+"""Leaderboard rows shown per page at first."""
 
 ASSETS = Path(__file__).with_name("assets")
 
@@ -149,16 +157,42 @@ def _replay_href(game: str) -> str:
 
 # --------------------------------------------------------------------------- inputs
 
+MAX_REASONS = 50
+"""Different fault reasons kept per entrant at most (the rest are counted together)."""
+
+
 @dataclass
 class _Entrant:
+    """What the site shows of one entrant, gathered in one pass over games.jsonl (its
+    size does not grow with the number of games)."""
+
     name: str
     color: str
     row: dict[str, Any]
-    games: list[tuple[dict[str, Any], int]] = field(default_factory=list)  # (game, seat)
+    n_games: int = 0
     places: Counter = field(default_factory=Counter)
-    faults: list[dict[str, Any]] = field(default_factory=list)
+    faults: int = 0
+    fault_games: int = 0
+    fault_kinds: Counter = field(default_factory=Counter)
+    reasons: dict[str, list[Any]] = field(default_factory=dict)  # reason → [count, first game id, game name]
+    other_reasons: int = 0
     forfeits: int = 0
     wins: int = 0
+
+    def add_fault(self, fault: Mapping[str, Any], game_id: int, game: str) -> None:
+        self.faults += 1
+        self.fault_kinds[str(fault.get("kind", "?"))] += 1
+        reason = str(fault.get("reason") or fault.get("kind") or "?")
+        reason = reason if len(reason) <= 200 else reason[:199] + "…"
+        seen = self.reasons.get(reason)
+        if seen is not None:
+            seen[0] += 1
+            if game_id < seen[1]:
+                seen[1:] = [game_id, game]
+        elif len(self.reasons) < MAX_REASONS:
+            self.reasons[reason] = [1, game_id, game]
+        else:
+            self.other_reasons += 1
 
 
 @dataclass
@@ -167,10 +201,13 @@ class _Data:
     name: str
     seed: Any
     leaderboard: dict[str, Any]
-    games: list[dict[str, Any]]
+    games: list[dict[str, Any]]  # the first MAX_GAME_ROWS games, in game order
+    n_games: int
+    replay_records: list[dict[str, Any]]  # the first games that name a replay, in game order
     config: Any
     config_text: str | None
     entrants: dict[str, _Entrant]
+    head_to_head: dict[str, dict[str, dict[str, int]]]
     warnings: list[str] = field(default_factory=list)
 
 
@@ -181,29 +218,8 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _read_games(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
-    games: list[dict[str, Any]] = []
-    if not path.exists():
-        return games
-    bad = 0
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                g = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(g, dict) and isinstance(g.get("seats"), list):
-                games.append(g)
-            else:
-                bad += 1
-    if bad:
-        warnings.append(f"{bad} unreadable line(s) in games.jsonl were left out.")
-    games.sort(key=lambda g: (g.get("id") if isinstance(g.get("id"), int) else 1 << 60, str(g.get("game"))))
-    return games
+def _game_id(g: Mapping[str, Any]) -> int:
+    return g["id"] if isinstance(g.get("id"), int) else 1 << 60
 
 
 def _game_name(g: Mapping[str, Any]) -> str:
@@ -213,11 +229,67 @@ def _game_name(g: Mapping[str, Any]) -> str:
     return str(name)
 
 
-def _load(results_dir: Path) -> _Data:
+class _First:
+    """The `n` games with the lowest ids seen so far (games.jsonl is in the order games
+    finished, not in game order)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.heap: list[tuple[int, int, dict[str, Any]]] = []  # (-id, -seq, game): the highest id on top
+        self.seq = 0
+
+    def add(self, g: dict[str, Any]) -> None:
+        if self.n <= 0:
+            return
+        self.seq += 1
+        item = (-_game_id(g), -self.seq, g)
+        if len(self.heap) < self.n:
+            heapq.heappush(self.heap, item)
+        elif item > self.heap[0]:
+            heapq.heapreplace(self.heap, item)
+
+    def sorted(self) -> list[dict[str, Any]]:
+        return [g for _, _, g in sorted(self.heap, key=lambda x: (-x[0], str(_game_name(x[2]))))]
+
+
+def _games(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """The game records of games.jsonl, one at a time (unreadable lines are counted)."""
+    if not path.exists():
+        return
+    bad = 0
+    with path.open("rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                g = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                bad += 1
+                continue
+            if isinstance(g, dict) and isinstance(g.get("seats"), list):
+                yield g
+            else:
+                bad += 1
+    if bad:
+        warnings.append(f"{bad} unreadable line(s) in games.jsonl were left out.")
+
+
+def _count_pairs(h2h: dict[str, dict[str, dict[str, int]]], seats: list[str], places: list[Any]) -> None:
+    for i, a in enumerate(seats):
+        for j, b in enumerate(seats):
+            if i == j or a == b or i >= len(places) or j >= len(places):
+                continue
+            c = h2h.setdefault(a, {}).setdefault(b, {"games": 0, "ahead": 0, "behind": 0, "tied": 0})
+            c["games"] += 1
+            pa, pb = places[i], places[j]
+            c["ahead" if pa < pb else "behind" if pa > pb else "tied"] += 1
+
+
+def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     warnings: list[str] = []
     lb = _read_json(results_dir / "leaderboard.json")
-    games = _read_games(results_dir / "games.jsonl", warnings)
-    if lb is None and not games:
+    games_path = results_dir / "games.jsonl"
+    if lb is None and not games_path.exists():
         raise FileNotFoundError(
             f"{results_dir} holds neither leaderboard.json nor games.jsonl: run a tournament into it first"
         )
@@ -240,32 +312,48 @@ def _load(results_dir: Path) -> _Data:
     cfg = config if isinstance(config, dict) else {}
 
     name = lb.get("name") or cfg.get("name") or results_dir.name
-    seed = cfg.get("seed", lb.get("seed"))
+    if lb.get("seed_mode"):  # the board says whether the seed is public yet
+        seed = "secret" if lb.get("seed") is None else lb["seed"]
+    else:
+        seed = cfg.get("seed", lb.get("seed"))
 
     rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and r.get("entrant") is not None]
-    order: list[str] = [str(r["entrant"]) for r in rows]
-    row_of = {str(r["entrant"]): r for r in rows}
-    for g in games:
-        for s in g.get("seats") or []:
-            if str(s) not in row_of:
-                row_of[str(s)] = {"entrant": str(s)}
-                order.append(str(s))
-    entrants = {
-        n: _Entrant(name=n, color=PALETTE[i % len(PALETTE)], row=row_of[n]) for i, n in enumerate(order)
-    }
-    for g in games:
+    entrants: dict[str, _Entrant] = {}
+
+    def entrant(n: str, row: dict[str, Any] | None = None) -> _Entrant:
+        e = entrants.get(n)
+        if e is None:
+            e = entrants[n] = _Entrant(name=n, color=PALETTE[len(entrants) % len(PALETTE)], row=row or {"entrant": n})
+        return e
+
+    for r in rows:
+        entrant(str(r["entrant"]), r)
+    given = lb.get("head_to_head")
+    count_pairs = not (isinstance(given, dict) and given)
+    h2h: dict[str, dict[str, dict[str, int]]] = given if isinstance(given, dict) and given else {}
+    first = _First(MAX_GAME_ROWS)
+    with_replay = _First(max_replays + 50)  # room for replays that cannot be read
+    n_games = 0
+    for g in _games(games_path, warnings):
+        n_games += 1
+        first.add(g)
+        if g.get("replay"):
+            with_replay.add({k: g.get(k) for k in ("id", "game", "seats", "places", "faults", "replay")})
         seats = [str(s) for s in g.get("seats") or []]
         places = g.get("places") or []
         forfeits = set(g.get("forfeits") or [])
         for seat, n in enumerate(seats):
-            ent = entrants[n]
-            ent.games.append((g, seat))
+            ent = entrant(n)
+            ent.n_games += 1
             if seat < len(places) and isinstance(places[seat], int):
                 ent.places[places[seat]] += 1
             if g.get("winner") == seat:
                 ent.wins += 1
             if seat in forfeits:
                 ent.forfeits += 1
+        if count_pairs:
+            _count_pairs(h2h, seats, places)
+        faulted: set[str] = set()
         for fault in g.get("faults") or []:
             if not isinstance(fault, dict):
                 continue
@@ -274,8 +362,12 @@ def _load(results_dir: Path) -> _Data:
             if who is None and isinstance(fseat, int) and 0 <= fseat < len(seats):
                 who = seats[fseat]
             if who is not None and str(who) in entrants:
-                entrants[str(who)].faults.append({**fault, "game": _game_name(g)})
-    return _Data(results_dir, str(name), seed, lb, games, config, config_text, entrants, warnings)
+                entrants[str(who)].add_fault(fault, _game_id(g), _game_name(g))
+                faulted.add(str(who))
+        for who in faulted:
+            entrants[who].fault_games += 1
+    return _Data(results_dir, str(name), seed, lb, first.sorted(), n_games, with_replay.sorted(), config, config_text,
+                 entrants, h2h, warnings)
 
 
 # --------------------------------------------------------------------------- replays
@@ -291,7 +383,7 @@ def _collect_replays(data: _Data) -> list[_Replay]:
     """Replay files, in game order: those games.jsonl names, then any others in replays/."""
     found: list[_Replay] = []
     seen: set[Path] = set()
-    for g in data.games:
+    for g in data.replay_records:
         rel = g.get("replay")
         if not rel:
             continue
@@ -317,7 +409,9 @@ def read_replay(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[
     header: dict[str, Any] | None = None
     actions: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None
-    with Path(path).open(encoding="utf-8") as f:
+    # Lines end at \n only: a replay written before bot lines were escaped may hold a raw
+    # \r (JSON whitespace), which universal newlines would take for the end of a line.
+    with Path(path).open(encoding="utf-8", newline="\n") as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
             if not line:
@@ -615,22 +709,27 @@ def _page(title: str, current: str, data: _Data, body: str, script: str) -> str:
 
 
 def _notices(data: _Data) -> str:
-    if not data.warnings:
-        return ""
-    return "".join(f'<div class="notice">{_esc(w)}</div>' for w in data.warnings)
+    notes = list(data.warnings)
+    trusted = data.leaderboard.get("trusted")
+    if trusted:
+        notes.append(f"Trusted: {', '.join(map(str, trusted))}. Their processes were kept across the seat "
+                     "rotations of a deal, so they could remember the hands of an earlier rotation.")
+    return "".join(f'<div class="notice">{_esc(w)}</div>' for w in notes)
 
 
 def _summary(data: _Data, n_replays: int) -> str:
-    faults = sum(len(e.faults) for e in data.entrants.values())
+    faults = sum(e.faults for e in data.entrants.values())
     stats = [
-        (len(data.games) or data.leaderboard.get("games", 0), "games"),
+        (data.n_games or data.leaderboard.get("games", 0), "games"),
         (len(data.entrants), "entrants"),
         (faults, "faults"),
         (n_replays, "replays"),
         (data.seed if data.seed is not None else "—", "seed"),
     ]
     items = "".join(f'<div class="stat"><b>{_esc(v)}</b><span>{_esc(k)}</span></div>' for v, k in stats)
-    return f'<div class="summary" id="summary">{items}</div>'
+    note = seed_note(data.leaderboard)
+    more = f'<p class="small muted" id="seed-note">{_esc(note)}</p>' if note else ""
+    return f'<div class="summary" id="summary">{items}</div>{more}'
 
 
 def _whisker_domain(entrants: Iterable[_Entrant]) -> tuple[float, float] | None:
@@ -724,9 +823,9 @@ def _leaderboard_section(data: _Data) -> str:
     body: list[str] = []
     for i, e in enumerate(ents):
         r = e.row
-        n_games = r.get("games", len(e.games))
+        n_games = r.get("games", e.n_games)
         wins = r.get("wins", e.wins)
-        faults = r.get("faults", len(e.faults))
+        faults = r.get("faults", e.faults)
         rank = r.get("rank", i + 1)
         cons = r.get("conservative")
         if cons is None and _num(r.get("mu")) is not None:
@@ -763,9 +862,15 @@ def _leaderboard_section(data: _Data) -> str:
             for v, content, cls in cells
         )
         body.append(f'<tr data-entrant="{_esc(e.name)}">{tds}</tr>')
-    games_n = data.leaderboard.get("games", len(data.games))
+    games_n = data.leaderboard.get("games", data.n_games)
     return f"""<section class="panel" id="leaderboard">
 <h2>Leaderboard<span class="hint">ranked by the conservative rating μ − 3σ after {_esc(games_n)} games · place, points and phases are means per game · click a column to sort</span></h2>
+<div class="filters">
+<label>Find <input type="search" id="lb-search" placeholder="entrant name" autocomplete="off"></label>
+<span class="pager" id="lb-pager"><button type="button" id="lb-prev">‹ Prev</button> <span id="lb-page"></span> <button type="button" id="lb-next">Next ›</button></span>
+<label>Rows <select id="lb-size"><option>25</option><option selected>{LEADERBOARD_PAGE}</option><option>100</option><option value="0">all</option></select></label>
+<span class="muted small" id="lb-count">{len(ents)} entrants</span>
+</div>
 <div class="table-wrap"><table class="sortable" id="leaderboard-table">
 <thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody>
@@ -773,22 +878,51 @@ def _leaderboard_section(data: _Data) -> str:
 </section>"""
 
 
-def _history_section(data: _Data) -> str:
-    hist = data.leaderboard.get("history") or {}
-    series: list[tuple[_Entrant, list[tuple[int, float, Any]]]] = []
-    for e in data.entrants.values():
-        pts = []
-        for i, item in enumerate(hist.get(e.name) or []):
-            if isinstance(item, (list, tuple)) and len(item) >= 2 and _num(item[1]) is not None:
-                pts.append((i + 1, float(item[1]), item[0]))
-        if pts:
-            series.append((e, pts))
-    if not series:
-        return """<section class="panel" id="history"><h2>Rating history</h2>
-<p class="empty">No rating history was recorded.</p></section>"""
-    W, H, ml, mr, mt, mb = 1000, 320, 46, 18, 14, 36
-    max_x = max(p[-1][0] for _, p in series)
-    ys = [y for _, p in series for _, y, _ in p]
+LINE_COLORS = (
+    "#2f63d8", "#e07b00", "#1f9e61", "#c2389b", "#7d5bd6", "#0f9bb5", "#d23c3c", "#8a6d1f",
+    "#4d5b74", "#6aa800", "#f2a7c3", "#00429d", "#ffb000", "#7a0403", "#53d3c2", "#a06cff",
+    "#ff6f4f", "#2b2b2b", "#9ab973", "#b07aa1",
+)
+"""Colours of the rating history's lines, one per line shown (at most MAX_LINES)."""
+
+CHART_TOP = 10
+"""The rating history shows the top CHART_TOP entrants (by rank) until others are chosen."""
+
+MAX_LINES = len(LINE_COLORS)
+"""Lines in the rating history at most."""
+
+SITE_HISTORY_POINTS = 60
+"""Points per entrant of the rating history embedded in the site at most."""
+
+PLACES_ROWS = 30
+"""Entrants in the places chart at most (the first ones by rank)."""
+
+TABLE_H2H_MAX = 12
+"""Up to this many entrants, the head-to-head counts are also shown as a table of cells."""
+
+
+def _history_points(item_list: Any) -> list[tuple[int, float]]:
+    """(games played, μ) of one entrant's history in leaderboard.json, thinned to at most
+    SITE_HISTORY_POINTS evenly spaced points (the first and the last kept)."""
+    pts: list[tuple[int, float]] = []
+    for i, item in enumerate(item_list or []):
+        if isinstance(item, (list, tuple)) and len(item) >= 2 and _num(item[1]) is not None:
+            n = item[2] if len(item) >= 3 and isinstance(item[2], int) else i + 1
+            pts.append((n, float(item[1])))
+    if len(pts) > SITE_HISTORY_POINTS:
+        last = len(pts) - 1
+        pts = [pts[round(k * last / (SITE_HISTORY_POINTS - 1))] for k in range(SITE_HISTORY_POINTS)]
+    return pts
+
+
+_CW, _CH, _CML, _CMR, _CMT, _CMB = 1000, 320, 46, 18, 14, 36  # the chart's size and margins
+
+
+def _history_svg(series: list[tuple[str, str, list[tuple[int, float]]]]) -> str:
+    """The rating chart of `series` (name, colour, points); index.js draws the same."""
+    W, H, ml, mr, mt, mb = _CW, _CH, _CML, _CMR, _CMT, _CMB
+    max_x = max(p[-1][0] for _, _, p in series)
+    ys = [y for _, _, p in series for _, y in p]
     y_lo, y_hi = min(ys), max(ys)
     if y_hi - y_lo < 1:
         y_lo, y_hi = y_lo - 1, y_hi + 1
@@ -803,8 +937,7 @@ def _history_section(data: _Data) -> str:
     def sy(y: float) -> float:
         return mt + (y_hi - y) / (y_hi - y_lo) * (H - mt - mb)
 
-    parts = [f'<svg class="chart" id="history-chart" viewBox="0 0 {W} {H}" role="img" '
-             f'aria-label="Each entrant\'s rating μ over the games it played">']
+    parts = []
     for t in _nice_ticks(y_lo, y_hi, 5):
         y = sy(t)
         parts.append(f'<line class="grid" x1="{ml}" x2="{W - mr}" y1="{y:.1f}" y2="{y:.1f}"/>'
@@ -820,56 +953,93 @@ def _history_section(data: _Data) -> str:
                  f'<text x="{(ml + W - mr) / 2:.0f}" y="{H - 4}" text-anchor="middle">games played</text>'
                  f'<text x="12" y="{(mt + H - mb) / 2:.0f}" text-anchor="middle" '
                  f'transform="rotate(-90 12 {(mt + H - mb) / 2:.0f})">rating μ</text>')
-    for idx, (e, pts) in enumerate(series):
-        step = max(1, len(pts) // 400)
-        shown = pts[::step]
-        if shown[-1] is not pts[-1]:
-            shown.append(pts[-1])
-        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y, _) in enumerate(shown))
-        last_x, last_y, last_game = pts[-1]
-        title = _esc(f"{e.name}: μ {last_y:.2f} after {last_x} games")
-        parts.append(f'<path class="series" data-i="{idx}" d="{d}" stroke="{e.color}"><title>{title}</title></path>'
+    for idx, (name, color, pts) in enumerate(series):
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(pts))
+        last_x, last_y = pts[-1]
+        title = _esc(f"{name}: μ {last_y:.2f} after {last_x} games")
+        parts.append(f'<path class="series" data-i="{idx}" d="{d}" stroke="{color}"><title>{title}</title></path>'
                      f'<circle class="series-dot" data-i="{idx}" cx="{sx(last_x):.1f}" cy="{sy(last_y):.1f}" r="3.5" '
-                     f'fill="{e.color}"><title>{title}</title></circle>')
-    parts.append("</svg>")
+                     f'fill="{color}"><title>{title}</title></circle>')
+    return "".join(parts)
+
+
+def _history_section(data: _Data) -> str:
+    hist = data.leaderboard.get("history") or {}
+    names = list(data.entrants)
+    points = {e: _history_points(hist.get(e)) for e in names}
+    names = [e for e in names if points[e]]
+    if not names:
+        return """<section class="panel" id="history"><h2>Rating history</h2>
+<p class="empty">No rating history was recorded.</p></section>"""
+    top = names[:CHART_TOP]
+    series = [(e, LINE_COLORS[i], points[e]) for i, e in enumerate(top)]
     legend = "".join(
-        f'<span class="item" data-i="{i}"><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}</span>'
-        for i, (e, _) in enumerate(series)
+        f'<span class="item" data-i="{i}"><span class="swatch" style="background:{c}"></span>{_esc(e)}</span>'
+        for i, (e, c, _) in enumerate(series)
     )
+    payload = {"names": names, "colors": LINE_COLORS, "top": CHART_TOP,
+               "points": [[v for x, y in points[e] for v in (x, round(y, 2))] for e in names]}
+    options = "".join(f'<option value="{_esc(e)}"></option>' for e in names)
+    controls = ""
+    if len(names) > CHART_TOP:
+        controls = f"""<div class="filters" id="history-controls">
+<label>Top <input type="number" id="history-top" min="0" max="{MAX_LINES}" value="{CHART_TOP}" style="width:4em"> by rank</label>
+<label>and <input type="text" id="history-add" list="history-names" placeholder="add an entrant" autocomplete="off"></label>
+<datalist id="history-names">{options}</datalist>
+<span id="history-chosen"></span>
+<span class="muted small">at most {MAX_LINES} lines</span>
+</div>"""
     return f"""<section class="panel" id="history">
-<h2>Rating history<span class="hint">μ after each game an entrant played · hover a name to pick out its line</span></h2>
-{"".join(parts)}
+<h2>Rating history<span class="hint">μ after the games an entrant played · hover a name to pick out its line</span></h2>
+{controls}<svg class="chart" id="history-chart" viewBox="0 0 {_CW} {_CH}" role="img" aria-label="Each entrant's rating μ over the games it played">{_history_svg(series)}</svg>
 <div class="legend" id="history-legend">{legend}</div>
+<script type="application/json" id="history-data">{_json(payload)}</script>
 </section>"""
 
 
-def _head_to_head(data: _Data) -> dict[str, dict[str, dict[str, int]]]:
-    h2h = data.leaderboard.get("head_to_head")
-    if isinstance(h2h, dict) and h2h:
-        return h2h
-    out: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: {"games": 0, "ahead": 0, "behind": 0, "tied": 0}))
-    for g in data.games:
-        seats = [str(s) for s in g.get("seats") or []]
-        places = g.get("places") or []
-        for i, a in enumerate(seats):
-            for j, b in enumerate(seats):
-                if i == j or a == b or i >= len(places) or j >= len(places):
-                    continue
-                c = out[a][b]
-                c["games"] += 1
-                pa, pb = places[i], places[j]
-                c["ahead" if pa < pb else "behind" if pa > pb else "tied"] += 1
-    return out
+def _varints(values: Iterable[int]) -> bytes:
+    """Unsigned LEB128: 7 bits a byte, low bits first."""
+    out = bytearray()
+    for v in values:
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+    return bytes(out)
+
+
+def _heat_payload(data: _Data) -> dict[str, Any]:
+    """The heat map's data: the entrants in rank order with what the map sorts by, and
+    for each pair i < j (row i, in that order) ahead, behind and tied of i against j, as
+    base64 varints (a few bytes a pair whatever the number of games)."""
+    names = list(data.entrants)
+    h2h = data.head_to_head
+
+    def counts() -> Iterator[int]:
+        for i, a in enumerate(names):
+            row = h2h.get(a) or {}
+            for b in names[i + 1:]:
+                c = row.get(b) or {}
+                yield int(c.get("ahead", 0) or 0)
+                yield int(c.get("behind", 0) or 0)
+                yield int(c.get("tied", 0) or 0)
+
+    rows = [data.entrants[n].row for n in names]
+    return {
+        "names": names,
+        "rank": [r.get("rank", i + 1) for i, r in enumerate(rows)],
+        "rating": [_num(r.get("conservative")) for r in rows],
+        "pl": [_num(r.get("pl_strength")) for r in rows],
+        "pairs": base64.b64encode(_varints(counts())).decode(),
+    }
 
 
 _HEAT = ((178, 24, 43), (247, 247, 247), (33, 102, 172))
 
 
-def _h2h_section(data: _Data) -> str:
-    h2h = _head_to_head(data)
+def _h2h_table(data: _Data) -> str:
+    h2h = data.head_to_head
     names = list(data.entrants)
-    if len(names) < 2:
-        return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
     head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in names)
     rows = []
     for a in names:
@@ -892,11 +1062,25 @@ def _h2h_section(data: _Data) -> str:
                 f'color:{_ink_on(rgb)}">{share * 100:.0f}%<small>{ahead}/{n}</small></div></td>'
             )
         rows.append(f'<tr><th scope="row" class="rowhead">{_esc(a)}</th>{"".join(cells)}</tr>')
+    return (f'<div class="table-wrap"><table class="heat" id="h2h-table"><thead><tr><th></th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def _h2h_section(data: _Data) -> str:
+    names = list(data.entrants)
+    if len(names) < 2:
+        return '<section class="panel" id="h2h"><h2>Head to head</h2><p class="empty">Needs two entrants or more.</p></section>'
+    table = _h2h_table(data) if len(names) <= TABLE_H2H_MAX else ""
     return f"""<section class="panel" id="h2h">
-<h2>Head to head<span class="hint">share of meetings where the row entrant placed ahead</span></h2>
-<div class="table-wrap"><table class="heat" id="h2h-table"><thead><tr><th></th>{head}</tr></thead>
-<tbody>{"".join(rows)}</tbody></table></div>
-<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· ties count as not ahead</span></div>
+<h2>Head to head<span class="hint">share of meetings where the row entrant placed ahead · one cell per pair · point at a cell for the counts</span></h2>
+<div class="filters">
+<label>Order <select id="h2h-sort"><option value="rank">by rank (μ − 3σ)</option><option value="pl">by PL strength</option><option value="name">by name</option></select></label>
+<label>Show <input type="text" id="h2h-filter" placeholder="all, or ranks 1-20, names…" autocomplete="off" size="28"></label>
+<span class="muted small" id="h2h-shown"></span>
+</div>
+<div class="heatmap-wrap"><canvas id="h2h-canvas" width="1" height="1" aria-label="Head-to-head heat map"></canvas><div id="h2h-tip" class="tip hidden"></div></div>
+<div class="heat-scale"><span>0%</span><span class="bar"></span><span>100%</span><span>· grey: never met · dark: the diagonal · ties count as not ahead</span></div>
+{table}<script type="application/json" id="h2h-data">{_json(_heat_payload(data))}</script>
 </section>"""
 
 
@@ -913,7 +1097,8 @@ def _places_section(data: _Data) -> str:
         return '<section class="panel" id="places"><h2>Places</h2><p class="empty">No games yet.</p></section>'
     colors = _place_colors(max_place)
     rows = []
-    for e in data.entrants.values():
+    shown = list(data.entrants.values())[:PLACES_ROWS]
+    for e in shown:
         total = sum(e.places.values())
         segs = []
         for p in range(1, max_place + 1):
@@ -938,7 +1123,7 @@ def _places_section(data: _Data) -> str:
     )
     return f"""<section class="panel" id="places">
 <h2>Places<span class="hint">how often each entrant finished 1st, 2nd, …</span></h2>
-<div class="places">{"".join(rows)}</div>
+{f'<p class="small muted">The first {len(shown)} of {len(data.entrants)} entrants by rank; leaderboard.json has the place counts of all.</p>' if len(data.entrants) > len(shown) else ""}<div class="places">{"".join(rows)}</div>
 <div class="legend">{legend}</div>
 </section>"""
 
@@ -948,47 +1133,42 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _entrants_section(data: _Data, replay_games: set[str]) -> str:
+def _entrants_section(data: _Data, replay_index: list[dict[str, Any]]) -> str:
+    replay_games = {r["game"] for r in replay_index}
     cards = []
     for i, e in enumerate(data.entrants.values()):
         r = e.row
-        n = len(e.games) or r.get("games", 0)
-        fault_games = len({f["game"] for f in e.faults})
-        kinds = Counter(str(f.get("kind", "?")) for f in e.faults)
+        n = e.n_games or r.get("games", 0)
         kind_tags = "".join(
             f'<span class="tag {_esc(k)}">{_esc(k)} × {v}</span>'
-            for k, v in sorted(kinds.items(), key=lambda kv: (FAULT_KINDS.index(kv[0]) if kv[0] in FAULT_KINDS else 99, kv[0]))
+            for k, v in sorted(e.fault_kinds.items(), key=lambda kv: (FAULT_KINDS.index(kv[0]) if kv[0] in FAULT_KINDS else 99, kv[0]))
         )
-        reasons: dict[str, list[str]] = {}
-        for f in e.faults:
-            reason = str(f.get("reason") or f.get("kind") or "?")
-            reason = reason if len(reason) <= 200 else reason[:199] + "…"
-            reasons.setdefault(reason, []).append(f["game"])
-        top = sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:6]
+        top = sorted(e.reasons.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:6]
         reason_items = "".join(
-            f'<li>{_esc(reason)} <span class="muted">× {len(gs)} — {_game_link(gs[0], replay_games)}</span></li>'
-            for reason, gs in top
+            f'<li>{_esc(reason)} <span class="muted">× {count} — {_game_link(game, replay_games)}</span></li>'
+            for reason, (count, _, game) in top
         )
-        if len(reasons) > len(top):
-            reason_items += f'<li class="muted">… and {len(reasons) - len(top)} other reasons</li>'
-        replays = [(_game_name(g), g) for g, _ in e.games if _game_name(g) in replay_games]
-        replay_links = ", ".join(_game_link(gname, replay_games) for gname, _ in replays[:12])
+        others = len(e.reasons) - len(top) + (1 if e.other_reasons else 0)
+        if others > 0:
+            reason_items += f'<li class="muted">… and {others} other reasons</li>'
+        replays = [x["game"] for x in replay_index if e.name in (x.get("players") or [])]
+        replay_links = ", ".join(_game_link(gname, replay_games) for gname in replays[:12])
         if len(replays) > 12:
             replay_links += f' <span class="muted">and {len(replays) - 12} more</span>'
         rank = r.get("rank")
         fault_html = (
-            f'<dd><span class="bad">{len(e.faults)}</span> in {fault_games} game{"s" if fault_games != 1 else ""}</dd>'
+            f'<dd><span class="bad">{e.faults}</span> in {e.fault_games} game{"s" if e.fault_games != 1 else ""}</dd>'
             if e.faults else '<dd class="good">none</dd>'
         )
         cards.append(f"""<div class="entrant-card" id="entrant-{i}" data-entrant="{_esc(e.name)}">
 <h3><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}{f' <span class="tag">rank {_esc(rank)}</span>' if rank is not None else ''}</h3>
-<dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / len(e.games):.0f}%)" if e.games else ""}</dd>
+<dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / e.n_games:.0f}%)" if e.n_games else ""}</dd>
 <dt>Rating</dt><dd>{f"μ {_fmt(r.get('mu'))} ± {_fmt(3 * (_num(r.get('sigma')) or 0.0))}" if _num(r.get("mu")) is not None else "—"}</dd>
 <dt>Faults</dt>{fault_html}{f"<dt>Forfeits</dt><dd class=bad>{e.forfeits}</dd>" if e.forfeits else ""}</dl>
 {f"<div>{kind_tags}</div>" if kind_tags else ""}
 {f'<ul class="reasons">{reason_items}</ul>' if reason_items else ""}
 {f'<div class="small"><b>Replays:</b> {replay_links}</div>' if replay_links else ""}
-<p class="small" style="margin:8px 0 0"><button type="button" class="linkbtn show-games" data-entrant="{_esc(e.name)}">Show its {len(e.games)} games</button></p>
+<p class="small" style="margin:8px 0 0"><button type="button" class="linkbtn show-games" data-entrant="{_esc(e.name)}">Show its games</button></p>
 </div>""")
     return f"""<section class="panel" id="entrants">
 <h2>Entrants<span class="hint">games, faults and their reasons, replays</span></h2>
@@ -1065,8 +1245,8 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
     games = data.games[:MAX_GAME_ROWS]
     rows = "".join(_game_row(g, replay_games) for g in games)
     note = ""
-    if len(data.games) > len(games):
-        note = (f'<div class="notice">The first {len(games)} of {len(data.games)} games are listed; '
+    if data.n_games > len(games):
+        note = (f'<div class="notice">The first {len(games)} of {data.n_games} games are listed; '
                 f"games.jsonl holds them all.</div>")
     options = "".join(f'<option value="{_esc(n)}">{_esc(n)}</option>' for n in data.entrants)
     return f"""<section class="panel" id="games">
@@ -1090,7 +1270,20 @@ def _games_section(data: _Data, replay_games: set[str]) -> str:
 
 def _settings_section(data: _Data) -> str:
     cfg = data.config if isinstance(data.config, dict) else {}
-    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", data.seed)]
+    facts: list[tuple[str, Any]] = [("Tournament", data.name), ("Seed", str(data.seed))]
+    lb = data.leaderboard
+    note = seed_note(lb)
+    if note:
+        facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
+    if lb.get("results_sha256"):
+        facts.append(("Games digest", lb["results_sha256"]))
+    try:
+        marker = _read_json(data.results_dir / "tournament.json")
+    except (OSError, ValueError):
+        marker = None
+    if isinstance(marker, dict) and marker.get("journal_head"):
+        facts.append(("Journal head", f"{marker['journal_head']} (the hash chain of games.jsonl after "
+                                      f"{marker.get('games')} games; p10-tourney verify checks it)"))
     if cfg:
         for k, v in cfg.items():
             if k in ("name", "seed") or isinstance(v, (dict, list)):
@@ -1103,7 +1296,7 @@ def _settings_section(data: _Data) -> str:
         if isinstance(ents, list):
             facts.append(("Entrants", len(ents)))
     else:
-        facts.append(("Games", data.leaderboard.get("games", len(data.games))))
+        facts.append(("Games", data.leaderboard.get("games", data.n_games)))
         facts.append(("Entrants", len(data.entrants)))
     dl = "".join(
         f"<dt>{_esc(k)}</dt><dd>{_esc(json.dumps(v) if not isinstance(v, str) else v)}</dd>"
@@ -1132,8 +1325,9 @@ def _index_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
         _notices(data),
         _leaderboard_section(data),
         _history_section(data),
-        f'<div class="grid2 row-gap">{_h2h_section(data)}{_places_section(data)}</div>',
-        _entrants_section(data, replay_games),
+        _h2h_section(data),
+        _places_section(data),
+        _entrants_section(data, replay_index),
         _games_section(data, replay_games),
         _settings_section(data),
     ])
@@ -1146,10 +1340,51 @@ def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
         intro = ""
     else:
         intro = ('<div class="notice">No replays in this tournament. Games that went wrong (a bot timed out, '
-                 'crashed, or broke a rule) are recorded by default; set the tournament\'s replay option to '
-                 'record every game.</div>')
+                 'crashed, or broke a rule) and the first clean games of every entrant are recorded by default; '
+                 'set the tournament\'s replay option to "all" to record every game.</div>')
     body = f"""{notes}{intro}
-<section class="panel" id="viewer" data-frame="-1">
+{_viewer(replay_index)}"""
+    return _page(f"Replays · {data.name}", "Replays", data, body, _asset("replay.js"))
+
+
+def replay_file_html(path: Path) -> str:
+    """One replay file (p10-replay/1, as `play --replay` writes it) as a self-contained HTML
+    page: the site's replay viewer with the game, its styles and its script inline. Raises
+    ValueError (or OSError) for a file that is not a replay."""
+    rep = _Replay(Path(path).stem, Path(path), None)
+    payload = _replay_payload(rep)
+    index = [{"game": rep.game, "file": "", "players": payload["players"],
+              "places": (payload["result"] or {}).get("places"), "faults": [], "hands": len(payload["hand_ends"])}]
+    game = f"window.P10_REPLAYS={{{_json(rep.game)}:{_json(payload)}}};\n"
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{_esc(rep.game)} · replay</title>
+<script>{_asset("errors.js")}</script>
+<style>{_asset("site.css")}</style>
+</head>
+<body>
+<header class="topbar">
+<div class="brand">Phase 10 replay<small>{_esc(rep.game)} · {_esc(" vs ".join(payload["players"]))}</small></div>
+</header>
+<main>
+{_viewer(index)}
+</main>
+<footer>Made by p10-tourney from {_esc(Path(path).name)}. This page holds everything it shows: it works offline.</footer>
+<div id="js-errors" class="hidden" data-count="0"></div>
+<script>{game}</script>
+<script>{_asset("replay.js")}</script>
+</body>
+</html>
+"""
+
+
+def _viewer(replay_index: list[dict[str, Any]]) -> str:
+    """The replay viewer's panel, with the index of the games it can show."""
+    return f"""<section class="panel" id="viewer" data-frame="-1">
 <div class="viewer-top">
 <label>Game <select id="game-select" aria-label="Game"></select></label>
 <div class="controls" role="toolbar" aria-label="Step through the game">
@@ -1186,7 +1421,6 @@ def _replay_html(data: _Data, replay_index: list[dict[str, Any]]) -> str:
 <noscript><div class="notice">The replay viewer needs JavaScript.</div></noscript>
 </section>
 <script type="application/json" id="replay-index">{_json(replay_index)}</script>"""
-    return _page(f"Replays · {data.name}", "Replays", data, body, _asset("replay.js"))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -1201,7 +1435,7 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     neither leaderboard.json nor games.jsonl.
     """
     results_dir = Path(results_dir)
-    data = _load(results_dir)
+    data = _load(results_dir, max(0, int(max_replays)))
     site = results_dir / "site"
     site.mkdir(parents=True, exist_ok=True)
     replay_index = _write_replays(data, site, max(0, int(max_replays)))

@@ -154,6 +154,7 @@ class StrategyBot(Bot):
         self.strategy.new_game(msg.get("game", ""), msg.get("seat", 0))
 
     def on_request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.strategy.observe(msg.get("events") or [])
         return self.strategy.decide(msg["state"], msg["decision"], msg.get("options"))
 
 

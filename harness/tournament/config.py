@@ -10,7 +10,7 @@ import json
 import os
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,7 +22,10 @@ from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, command_file
 
 FORMATS = ("round-robin", "gauntlet", "random")
-REPLAYS = ("none", "failed", "all")
+REPLAYS = ("none", "failed", "sample", "all")
+#: With `replays: sample` (the default), the clean games whose replays are kept: the first
+#: this many games of every entrant (in schedule order), besides every game with a fault.
+SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -66,7 +69,7 @@ class TournamentConfig:
     """A validated tournament."""
 
     name: str
-    seed: int
+    seed: int | None  # None: secret, not drawn yet (the runner draws it; `with_seed`)
     bots: tuple[BotSpec, ...]
     table_size: int
     format: str
@@ -86,6 +89,10 @@ class TournamentConfig:
     affinity: bool = False  # pin each local worker, and the bots it starts, to one CPU
     stop_when: str | None = None
     stop: StopPolicy = field(default_factory=StopPolicy)
+    secret_seed: bool = False  # no seed in the file: drawn at the first start, published at the end
+    # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
+    # every other bot gets a fresh process for each rotation of a duplicate deal.
+    trusted: frozenset[str] = frozenset()
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -106,7 +113,7 @@ class TournamentConfig:
         """Everything that decides the games, as plain data (written to config.resolved.yaml)."""
         return {
             "name": self.name,
-            "seed": self.seed,
+            "seed": "secret" if self.secret_seed else self.seed,
             "bots": [
                 {"name": b.name, "cmd": list(b.argv), "cwd": b.cwd, "env": dict(b.env),
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
@@ -124,17 +131,34 @@ class TournamentConfig:
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {})
+        } | ({"stop_when": self.stop_when, "stop": asdict(self.stop)} if self.stop_when else {}) | (
+            {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
+
+    def with_seed(self, seed: int) -> "TournamentConfig":
+        """This config playing with `seed` (a secret seed drawn or read back; it stays
+        secret: `resolved` and the hashes do not show it)."""
+        return replace(self, seed=seed)
+
+    def config_sha256(self) -> str:
+        """SHA-256 of what decides the games (not `parallel`, `output`, the executor or the
+        bots' folders; a secret seed as "secret"): `config_hash` of `resolved()`."""
+        return config_hash(self.resolved())
 
     def fingerprint(self) -> str:
-        """A hash of what decides the games (not `parallel`, `output` or the executor), so a
+        """A short hash of what decides the games (the start of `config_sha256`), so a
         results folder can tell whether it belongs to this config."""
-        data = self.resolved()
-        for b in data["bots"]:
-            for k in ("cwd", "sandbox", "mounts", "build"):  # how a bot is contained, not what it plays
-                b.pop(k, None)
-        text = json.dumps(data, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return self.config_sha256()[:16]
+
+
+def config_hash(resolved: Mapping[str, Any]) -> str:
+    """SHA-256 of a resolved config (as config.resolved.yaml holds it), without the bots'
+    working folders and how they are contained (sandbox, mounts, build: not what they
+    play), as sorted JSON."""
+    data = dict(resolved)
+    data["bots"] = [{k: v for k, v in b.items() if k not in ("cwd", "sandbox", "mounts", "build")}
+                    for b in data.get("bots") or []]
+    text = json.dumps(data, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _err(source: str, key: str, what: str) -> ConfigError:
@@ -160,9 +184,9 @@ TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
-    "sandbox",
+    "sandbox", "trusted",
 }
-BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s"}
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb")
 
 
@@ -198,7 +222,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     name = data.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise _err(src, "name", f"must be a short name of letters, digits, '-', '_', '.', not {name!r}")
-    seed = _int(src, "seed", data.get("seed", 1), 0)
+    seed_raw = data.get("seed", "secret")
+    secret = seed_raw is None or seed_raw == "secret"
+    if not secret and (not isinstance(seed_raw, int) or isinstance(seed_raw, bool) or seed_raw < 0):
+        raise _err(src, "seed", f"must be an integer >= 0, or secret (or left out: secret), not {seed_raw!r}")
+    seed = None if secret else seed_raw
     base_dir = data.get("base_dir")
     if base_dir is not None:
         if not isinstance(base_dir, str):
@@ -216,6 +244,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     randomize = data.get("randomize_addresses", False)
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
+    all_trusted = data.get("trusted", False)
+    if not isinstance(all_trusted, bool):
+        raise _err(src, "trusted", f"must be true or false, not {all_trusted!r}")
+    trusted: set[str] = set()
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -255,6 +287,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"], default_limits) if b.get("limits") else default_limits
         box = _bot_sandbox(src, where, b, sandbox, base, cwd_path, argv)
+        bot_trusted = b.get("trusted", all_trusted)
+        if not isinstance(bot_trusted, bool):
+            raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
+        if bot_trusted:
+            trusted.add(bname)
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize, sandbox=box))
     bots = _hide_from_each_other(bots, src, Path(output))
@@ -350,7 +387,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
-    replays = data.get("replays", "failed")
+    replays = data.get("replays", "sample")
     if replays not in REPLAYS:
         raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
     executor = data.get("executor", "local")
@@ -370,7 +407,8 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, source=src, raw=dict(data),
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src,
+        raw=dict(data),
     )
 
 

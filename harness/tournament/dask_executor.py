@@ -7,7 +7,10 @@ is started for the run. Each worker process keeps its bot processes alive across
 bots). Before the first game every worker must start every entrant, or the run stops with
 a `ClusterError` naming the worker and the bot. Results stream back to the caller, which
 alone writes games.jsonl; a game lost with a dying worker is played again elsewhere by
-Dask and yielded once.
+Dask and yielded once. On the LocalCluster it starts, a worker that stops answering the
+scheduler for the watchdog budget (`watchdog_budget`: a worker stopped with SIGSTOP, say)
+is restarted by its nanny in the same way; on a cluster of your own, its scheduler's
+`distributed.scheduler.worker-ttl` decides.
 
 A `DaskExecutor` used as a context manager keeps its cluster (and the workers' bots) up
 across `run` calls until the block ends; otherwise each `run` call connects, checks the
@@ -21,6 +24,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -32,7 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
-from .executor import GameRunner, cpu_to_spare
+from .executor import GameRunner, cpu_to_spare, watchdog_budget
 from .schedule import GameSpec
 
 try:
@@ -56,6 +60,11 @@ LOG_DIR_ENV = "P10_TOURNEY_LOG_DIR"
 IDLE_CLOSE_S = 600.0
 #: Games handed to the scheduler at once, per worker thread.
 INFLIGHT_PER_THREAD = 2
+#: The lease: the process that runs the tournament renews it on every worker every
+#: LEASE_RENEW_S seconds; a worker whose lease has not been renewed for LEASE_S seconds
+#: (the process died, or lost the cluster) ends the bots of the tournament at once.
+LEASE_RENEW_S = 2.0
+LEASE_S = 12.0
 
 
 class ClusterError(ValueError):
@@ -83,20 +92,37 @@ def worker_log_dir(tournament: str) -> Path:
     return Path(tempfile.gettempdir()) / "p10-tourney" / tournament / "logs"
 
 
+def machine_id() -> str:
+    """Which machine (which CPUs) this process runs on: the kernel's boot id on Linux,
+    shared by every container and process of one host; else the host name."""
+    try:
+        return "boot:" + Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "host:" + socket.gethostname()
+
+
 class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
     """Lives in each worker process for a tournament: hands each game to an idle
     `GameRunner` (one per worker thread, made on demand, kept across games), and ends the
     bots when the plugin is removed or the worker closes.
 
-    Bots idle for `IDLE_CLOSE_S` are ended too (they start again for their next game): if
-    the process that runs the tournament dies without removing the plugin, a long-lived
-    cluster does not keep its bots forever."""
+    The process that runs the tournament renews a lease on every worker (`renew`, every
+    `LEASE_RENEW_S`); when it lapses (`lease_s` without a renewal: that process died or
+    lost the cluster) the worker ends every bot of the tournament, those of a game still
+    running too, at once. Bots idle for `IDLE_CLOSE_S` are ended as well (they start again
+    for their next game).
 
-    def __init__(self, name: str, cfg: TournamentConfig, log_dir: str | None, own_cluster: bool = False) -> None:
+    Each renewal also says how many worker threads run on each machine of the cluster:
+    the referees work ahead while a bot thinks only if this machine has more CPUs than
+    the game threads of all its workers together (`cpu_to_spare`)."""
+
+    def __init__(self, name: str, cfg: TournamentConfig, log_dir: str | None, own_cluster: bool = False,
+                 lease_s: float = LEASE_S) -> None:
         self.name = name
         self.cfg = cfg
         self.log_dir = log_dir
         self.own_cluster = own_cluster
+        self.lease_s = lease_s
 
     def setup(self, worker: Any) -> None:
         if self.own_cluster and threading.current_thread() is threading.main_thread():
@@ -109,10 +135,32 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
         self._count = 0
         self._label = worker_label(worker)
         self._address = str(worker.address)
-        self._work_ahead = cpu_to_spare(int(getattr(worker, "nthreads", 0) or os.cpu_count() or 1))
+        self._nthreads = int(getattr(worker, "nthreads", 0) or 1)
+        self._machine = machine_id()
+        # Until the first renewal says how many threads share this machine: its own.
+        self._work_ahead = cpu_to_spare(self._nthreads)
+        self._renewed = time.monotonic()
+        self.lapses = 0
         self._logs = Path(self.log_dir) if self.log_dir else worker_log_dir(self.cfg.name)
         self._stop = threading.Event()
         threading.Thread(target=self._reap, name=f"{self.name}-idle", daemon=True).start()
+
+    def renew(self, threads_by_machine: Mapping[str, int] | None) -> tuple[str, int]:
+        """The lease renewed; with the game threads of the cluster by machine (`machine_id`)
+        the work-ahead decision is made again. Returns this worker's (machine, threads)."""
+        self._renewed = time.monotonic()
+        if threads_by_machine and self._machine in threads_by_machine:
+            ahead = cpu_to_spare(int(threads_by_machine[self._machine]))
+            with self._lock:
+                self._work_ahead = ahead
+                for runner in self._runners.values():
+                    runner.work_ahead = ahead
+        return self._machine, self._nthreads
+
+    @property
+    def work_ahead(self) -> bool:
+        """Whether this worker's referees work ahead while a bot thinks."""
+        return self._work_ahead
 
     def play(self, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
         with self._lock:
@@ -137,13 +185,27 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
         return out
 
     def _reap(self) -> None:
-        while not self._stop.wait(min(60.0, IDLE_CLOSE_S / 4)):
+        """Every second: end every runner's bots if the lease lapsed, else those idle for
+        `IDLE_CLOSE_S`."""
+        while not self._stop.wait(min(1.0, self.lease_s / 4, IDLE_CLOSE_S / 4)):
             now = time.monotonic()
+            lapsed = now - self._renewed > self.lease_s
             with self._lock:
-                idle = [k for k, since in self._free.items() if now - since > IDLE_CLOSE_S]
-                runners = [self._runners.pop(k) for k in idle]
-                for k in idle:
-                    del self._free[k]
+                if lapsed:
+                    gone = list(self._runners)
+                    self._free.clear()
+                else:
+                    gone = [k for k, since in self._free.items() if now - since > IDLE_CLOSE_S]
+                    for k in gone:
+                        del self._free[k]
+                runners = [self._runners.pop(k) for k in gone]
+            if lapsed and runners:
+                self.lapses += 1
+                logging.getLogger(__name__).warning(
+                    "%s: no lease renewal for %.0f s (the tournament's process is gone?): ending the bots of %d runner(s)",
+                    self.name, now - self._renewed, len(runners))
+                for runner in runners:  # a game may be running: kill first, then the orderly close
+                    runner.kill_now()
             for runner in runners:
                 self._close(runner)
 
@@ -159,6 +221,16 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
             runners, self._runners, self._free = list(self._runners.values()), {}, {}
         for r in runners:
             self._close(r)
+
+
+def renew_lease(plugin: str, threads_by_machine: Mapping[str, int] | None,
+                dask_worker: Any = None) -> tuple[str, int] | None:
+    """Run on each worker by `client.run`: renew the lease of plugin `plugin` (see
+    `GamePlugin.renew`). None on a worker without it (joined before it was registered)."""
+    games = dask_worker.plugins.get(plugin) if dask_worker is not None else None
+    if games is None or not hasattr(games, "_renewed"):  # not there, or not set up yet
+        return None
+    return games.renew(threads_by_machine)
 
 
 def play_one(plugin: str, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
@@ -250,6 +322,8 @@ class DaskExecutor:
         self.plugin: str | None = None
         self._keep = 0
         self._threads = (0.0, 0)
+        self._lease_stop: threading.Event | None = None
+        self.threads_by_machine: dict[str, int] = {}
 
     # ----- life cycle ---------------------------------------------------------------------
 
@@ -277,6 +351,11 @@ class DaskExecutor:
             register = getattr(client, "register_plugin", None) or client.register_worker_plugin
             register(GamePlugin(name, self.cfg, log_dir, own_cluster=self.cluster is not None), name=name)
             self.plugin = name
+            self._renew()  # where the workers are: then how many threads share each machine
+            self._renew()
+            self._lease_stop = threading.Event()
+            threading.Thread(target=self._keep_lease, args=(self._lease_stop,), name=f"{name}-lease",
+                             daemon=True).start()
         except BaseException:
             self.close()
             raise
@@ -294,7 +373,10 @@ class DaskExecutor:
                 n_workers=self.cfg.parallel, threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None, silence_logs=logging.ERROR,
                 # No dashboard; its HTTP server (health, metrics) on any free port, not 8787.
-                scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES, "dashboard_address": ":0"},
+                # A worker that stops answering (stopped, hung) for the watchdog budget is
+                # restarted by its nanny, and its game played again elsewhere.
+                scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES, "dashboard_address": ":0",
+                                  "worker_ttl": f"{watchdog_budget(self.cfg):.0f}s"},
             )
             self.client = Client(self.cluster, set_as_default=False)
         try:
@@ -313,9 +395,32 @@ class DaskExecutor:
         if problem:
             raise ClusterError(problem)
 
+    def _renew(self) -> None:
+        """Renew the lease on every worker, telling each how many game threads its machine
+        runs (from the previous renewal's answers); count them again from the answers."""
+        client, plugin = self.client, self.plugin
+        if client is None or plugin is None:
+            return
+        answers = client.run(renew_lease, plugin, self.threads_by_machine or None, on_error="ignore")
+        counts: dict[str, int] = {}
+        for answer in answers.values():
+            if isinstance(answer, (tuple, list)) and len(answer) == 2:
+                counts[answer[0]] = counts.get(answer[0], 0) + int(answer[1])
+        self.threads_by_machine = counts
+
+    def _keep_lease(self, stop: threading.Event) -> None:
+        while not stop.wait(LEASE_RENEW_S):
+            try:
+                self._renew()
+            except Exception:  # noqa: BLE001 - tried again at the next renewal
+                logging.getLogger(__name__).debug("lease renewal failed", exc_info=True)
+
     def close(self) -> None:
         """End the bots on the workers (the plugin's teardown), and the LocalCluster if this
         executor started it. Safe to call twice."""
+        if self._lease_stop is not None:
+            self._lease_stop.set()
+            self._lease_stop = None
         client, cluster, plugin = self.client, self.cluster, self.plugin
         self.client = self.cluster = self.plugin = None
         try:

@@ -5,7 +5,6 @@ runner, and streams results back in whatever order games finish."""
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import time
 from collections import deque
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import multiprocess as mp
+from multiprocess.connection import wait as mp_wait
 
 from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
 from ..referee.process import become_subreaper, reap_orphans
@@ -21,25 +21,62 @@ from .schedule import GameSpec
 
 
 class GameRunner:
-    """Plays scheduled games with bot processes that live across games (one per entrant)."""
+    """Plays scheduled games with bot processes that live across games (one per entrant;
+    with duplicate deals, up to one per seat rotation, see `_bot`)."""
 
     def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False,
-                 work_ahead: bool = True) -> None:
+                 work_ahead: bool = True, beat: Callable[[], None] | None = None) -> None:
         self.cfg = cfg
         self.worker = worker
         self.log_dir = log_dir
         self.work_ahead = work_ahead  # see `play_game`; only where a CPU is to spare
-        self.bots: dict[str, BotProcess] = {}
+        self.bots: dict[str, BotProcess] = {}  # every bot process, by "name" or "name#k"
+        self.slots: dict[str, list[BotProcess]] = {}  # an entrant's processes
         self.starts: dict[str, int] = {}
         # `reap`: this process is a child subreaper (see `become_subreaper`) whose only
         # children are bots, so any other child is a bot's orphan, ended after each game.
         self.reap = reap
+        # Called whenever the game makes progress (a bot started, a decision asked): the
+        # executor's watchdog ends a worker that stops calling it (see `watchdog_budget`).
+        self.beat = beat
+        # The deal groups each bot process has been dealt, and which of its starts that
+        # was (see `_deals_of`).
+        self._deals: dict[int, tuple[int, set[int]]] = {}
 
-    def _bot(self, name: str) -> BotProcess:
-        bot = self.bots.get(name)
-        if bot is None:
-            log = self.log_dir / f"{name}.{self.worker}.stderr.log" if self.log_dir else None
-            bot = self.bots[name] = BotProcess(self.cfg.bot(name), log_path=log)
+    def _deals_of(self, bot: BotProcess) -> set[int]:
+        """The deal groups the bot's current process (or the one it starts next) has been
+        dealt: forgotten when it is started again."""
+        starts, deals = self._deals.get(id(bot), (-1, set()))
+        if starts != bot.starts:
+            deals = set()
+            self._deals[id(bot)] = (bot.starts, deals)
+        return deals
+
+    def _bot(self, name: str, group: int) -> BotProcess:
+        """The process of entrant `name` to play a game of deal group `group`.
+
+        With duplicate deals, a bot that is not trusted never plays a deal twice in one
+        process: each seat rotation of a deal goes to another of its processes (one more
+        is started while there are fewer than table_size), so every process is reused
+        across different deals and none sees a deal it has seen. Should all of them have
+        seen the deal, the first is ended and started afresh."""
+        slots = self.slots.setdefault(name, [])
+        fresh_per_deal = self.cfg.duplicate and name not in self.cfg.trusted
+        for bot in slots:
+            if not fresh_per_deal or group not in self._deals_of(bot):
+                return bot
+        if len(slots) < self.cfg.table_size:
+            k = len(slots)
+            suffix = "" if k == 0 else f".{k}"
+            log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
+            bot = BotProcess(self.cfg.bot(name), log_path=log)
+            slots.append(bot)
+            self.bots[name if k == 0 else f"{name}#{k}"] = bot
+            return bot
+        bot = slots[0]
+        if bot.proc is not None:
+            self._bye(bot)
+            bot.stop()
         return bot
 
     def run(self, spec: GameSpec, excluded: Sequence[str] = ()) -> dict[str, Any]:
@@ -50,21 +87,25 @@ class GameRunner:
         """
         cfg = self.cfg
         for name in excluded:  # a disqualified bot plays no more: end it (it may be spinning)
-            gone = self.bots.get(name)
-            if gone is not None and gone.proc is not None:
-                self._bye(gone)
-                gone.stop()
+            for gone in self.slots.get(name, ()):
+                if gone.proc is not None:
+                    self._bye(gone)
+                    gone.stop()
         seats = [s for s in spec.seats if s not in excluded]
         bots = []
         unavailable: dict[int, tuple[str, str]] = {}
         startup_failures: list[str] = []
         between: list[dict[str, Any]] = []  # faults found before the game: deaths, limits
+        if self.beat is not None:
+            self.beat()
         for seat, name in enumerate(seats):
-            bot = self._bot(name)
+            bot = self._bot(name, spec.group)
             why = self._check_between_games(bot) if len(seats) >= 2 else None
             if why is not None:
                 between.append({"seat": seat, "entrant": name, "kind": "crash", "reason": why})
             if not bot.alive:
+                if self.beat is not None:
+                    self.beat()
                 try:
                     handshake(bot, name, cfg.time)
                 except BotStartError as e:
@@ -76,6 +117,7 @@ class GameRunner:
                 result = play_game(
                     bots, seats, cfg.rules, spec.seed, spec.game, time_control=cfg.time, policy=cfg.faults,
                     record=cfg.replays != "none", unavailable=unavailable, work_ahead=self.work_ahead,
+                    progress=self.beat,
                 )
             finally:
                 for bot in bots:  # the next CPU budget starts now (limits.cpu_s is per game)
@@ -85,8 +127,10 @@ class GameRunner:
             record = {"id": spec.index, "group": spec.group, **result.to_record()}
             if between:
                 record["faults"] = between + record["faults"]
-            # (A replay is formatted only when it is kept: "failed" keeps games with faults.)
-            keep = cfg.replays == "all" or (cfg.replays == "failed" and bool(record["faults"]))
+            # (A replay is formatted only when it is kept: "failed" keeps games with faults,
+            # "sample" those and the first games of every entrant.)
+            keep = cfg.replays == "all" or (cfg.replays in ("failed", "sample") and bool(record["faults"])) \
+                or (cfg.replays == "sample" and spec.sample)
             replay = result.replay if keep else None
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
@@ -98,7 +142,10 @@ class GameRunner:
             record["disqualified"] = [s for s in spec.seats if s in excluded]
         for bot in bots:
             # A forfeited bot was ended; it is started afresh for its next game.
-            self.starts[bot.spec.name] = bot.starts
+            name = bot.spec.name
+            self.starts[name] = sum(b.starts for b in self.slots[name])
+            if len(seats) >= 2:
+                self._deals_of(bot).add(spec.group)
         return {"record": record, "replay": replay, "starts": dict(self.starts),
                 "startup_failures": startup_failures}
 
@@ -183,13 +230,37 @@ def pin_to_cpu(k: int) -> int | None:
     return cpu
 
 
-def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: Any, results: Any) -> None:
-    """A worker process: plays games from `tasks` until told to stop.
+#: Seconds added to the longest wait the time limits allow (see `watchdog_budget`): ending
+#: a bot (up to 6 s), a loaded machine.
+WATCHDOG_SLACK_S = 10.0
+#: How often one game may be lost (its worker died or was stopped by the watchdog) before
+#: the run gives up on it: a game that keeps killing workers is more likely the cause.
+ALLOWED_LOSSES = 3
+#: Games handed to one worker at a time (one playing, one waiting, so it never idles).
+PER_WORKER = 2
+
+
+class ExecutorError(RuntimeError):
+    """The local executor cannot go on (a game lost with too many workers)."""
+
+
+def watchdog_budget(cfg: TournamentConfig) -> float:
+    """Seconds a worker may go without progress in a game (a bot started, a decision asked)
+    before the watchdog ends it: the longest wait the time limits allow for one step (a
+    decision, or a bot's start-up) plus `WATCHDOG_SLACK_S`."""
+    return max(cfg.time.move_ms, cfg.time.startup_ms) / 1000 + WATCHDOG_SLACK_S
+
+
+def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, conn: Any, beat: Any) -> None:
+    """A worker process: plays the games that come through `conn` until told to stop.
+
+    `beat` (shared memory) gets the time of each step of a game, for the parent's watchdog.
+    Each worker has a pipe of its own, so a worker that dies (or is stopped) holds no lock
+    that the others need.
 
     SIGTERM (from `shutdown`, or from the kernel when the parent dies) ends the worker at
     once: its bots' process groups are killed and the process exits without running
-    multiprocess's exit handlers. Raising SystemExit instead could land inside the
-    queue's own machinery and leave the worker waiting forever for a feeder thread.
+    multiprocess's exit handlers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     held: list[GameRunner] = []
@@ -214,33 +285,59 @@ def _worker_main(wid: int, cfg: TournamentConfig, log_dir: str | None, tasks: An
         pin_to_cpu(wid)
     # Bots' orphans (a grandchild that left the bot's process group) become our children.
     reap = become_subreaper()
+
+    def tick() -> None:
+        beat.value = time.monotonic()
+
     runner = GameRunner(cfg, f"w{wid}", Path(log_dir) if log_dir else None, reap=reap,
-                        work_ahead=cpu_to_spare(cfg.parallel, cfg.affinity))
+                        work_ahead=cpu_to_spare(cfg.parallel, cfg.affinity), beat=tick)
     held.append(runner)
     parent = os.getppid()
     try:
         if parent == 1:
             return  # the parent died before we could ask to be told
         while True:
-            try:
-                task = tasks.get(timeout=1.0)
-            except queue.Empty:
+            if not conn.poll(1.0):
                 if os.getppid() != parent:
                     return
                 continue
+            try:
+                task = conn.recv()
+            except (EOFError, OSError):
+                return
             if task is None:
                 return
             spec, excluded = task
-            results.put(("started", wid, spec.index))
+            tick()
             out = runner.run(spec, excluded)
-            results.put(("done", wid, out))
+            conn.send(out)
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up short
         runner.close()
 
 
+class _Worker:
+    """The parent's handle on one worker process: its pipe, its heartbeat and the games
+    handed to it (played in that order)."""
+
+    def __init__(self, wid: int, proc: Any, conn: Any, beat: Any) -> None:
+        self.wid = wid
+        self.proc = proc
+        self.conn = conn
+        self.beat = beat
+        self.games: deque[GameSpec] = deque()
+        self.since = 0.0  # when the game now at the head of `games` could have started
+        self.stopped_by: str | None = None  # the watchdog's reason, when it ended the worker
+
+
 class LocalExecutor:
     """Runs games on `parallel` local worker processes.
+
+    A worker that dies (killed, out of memory) or makes no progress within the watchdog
+    budget (`watchdog_budget`; stopped, hung) is ended and replaced, and the games it held
+    are played again from their seeds by the others; a game finished twice is yielded once.
+    Each such loss is kept in `incidents`. A game lost `ALLOWED_LOSSES` + 1 times ends the
+    run with an `ExecutorError`.
 
     Used as a context manager, it keeps its workers (and their bots) up across `run`
     calls until the block ends; otherwise each `run` call starts workers and ends them
@@ -250,12 +347,13 @@ class LocalExecutor:
     def __init__(self, cfg: TournamentConfig, log_dir: Path | None) -> None:
         self.cfg = cfg
         self.log_dir = log_dir
-        self.procs: list[Any] = []
+        self.workers: list[_Worker] = []
         self.ctx = mp.get_context("fork")
         self._keep = 0
-        self._tasks: Any = None
-        self._results: Any = None
         self._released = False
+        self.budget_s = watchdog_budget(cfg)
+        self.incidents: list[dict[str, Any]] = []  # workers lost: game, worker, reason
+        self._losses: dict[int, int] = {}  # game index -> times lost
 
     def __enter__(self) -> LocalExecutor:
         self._keep += 1
@@ -268,30 +366,48 @@ class LocalExecutor:
 
     def close(self) -> None:
         """End the workers (politely) and their bots. Safe to call twice."""
-        self.shutdown(graceful=True, tasks=self._tasks)
+        self.shutdown(graceful=True)
 
     def release(self) -> None:
         """Tell the workers to end (their bots get `bye`) without waiting for them, so that
         the caller can publish the results meanwhile; `close` then waits. No game may be
         run after this."""
-        if self._tasks is not None and not self._released:
-            for p in self.procs:
-                if p is not None:
-                    self._tasks.put(None)
+        if self.workers and not self._released:
+            for w in self.workers:
+                self._send(w, None)
             self._released = True
 
+    @staticmethod
+    def _send(w: _Worker, msg: Any) -> bool:
+        try:
+            w.conn.send(msg)
+            return True
+        except (OSError, ValueError):  # the worker is gone: found out by the caller
+            return False
+
+    def _spawn(self, wid: int) -> _Worker:
+        ours, theirs = self.ctx.Pipe(duplex=True)
+        beat = self.ctx.RawValue("d", time.monotonic())
+        log_dir = str(self.log_dir) if self.log_dir else None
+        p = self.ctx.Process(target=_worker_main, args=(wid, self.cfg, log_dir, theirs, beat), daemon=True)
+        p.start()
+        theirs.close()
+        return _Worker(wid, p, ours, beat)
+
     def _start(self, n: int) -> None:
-        if self.procs:
+        if self.workers:
             return
         self._released = False
-        ctx = self.ctx
-        self._tasks = ctx.Queue()
-        self._results = ctx.Queue()
-        log_dir = str(self.log_dir) if self.log_dir else None
-        for wid in range(n):
-            p = ctx.Process(target=_worker_main, args=(wid, self.cfg, log_dir, self._tasks, self._results), daemon=True)
-            p.start()
-            self.procs.append(p)
+        self.workers = [self._spawn(wid) for wid in range(n)]
+
+    def _end(self, w: _Worker) -> None:
+        """Kill a worker (SIGKILL works on a stopped process too); its bots die with it."""
+        try:
+            os.kill(w.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        w.proc.join(5)
+        w.conn.close()
 
     def run(self, specs: Sequence[GameSpec], excluded: Any = (),
             more: Callable[[], Sequence[GameSpec]] | None = None) -> Iterator[dict[str, Any]]:
@@ -302,73 +418,109 @@ class LocalExecutor:
         if not specs:
             return
         self._start(self.cfg.parallel if self._keep else min(self.cfg.parallel, len(specs)))
-        tasks, results = self._tasks, self._results
-        pending = deque(specs)
-        inflight: dict[int, int | None] = {wid: None for wid, p in enumerate(self.procs) if p is not None}
-        queued = 0  # games put on the task queue and not yet finished (or lost)
-
-        def feed() -> None:
-            # Two games queued per worker keeps every worker busy without fixing who plays what.
-            nonlocal queued
-            limit = 2 * sum(1 for p in self.procs if p is not None)
-            while pending and queued < limit:
-                tasks.put((pending.popleft(), tuple(sorted(excluded))))
-                queued += 1
-
-        feed()
+        pending: deque[GameSpec] = deque(specs)
         remaining = len(specs)
         by_index = {s.index: s for s in specs}
         done: set[int] = set()
+
+        def feed() -> None:
+            # In index order, to the worker with the fewest games (a dead one gets none).
+            for w in sorted(self.workers, key=lambda w: (len(w.games), w.wid)):
+                while pending and len(w.games) < PER_WORKER:
+                    spec = pending.popleft()
+                    if spec.index in done:
+                        continue
+                    if not w.games:
+                        w.since = time.monotonic()
+                    w.games.append(spec)
+                    if not self._send(w, (spec, tuple(sorted(excluded)))):
+                        break
+
+        feed()
         try:
             while remaining:
-                try:
-                    kind, wid, payload = results.get(timeout=1.0)
-                except queue.Empty:
-                    for wid, p in enumerate(self.procs):
-                        if p is not None and not p.is_alive():
-                            # A worker died (not through a bot): its game is played again.
-                            self.procs[wid] = None
-                            lost = inflight.pop(wid, None)
-                            if lost is not None and lost not in done:
-                                pending.appendleft(by_index[lost])
-                                queued -= 1
-                                feed()
-                    if not any(p is not None for p in self.procs):
-                        raise RuntimeError("every worker process has died")
-                    continue
-                if kind == "started":
-                    inflight[wid] = payload
-                    continue
-                inflight[wid] = None
-                index = payload["record"]["id"]
-                if index not in by_index or index in done:
-                    continue  # not a game of this call (cannot happen), or one played twice
-                done.add(index)
-                queued -= 1
-                payload["worker"] = f"w{wid}"
-                remaining -= 1
-                feed()
-                yield payload
-                if more is not None:
-                    new = [s for s in more() if s.index not in by_index]
-                    by_index.update((s.index, s) for s in new)
-                    pending.extend(new)
-                    remaining += len(new)
+                ready = mp_wait([x for w in self.workers for x in (w.conn, w.proc.sentinel)], timeout=0.5)
+                got: list[dict[str, Any]] = []
+                for w in list(self.workers):
+                    if w.conn in ready or w.proc.sentinel in ready:
+                        got += self._collect(w)
+                    if not w.proc.is_alive():
+                        got += self._collect(w)  # what it sent before it died counts
+                        self._replace(w, pending, done)
+                    elif w.games and self._stalled(w):
+                        self._end(w)
+                        self._replace(w, pending, done)
+                for payload in got:
+                    index = payload["record"]["id"]
+                    if index not in by_index or index in done:
+                        continue  # not a game of this call (cannot happen), or one played twice
+                    done.add(index)
+                    remaining -= 1
                     feed()
+                    yield payload
+                    if more is not None:
+                        new = [s for s in more() if s.index not in by_index]
+                        by_index.update((s.index, s) for s in new)
+                        pending.extend(new)
+                        remaining += len(new)
+                feed()
         finally:
             if remaining:
                 self.shutdown(graceful=False)  # games still running: end them now
             elif not self._keep:
-                self.shutdown(graceful=True, tasks=tasks)
+                self.shutdown(graceful=True)
 
-    def shutdown(self, graceful: bool, tasks: Any = None) -> None:
+    def _collect(self, w: _Worker) -> list[dict[str, Any]]:
+        """The results waiting in a worker's pipe (also those of a worker that has died)."""
+        out = []
+        try:
+            while w.conn.poll():
+                payload = w.conn.recv()
+                payload["worker"] = f"w{w.wid}"
+                if w.games and w.games[0].index == payload["record"]["id"]:
+                    w.games.popleft()
+                w.since = time.monotonic()
+                out.append(payload)
+        except (EOFError, OSError):
+            pass  # died while sending: that game is played again
+        return out
+
+    def _stalled(self, w: _Worker) -> bool:
+        """Whether the worker's current game has made no progress within the budget."""
+        quiet = time.monotonic() - max(w.beat.value, w.since)
+        if quiet <= self.budget_s:
+            return False
+        w.stopped_by = (f"watchdog: the game made no progress for {quiet:.0f} s, over the budget of "
+                        f"{self.budget_s:.0f} s (the longer of move_ms and startup_ms, plus {WATCHDOG_SLACK_S:.0f} s)")
+        return True
+
+    def _replace(self, w: _Worker, pending: deque[GameSpec], done: set[int]) -> None:
+        """A worker died or was ended: start another in its place, and put the games it
+        held back at the front of the queue, to be played again from their seeds."""
+        if w.proc.exitcode is None:
+            self._end(w)
+        reason = w.stopped_by or f"the worker process died ({_exit_words(w.proc.exitcode)})"
+        lost = [s for s in w.games if s.index not in done]
+        if lost:
+            head = lost[0]
+            self.incidents.append({"game": head.game, "worker": f"w{w.wid}", "reason": reason})
+            n = self._losses[head.index] = self._losses.get(head.index, 0) + 1
+            if n > ALLOWED_LOSSES:
+                raise ExecutorError(f"game {head.game} was lost {n} times ({reason}); the run stops, "
+                                    "the games finished so far are kept")
+        pending.extendleft(reversed(lost))
+        w.conn.close()
+        self.workers[self.workers.index(w)] = self._spawn(w.wid)
+
+    def shutdown(self, graceful: bool) -> None:
         """Stop the workers: politely when all games are done, at once otherwise (their
         bots are ended either way)."""
-        procs = [p for p in self.procs if p is not None]
-        if graceful and tasks is not None:
+        workers, self.workers = self.workers, []
+        procs = [w.proc for w in workers]
+        if graceful:
             if not self._released:
-                for _ in procs:
-                    tasks.put(None)
+                for w in workers:
+                    self._send(w, None)
             deadline = time.monotonic() + 10
             for p in procs:
                 p.join(max(0.1, deadline - time.monotonic()))
@@ -380,9 +532,17 @@ class LocalExecutor:
             if p.is_alive():
                 p.kill()
                 p.join(1)
-        self.procs = []
-        for q in (self._tasks, self._results):
-            if q is not None:
-                q.close()
-                q.cancel_join_thread()
-        self._tasks = self._results = None
+        for w in workers:
+            w.conn.close()
+        self._released = False
+
+
+def _exit_words(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"

@@ -1,73 +1,153 @@
-"""games.jsonl: one line per finished game, appended and flushed as each game ends.
+"""games.jsonl: one line per finished game, appended and flushed as each game ends, each
+line chained by hash to the line before.
 
 A line is written whole with one `write` and flushed with fsync, so a killed harness leaves
-at worst one torn last line; `read_journal` drops it (and truncates it away), and the next
-run plays that game again. A game is never recorded twice.
+at worst one torn last line (one without its newline); `read_journal` drops it (and
+truncates it away), and the next run plays that game again. A game is never recorded twice.
+
+The hash chain (format `p10-chain/1`): a line is the game record as compact JSON with one
+more key at its end, `"chain"`, the SHA-256 (hex) of the previous link, a newline, and the
+line's bytes up to that key (the record as written, with `}` in place of
+`,"chain":"…"}`):
+
+    chain(line k) = sha256(chain(line k-1) + "\\n" + record bytes of line k)
+
+The link before line 1, the *genesis*, binds the chain to its tournament:
+`sha256("p10-chain/1\\n" + config_sha256 + "\\n" + seed_sha256)`, both from
+tournament.json. Editing, deleting, inserting or reordering lines, or appending one not
+written by the runner, breaks the chain at the first line changed. The hash covers
+everything in the line, the game's duration and the order games finished in too, so
+two runs of one tournament have different chains; `results_digest` is the hash of what
+is the same in both (the records in game order, without durations and chain).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import orjson
+
+CHAIN_FORMAT = "p10-chain/1"
+_TAIL = re.compile(rb',"chain":"([0-9a-f]{64})"\}$')
 
 
 class JournalError(ValueError):
     """A games.jsonl that does not belong to this tournament or cannot be read."""
 
 
-def read_journal(path: Path, repair: bool = True) -> dict[int, dict[str, Any]]:
-    """Finished games by index. A torn last line is dropped (and cut off if `repair`);
-    a damaged line elsewhere is an error, since that is not how this file is written."""
+class ChainError(JournalError):
+    """A games.jsonl whose hash chain is broken: it was changed after it was written."""
+
+
+def genesis(config_sha256: str, seed_sha256: str) -> str:
+    """The link before the first line: the config's hash and the seed's commitment."""
+    return hashlib.sha256(f"{CHAIN_FORMAT}\n{config_sha256}\n{seed_sha256}".encode()).hexdigest()
+
+
+def link(prev: str, body: bytes) -> str:
+    """The chain hash of a line whose record bytes are `body`, after link `prev`."""
+    return hashlib.sha256(prev.encode() + b"\n" + body).hexdigest()
+
+
+def chained_line(prev: str, record: Mapping[str, Any]) -> tuple[bytes, str]:
+    """(the line to write without its newline, its chain hash) of `record` after `prev`."""
+    body = orjson.dumps({k: v for k, v in record.items() if k != "chain"})
+    h = link(prev, body)
+    return body[:-1] + b',"chain":"' + h.encode() + b'"}', h
+
+
+def results_digest(records: Iterable[Mapping[str, Any]]) -> str:
+    """SHA-256 of the game records in game order, without `duration_s` and `chain`: the
+    same for every run of one tournament with deterministic bots, whatever `parallel`."""
+    h = hashlib.sha256()
+    for r in sorted(records, key=lambda r: r["id"]):
+        h.update(orjson.dumps({k: v for k, v in r.items() if k not in ("duration_s", "chain")}) + b"\n")
+    return h.hexdigest()
+
+
+class JournalState:
+    """What reading games.jsonl found: the records by game index (without `chain`), the
+    chain's last link, and the link after each line (`links[k-1]`: after line k)."""
+
+    def __init__(self, games: dict[int, dict[str, Any]], head: str | None, links: list[str]) -> None:
+        self.games = games
+        self.head = head
+        self.links = links
+
+
+def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalState:
+    """Read games.jsonl, checking every line's chain link from `start` (the genesis; None:
+    links are not checked, only read). A torn last line is dropped (and cut off if
+    `repair`); any other damage raises `JournalError` naming the first bad line."""
     if not path.exists():
-        return {}
+        return JournalState({}, start, [])
     data = path.read_bytes()
     games: dict[int, dict[str, Any]] = {}
-    good_end = 0
-    pos = 0
+    links: list[str] = []
+    prev = start
     lines = data.split(b"\n")
+    good_end = 0
     for i, line in enumerate(lines):
-        last = i == len(lines) - 1
-        if not line.strip():
-            pos += len(line) + 1
-            if not last:
-                good_end = pos
-            continue
+        n = i + 1
+        if i == len(lines) - 1:
+            if line:  # no newline after it: the torn tail of an interrupted write
+                break
+            good_end = len(data)
+            break
         try:
             rec = orjson.loads(line)
             if not isinstance(rec, dict) or not isinstance(rec.get("id"), int):
                 raise ValueError("not a game record")
-            if last and not data.endswith(b"\n"):
-                raise ValueError("torn")  # written without its newline: incomplete
         except (orjson.JSONDecodeError, ValueError) as e:
-            if last or (i == len(lines) - 2 and not lines[-1]):
-                break  # the torn tail of an interrupted write
-            raise JournalError(f"{path}: line {i + 1} is not a game record ({e}); the file was changed by hand?") from None
+            raise JournalError(f"{path}: line {n} is not a game record ({e}); the file was changed by hand?") from None
+        m = _TAIL.search(line)
+        if m is None:
+            raise ChainError(f"{path}: line {n} (game {rec['id']}) has no chain hash at its end: it was not "
+                             "written by p10-tourney (edited, or appended by hand)")
+        h = m.group(1).decode()
+        if prev is not None:
+            want = link(prev, line[: m.start()] + b"}")
+            if h != want:
+                raise ChainError(
+                    f"{path}: line {n} (game {rec['id']}) breaks the hash chain: it, or a line before it, was "
+                    "edited, removed, inserted or moved after it was written")
+        prev = h
         if rec["id"] in games:
-            raise JournalError(f"{path}: game {rec['id']} is recorded twice (line {i + 1})")
+            raise JournalError(f"{path}: game {rec['id']} is recorded twice (line {n})")
+        del rec["chain"]
         games[rec["id"]] = rec
-        pos += len(line) + 1
-        good_end = pos
+        links.append(h)
+        good_end += len(line) + 1
     if repair and good_end < len(data):
         with open(path, "r+b") as f:
             f.truncate(good_end)
-    return games
+    return JournalState(games, prev, links)
+
+
+def read_journal(path: Path, repair: bool = True, start: str | None = None) -> dict[int, dict[str, Any]]:
+    """Finished games by index (see `read_chain`; links checked from `start` if given)."""
+    return read_chain(path, start, repair).games
 
 
 class Journal:
-    """Appends game records to games.jsonl durably."""
+    """Appends game records to games.jsonl durably, each chained to the one before."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, head: str) -> None:
         self.path = path
+        self.head = head
         self._f = open(path, "ab")
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one record as one line and make it durable."""
-        self._f.write(orjson.dumps(record) + b"\n")
+        """Write one record as one chained line and make it durable."""
+        line, h = chained_line(self.head, record)
+        self._f.write(line + b"\n")
         self._f.flush()
         os.fsync(self._f.fileno())
+        self.head = h
 
     def close(self) -> None:
         """Close the file."""

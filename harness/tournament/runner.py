@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -18,15 +18,15 @@ from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
 from .disqualify import DisqualificationGate, disqualifications
-from .journal import Journal, JournalError, read_journal
+from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain, results_digest
+from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
+                     read_secret, write_secret)
 from .ratings import Ratings
 from .schedule import GameSpec, schedule
 from .standings import build_leaderboard
 from .stats import bootstrap_seed, check_settled, plan_rounds, stop_note
 
-MARKER = "tournament.json"
-FORMAT = "p10-results/1"
-_OWN = ("games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
+_OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
         "disqualified.json")
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
@@ -61,6 +61,9 @@ class Outcome:
     first_s: float = 0.0  # from the start until the first game's result (workers and bots started)
     playing_s: float = 0.0  # from the start until the last game's result (no publishing)
     stopping: dict[str, Any] | None = None
+    # Workers lost during the run (died, or ended by the watchdog): their games were
+    # played again from their seeds. {"game", "worker", "reason"} each.
+    incidents: list[dict[str, Any]] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=dict)
 
 
@@ -108,11 +111,23 @@ def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
     return now
 
 
-def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict[str, Any]]:
+@dataclass
+class OpenedResults:
+    """A results folder ready to be played into: the config with its seed (drawn or read
+    back if secret), the games already finished, and the hash chain's last link."""
+
+    cfg: TournamentConfig
+    done: dict[int, dict[str, Any]]
+    head: str
+
+
+def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
     """Check (or create) the results folder; returns the games already finished.
 
     A folder of another config, another program, or an older format is refused unless
-    `fresh`, which removes this program's files from it first.
+    `fresh`, which removes this program's files from it first; so is a games.jsonl whose
+    hash chain is broken. A secret seed is drawn at the first start (kept in seed.secret,
+    its commitment in tournament.json) and read back on resume.
     """
     out = cfg.output
     if out.exists() and not out.is_dir():
@@ -140,23 +155,46 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> dict[int, dict
                 f"{out}: written by another version of p10-tourney (format {meta.get('format') if isinstance(meta, dict) else '?'!r}, "
                 f"this one writes {FORMAT!r}); use --fresh to start again or choose another output"
             )
-        if meta.get("fingerprint") != cfg.fingerprint():
+        if meta.get("fingerprint") != cfg.fingerprint() or meta.get("config_sha256") != cfg.config_sha256():
             raise ResultsError(
                 f"{out}: holds results of a different config (tournament {meta.get('name')!r}, or an older "
                 "version of p10-tourney); "
                 "use --fresh to start again, or set another output"
             )
-    elif any(out.iterdir()):
+        try:
+            state = SeedState.from_json(meta)
+            seed = read_secret(out, state.sha256) if cfg.secret_seed else cfg.seed
+        except ValueError as e:  # SeedError too
+            raise ResultsError(f"{marker}: {e}") from None
+    elif any(p.name != SECRET for p in out.iterdir()):
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
-    else:
-        write_whole(marker, json.dumps({"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint()}) + "\n")
+    else:  # the first start: a secret seed is drawn now, and only its hash published
+        seed = draw_seed() if cfg.secret_seed else cfg.seed
+        assert seed is not None
+        if cfg.secret_seed:
+            write_secret(out, seed)
+        meta = {"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint(),
+                "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT}
+        meta |= seed_state(cfg.with_seed(seed), reveal=False).to_json()
+        meta |= {"finished": False, "games": 0, "journal_head": marker_genesis(meta), "results_sha256": None}
+        write_whole(marker, json.dumps(meta, indent=1) + "\n")
+    assert seed is not None
+    cfg = cfg.with_seed(seed)
     try:
-        done = read_journal(out / "games.jsonl")
+        journal = read_chain(out / "games.jsonl", marker_genesis(meta))
+        check_published(meta, journal, out / "games.jsonl")
     except JournalError as e:
-        raise ResultsError(str(e)) from None
+        raise ResultsError(f"{e}; use --fresh to start again") from None
     # Only once the folder is known to be usable is anything in it rewritten.
     write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
-    return done
+    assert journal.head is not None
+    return OpenedResults(cfg, journal.games, journal.head)
+
+
+def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
+    """The seed as the results show it: a secret seed only once `reveal` (the end)."""
+    assert cfg.seed is not None
+    return SeedState(cfg.secret_seed, commitment(cfg.seed), cfg.seed if reveal or not cfg.secret_seed else None)
 
 
 def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path) -> None:
@@ -197,7 +235,8 @@ def run_tournament(
     t0 = time.monotonic()
     out = cfg.output
     state = sandbox_state(cfg)  # SandboxError before anything is written
-    done = prepare_output(cfg, fresh)
+    opened = prepare_output(cfg, fresh)
+    cfg, done = opened.cfg, opened.done
     build_bots(cfg, state)
     state = _record_sandbox(out, state)
     specs = schedule(cfg)
@@ -211,12 +250,13 @@ def run_tournament(
     records = dict(done)
     live = _LiveRatings(cfg.entrants, records)
     outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
-    journal = Journal(out / "games.jsonl")
+    journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
     rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
 
     finishing = False
+    executor: Any = None
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -228,13 +268,16 @@ def run_tournament(
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                ratings=live.complete(), sandbox=state)
+                                ratings=live.complete(), sandbox=state, finished=outcome.finished,
+                                head=journal.head)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
 
     try:
         if on_progress:
             on_progress(Progress(len(records), len(specs), t0, live.leader()))
-        executor = _executor(cfg, log_dir)
+        # The executor is not handed a secret seed (the Dask one ships its config to other
+        # machines): the games' own seeds, in the specs, are all it needs.
+        executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
             for r, rnd in enumerate(rounds):
@@ -274,6 +317,7 @@ def run_tournament(
         if not finishing:  # interrupted, or an error: publish what is done
             finish()
         outcome.elapsed_s = time.monotonic() - t0
+        outcome.incidents = list(getattr(executor, "incidents", ()) if executor is not None else ())
         for starts in starts_by_worker.values():
             for name, n in starts.items():
                 outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
@@ -371,32 +415,58 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
         "elapsed_s": round(outcome.elapsed_s, 3), "first_result_s": round(outcome.first_s, 3),
         "playing_s": round(outcome.playing_s, 3), "bot_processes_started": outcome.bot_starts,
+        "incidents": outcome.incidents,
     }, indent=1) + "\n")
 
 
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True,
             stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
-            sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md and (optionally) the
-    HTML site. `ratings`: TrueSkill already run over exactly `records`, in index order;
-    `sandbox`: how the bots were contained (`sandbox_state`), recorded in the files."""
-    dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
-    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
-                              disqualified={d.entrant: d.reason for d in dqs},
-                              confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
-                              ratings=ratings)
-    board["disqualified"] = [d.to_dict() for d in dqs]
-    if sandbox is not None:
-        board["sandbox"] = dict(sandbox)
+            sandbox: Mapping[str, Any] | None = None, finished: bool = False,
+            head: str | None = None) -> dict[str, Any]:
+    """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md, tournament.json's
+    state and (optionally) the HTML site. `ratings`: TrueSkill already run over exactly
+    `records`, in index order; `sandbox`: how the bots were contained (`sandbox_state`),
+    recorded in the files. `finished`: the tournament is over, so a secret seed is
+    revealed. `head`: the hash chain's last link (of the games in `records`)."""
+    board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox)
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
     _write_leaderboard_whole(cfg.output, board)
+    marker = cfg.output / MARKER
+    meta = json.loads(marker.read_text())
+    meta |= {k: board[k] for k in ("seed", "seed_mode", "seed_sha256")}
+    meta["finished"] = finished
+    if head is not None:  # the published games: the journal up to `head`
+        meta |= {"games": len(records), "journal_head": head, "results_sha256": board["results_sha256"]}
+    write_whole(marker, json.dumps(meta, indent=1) + "\n")
     if build_site:
         try:
             from ..report.site import build_site as _site
         except ImportError:  # pragma: no cover
             return board
         _site(cfg.output)
+    return board
+
+
+def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]],
+               stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
+               reveal: bool = False, sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The leaderboard of `records` as leaderboard.json holds it: the standings, the
+    disqualifications, the trusted entrants, the containment (`sandbox`, as recorded in
+    tournament.json), the seed (a secret one only if `reveal`), its commitment, and the
+    digest of the records (`results_sha256`). `p10-tourney verify` recomputes it."""
+    dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
+    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
+                              disqualified={d.entrant: d.reason for d in dqs},
+                              confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
+                              ratings=ratings)
+    board["disqualified"] = [d.to_dict() for d in dqs]
+    # Bots whose processes were kept across the seat rotations of a duplicate deal.
+    board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
+    if sandbox is not None:
+        board["sandbox"] = dict(sandbox)
+    board |= seed_state(cfg, reveal).to_json()
+    board["results_sha256"] = results_digest(records.values())
     return board
 
 

@@ -12,18 +12,20 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Sequence
 
-from .config import TournamentConfig
+from .config import SAMPLE_PER_ENTRANT, TournamentConfig
 
 
 @dataclass(frozen=True)
 class GameSpec:
-    """One scheduled game: index, id, entrants by seat, seed, and deal group."""
+    """One scheduled game: index, id, entrants by seat, seed, deal group, and whether its
+    replay is kept though it is clean (`replays: sample`)."""
 
     index: int
     game: str
     seats: tuple[str, ...]
     seed: int
     group: int
+    sample: bool = False  # one of the first games of one of its entrants (replays: sample)
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -56,6 +58,7 @@ def tables_for(cfg: TournamentConfig) -> list[tuple[str, ...]]:
 
 def _random_tables(cfg: TournamentConfig, count: int) -> list[tuple[str, ...]]:
     """`count` tables where entrants play equally often and pairs meet as evenly as possible."""
+    assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables"))
     names = cfg.entrants
     played = {x: 0 for x in names}
@@ -88,6 +91,8 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
     the round-robin and gauntlet schedules take the tables in turn, one block of
     table_size games at a time, instead of one table after another.
     """
+    if cfg.seed is None:
+        raise ValueError(f"tournament {cfg.name!r}: the secret seed is not drawn yet (the runner draws it)")
     n = cfg.table_size
     plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
     if cfg.format == "random":
@@ -115,7 +120,13 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
             plan += games
     specs = []
     groups: dict[str, int] = {}
+    sampling = getattr(cfg, "replays", None) == "sample"
+    seen: dict[str, int] = {}
     for i, (seats, label) in enumerate(plan):
         group = groups.setdefault(label, len(groups)) if label.startswith("deal:") else len(groups) + i
-        specs.append(GameSpec(i, game_id(i), seats, derive_seed(cfg.seed, label), group))
+        sample = sampling and any(seen.get(x, 0) < SAMPLE_PER_ENTRANT for x in seats)
+        if sample:
+            for x in seats:
+                seen[x] = seen.get(x, 0) + 1
+        specs.append(GameSpec(i, game_id(i), seats, derive_seed(cfg.seed, label), group, sample))
     return specs

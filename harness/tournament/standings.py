@@ -91,13 +91,14 @@ def build_leaderboard(
         row["ci_low"] = None if ci is None else round(ci[0], 3)
         row["ci_high"] = None if ci is None else round(ci[1], 3)
         row["settled_above"] = None if nxt is None else analysis.settled(e, nxt["entrant"])
+    history = ratings.history
     board = {
         "name": name,
         "seed": seed,
         "games": sum(1 for r in recs if r.get("reason") != "not_played"),
         "entrants": [{k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS} for row in rows],
         "head_to_head": h2h,
-        "history": {e: [list(p) for p in ratings.history[e]] for e in entrants},
+        "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
     }
     if stopping is not None:

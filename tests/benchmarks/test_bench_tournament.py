@@ -220,3 +220,55 @@ def test_worker_memory_does_not_grow(benchmark, tmp_path: Path) -> None:
     benchmark.extra_info.update({f"rss_kib_after_{k}": v for k, v in marks.items()})
     print(f"\nworker RSS: {marks}")
     assert all(n == 1 for n in runner.starts.values())
+
+
+def test_duplicate_deals_fresh_processes_cost(benchmark, tmp_path: Path) -> None:
+    """What it costs that no bot process is dealt a deal twice: `duplicate: true` on 4-player
+    tables of the greedy bots, each bot started afresh before every rotation of a deal its
+    process has played (3 games in 4), against `trusted: true` (processes kept).
+
+    The machine is shared and its speed drifts, so the two are run in pairs, back to back,
+    the order turning each pair (fresh first, then trusted first), and the cost is the
+    median of the pairs' ratios."""
+    per_table = 4 if benchmark.disabled else 8  # 5 tables: 20 or 40 games
+    pairs = 1 if benchmark.disabled else 4
+    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+
+    def one(trusted: bool) -> None:
+        data = {**_config(tmp_path, 1, per_table), "duplicate": True, "trusted": trusted,
+                "name": f"dup-{trusted}", "output": str(tmp_path / f"dup-{trusted}")}
+        cfg = parse_config(data, base=ROOT)
+        t = time.perf_counter()
+        out = run_tournament(cfg, fresh=True, build_site=False)
+        dt = time.perf_counter() - t
+        runs[trusted].append({"whole": out.played / dt, "steady": (out.played - 1) / (out.playing_s - out.first_s),
+                              "starts": sum(out.bot_starts.values()), "games": out.played})
+
+    def all_pairs() -> None:
+        for p in range(pairs):
+            for trusted in ((False, True) if p % 2 == 0 else (True, False)):
+                one(trusted)
+
+    benchmark.pedantic(all_pairs, rounds=1, iterations=1)
+
+    def median(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    fresh, kept = runs[False], runs[True]
+    info: dict[str, object] = {"games": fresh[0]["games"], "pairs": pairs,
+                               "bot_processes_fresh": sorted({r["starts"] for r in fresh}),
+                               "bot_processes_trusted": sorted({r["starts"] for r in kept})}
+    lines = []
+    for rate in ("whole", "steady"):
+        ratios = [a[rate] / b[rate] for a, b in zip(fresh, kept)]
+        info.update({f"{rate}_games_per_s_fresh": [round(r[rate], 2) for r in fresh],
+                     f"{rate}_games_per_s_trusted": [round(r[rate], 2) for r in kept],
+                     f"{rate}_fresh_over_trusted": [round(x, 3) for x in ratios],
+                     f"{rate}_fresh_over_trusted_median": round(median(ratios), 3)})
+        lines.append(f"{rate}: fresh {median([r[rate] for r in fresh]):.2f} games/s, trusted "
+                     f"{median([r[rate] for r in kept]):.2f} (medians); fresh/trusted per pair "
+                     f"{', '.join(f'{x:.3f}' for x in ratios)} (median {median(ratios):.3f})")
+    benchmark.extra_info.update(info)
+    print(f"\nduplicate deals, {pairs} pairs of {fresh[0]['games']} games:\n  " + "\n  ".join(lines)
+          + f"\n  bot processes started: fresh {info['bot_processes_fresh']}, trusted {info['bot_processes_trusted']}")
+    assert {r["starts"] for r in kept} == {5}  # one process per entrant

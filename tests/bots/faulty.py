@@ -23,6 +23,14 @@ It plays the greedy strategy except where MODE says otherwise:
   string_id         answers every request with its id as a string
   bad_hello         answers hello with a message of another type
   no_hello          exits at once with a message on stderr
+  deals             plays well and writes the hand it is dealt at the start of each game
+                    to stderr, as "DEALT " and {"process", "game", "seat", "cards"} in JSON
+                    ("process": a token drawn at start, the same for the whole process)
+  blank_flood N     writes N bytes of blank lines before every answer
+  weird KIND        answers its first request with a line that is not a plain reply:
+                    cr (the reply with a carriage return before its \\n), nul (a NUL
+                    byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays);
+                    then plays well
 
 Everything it would send is built from the request alone, so it is deterministic.
 """
@@ -30,6 +38,7 @@ Everything it would send is built from the request alone, so it is deterministic
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -46,6 +55,8 @@ def main() -> int:
         return 2
     out = sys.stdout
     tee = open(arg, "a", encoding="utf-8") if mode == "tee" else None
+    token = os.urandom(8).hex()  # this process, whatever pid a sandbox shows it
+    dealt = True  # this game's hand is noted
     strategy = GreedyStrategy()
     requests = 0
     played = 0
@@ -78,6 +89,7 @@ def main() -> int:
             continue
         if kind == "game_start":
             strategy.new_game(msg.get("game", ""), msg.get("seat", 0))
+            dealt = False
             continue
         if kind == "bye":
             break
@@ -87,6 +99,28 @@ def main() -> int:
         state, decision = msg["state"], msg["decision"]
         if mode == "silent":
             continue
+        if mode == "deals" and not dealt:
+            dealt = True
+            print("DEALT " + json.dumps({"process": token, "game": state["game"], "seat": state["seat"],
+                                         "cards": sorted(state["cards"])}), file=sys.stderr, flush=True)
+        if mode == "blank_flood":
+            left = int(arg)
+            try:
+                while left > 0:  # blocks while the referee reads nothing
+                    n = min(left, 1 << 16)
+                    out.buffer.write(b"\n" * n)
+                    out.buffer.flush()
+                    left -= n
+            except BrokenPipeError:
+                return 0
+        if mode == "weird" and requests == 1:
+            reply = json.dumps({**strategy.decide(state, decision, msg.get("options")), "id": msg["id"]}).encode()
+            line = {"cr": reply + b"\r", "nul": reply[:-1] + b',"x":"a\x00b"}', "utf8": b'{"id":\xff\xfe"bad"}',
+                    "nest": b"[" * 1_000_000}[arg]
+            out.buffer.write(line + b"\n")
+            out.buffer.flush()
+            if arg == "cr":
+                continue  # a valid reply: taken
         if mode == "garbage":
             out.write("this is {not json\n")
             out.flush()

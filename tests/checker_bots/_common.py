@@ -37,23 +37,24 @@ def good_reply(msg):
     if hand:
         reply["discard"] = max(hand, key=penalty)
         if reply["discard"] == "S":
-            pending = {p["seat"]: p["skip_pending"] for p in state["players"]}
-            n, me = len(pending), state["seat"]
-            free = [(me + k) % n for k in range(1, n) if not pending[(me + k) % n]]
+            ok = {p["seat"]: p.get("active", True) and not p["skip_pending"] for p in state["players"]}
+            n, me = len(ok), state["seat"]
+            free = [(me + k) % n for k in range(1, n) if ok[(me + k) % n]]
             reply["skip"] = free[0] if free else None
     return reply
 
 
-def main(answer=good_reply, hello=None, after=None):
-    """Read messages until bye or the end of input. `answer(msg)` gives a request's reply
-    (None: no reply); `after(msg)` runs after every message."""
+def main(answer=good_reply, hello=None, after=None, exit_on_bye=True):
+    """Read messages until bye (unless not `exit_on_bye`) or the end of input.
+    `answer(msg)` gives a request's reply (None: no reply); `after(msg)` runs after
+    every message."""
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg.get("type")
         if kind == "hello":
             STATE["move_ms"] = msg["time"]["move_ms"]
             send(hello or {"type": "hello", "name": "hostile", "version": "1.0"})
-        elif kind == "bye":
+        elif kind == "bye" and exit_on_bye:
             break
         elif kind == "request":
             reply = answer(msg)

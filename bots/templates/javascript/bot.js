@@ -37,8 +37,9 @@ function play(msg) {
   for (const card of hand) if (penalty(card) > penalty(worst)) worst = card;
   reply.discard = worst;
   if (worst === "S") {
-    // Name the first other player who has no skip pending, or no one.
-    const target = state.players.find((p) => p.seat !== state.seat && !p.skip_pending);
+    // Name the first other player in this hand (not "active": false) with no skip
+    // pending, or no one.
+    const target = state.players.find((p) => p.seat !== state.seat && !p.skip_pending && p.active !== false);
     reply.skip = target ? target.seat : null;
   }
   return reply;
@@ -57,6 +58,8 @@ rl.on("line", (line) => {
   } else if (msg.type === "request") {
     if (msg.decision === "draw") send({ id: msg.id, draw: "deck" });
     else send(play(msg));
+  } else if (msg.type === "game_start") {
+    process.stderr.write(`js-template: game ${msg.game}, seat ${msg.seat}\n`);
   } else if (msg.type === "error") {
     process.stderr.write(`referee: ${msg.reason}\n`); // stderr is the bot's log
   } else if (msg.type === "bye") {

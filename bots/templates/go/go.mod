@@ -1,0 +1,3 @@
+module p10bot
+
+go 1.19

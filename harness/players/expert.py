@@ -1,0 +1,491 @@
+"""Expert: determinized Monte Carlo search over the strong player's candidate moves.
+
+How it decides, from its seat's view and the public events alone:
+
+1. **Candidates and prior.** The strong player (`harness.players.strong`) proposes the
+   move; the lay and the hits are kept as it makes them (laying at once and hitting every
+   card is what every bundled player does: holding back costs points and tempo), and the
+   search chooses among the *discards* it ranks best (the first `width`; the ranking
+   counts outs only within the first 30 % of the budget, so that it stays inside a time
+   limit on a loaded machine), and between the deck and a discard that is not a Wild at
+   the draw (the prior there is greedy's rule: the strong player's outs count costs a
+   hundred searches). A Wild on the discard pile is always taken; a decision with one
+   candidate is answered at once.
+2. **Determinization.** The unseen cards — the deck less this seat's hand, the table and
+   the discard pile as the events built it — are dealt at random to the other seats (each
+   its number of cards, with the cards it was seen to take from the discard pile and has
+   not laid, hit or discarded since) and to the draw pile. Without the events (a strategy
+   asked from views only) the discard pile below its top is unknown and sampled too.
+3. **Rollouts.** For each sample, every candidate is played and the hand is played out
+   through the rules engine in-process by a fast policy (greedy's: one run of the phase
+   finder per turn, where the strong player's discards need a dozen; with the strong
+   player's Skips), the same sample and the same random stream for every candidate
+   (common random numbers: the candidates are compared on the same luck, so the
+   difference between them is not drowned by the luck of the deal).
+4. **Outcome.** A hand's end is scored for this seat: its phase laid (1) against the
+   others' (their mean), the difference of penalty points (/ 150), and ±3 when the game
+   ends in the rollout and this seat wins or another does.
+5. **Choice.** The prior's move stands unless a candidate beats it on the paired samples by
+   more than one standard error: with few samples (a small budget, a starved CPU) the
+   prior is the better guess.
+
+Budget: `ms` milliseconds per decision (anytime: it samples until the time is up;
+wall-clock time, or with `clock="cpu"` the process's CPU time), or a fixed number of
+samples (`rollouts`, for reproducible play whatever the machine's speed; `ms` then only
+caps it). Its random numbers come from `seed`, the game, the seat and the turn, so the
+same view, events and seed give the same samples.
+
+Why this method, on measurement: a rollout to the end of the hand costs about a
+millisecond of CPU (hands are a few turns per seat), so the default budget buys some 30
+samples of 4 candidates on a free core; with 16 samples the search overrode the prior on
+about a third of the discards and a few per cent of the draws. A hand is decided mostly by
+which cards come, so sampled play-outs measure what a discard really costs (a card the
+next seat takes, an out given up), which rules only guess; a tree over information sets
+would spread the same few hundred play-outs over chance nodes (every draw from the deck
+branches some 50 ways) and revisit almost none. What the budget buys in strength is in
+BENCHMARKS.md ("The strong and expert bots").
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+import zlib
+from collections import Counter
+from typing import Any, Sequence
+
+from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Play, Rules, find_lay, plan
+from ..engine.cards import COPIES
+from .base import Strategy, TableModel, cards_of, phase_from_view
+from .greedy import _partners, skip_targets
+from .strong import (after_hits, hit_cards, hit_json, memo_missing, play_choice, rank_discards, skip_choice,
+                     unseen_counts)
+
+DEFAULT_MS = 150.0
+"""Per decision by default: a seventh of the default `move_ms` (1000), so that a loaded
+2-core machine running games in parallel still answers far inside the limit."""
+
+WIDTH = 4
+"""How many of the strong player's best discards the search compares."""
+
+_PRIOR_SHARE = 0.3
+"""The share of the budget the prior may spend counting outs to rank the discards; the
+rest of the ranking then goes by missing cards and penalty alone."""
+
+_CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
+"""The budget's clock: wall-clock time (what a time limit counts), or this process's CPU
+time (what a decision gets on a machine with a core to spare, whatever else runs: the
+in-process strength measurements use it so that their figures do not depend on the load)."""
+
+_MAX_STEPS = 400  # decisions in one rollout before it is cut off (a stalled hand)
+
+
+class _SimGame(Game):
+    """A game for rollouts: it stops at the end of the hand instead of dealing the next."""
+
+    def _deal(self, events: list[dict[str, Any]]) -> None:
+        if not self.started or self.hand_no == 0:  # pragma: no cover - rollouts start mid-hand
+            super()._deal(events)
+            return
+        self.decision = None
+
+
+# ----- the fast policy of rollouts ------------------------------------------------------------
+
+def _threat_seat(g: Game, seat: int) -> int | None:
+    targets = g.skip_targets(seat)
+    if not targets:
+        return None
+    ps = g.players
+
+    def threat(s: int) -> tuple:
+        p = ps[s]
+        return (p.laid, -len(p.hand) if p.laid else 0, p.completed, -len(p.hand), -p.score, -s)
+
+    return max(targets, key=threat)
+
+
+def _takes(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld], top: Card) -> bool:
+    """The prior at the draw (greedy's rule, one search: the strong player's count of outs
+    costs a hundred, too many for a player with a time limit): take what can be hit once
+    laid, or what brings the phase closer."""
+    if laid:
+        return any(m.can_hit(top) for m in table)
+    need = memo_missing(hand, phase)
+    hand.append(top)
+    better = memo_missing(hand, phase) < need
+    hand.pop()
+    return better
+
+
+def _fast_draw(g: Game, seat: int) -> Draw:
+    if not g.can_draw_from_discard():
+        return _DECK
+    top = g.discard_pile[-1]
+    if top.is_wild:
+        return _DISCARD
+    p = g.players[seat]
+    if p.laid:
+        return _DISCARD if any(m.can_hit(top) for m in g.table) else _DECK
+    hand = p.hand
+    if not any(c.number == top.number or c.color == top.color or abs(c.number - top.number) <= 3
+               for c in hand if c.number):
+        return _DECK
+    phase = g.phase_of(seat)
+    need = memo_missing(hand, phase)
+    hand.append(top)
+    better = memo_missing(hand, phase) < need
+    hand.pop()
+    return _DISCARD if better else _DECK
+
+
+def _fast_discard(rest: list[Card], laid: bool, table: Sequence[Meld], spare: set[int] | None) -> Card:
+    """Greedy's discard: a Skip; once laid the highest card no meld takes; before, the
+    card outside the best partial layout (`spare`: indexes into `rest`) with the fewest
+    partners, the higher penalty first."""
+    skip = next((c for c in rest if c.is_skip), None)
+    if skip is not None:
+        return skip
+    naturals = [c for c in rest if c.number]
+    if not naturals:
+        return rest[0]
+    if laid:
+        return max(naturals, key=lambda c: (not any(m.can_hit(c) for m in table), c.points, c.index))
+    pool = [c for i, c in enumerate(rest) if spare is not None and i in spare and c.number] or naturals
+    return min(pool, key=lambda c: (_partners(c, rest), -c.points, c.index))
+
+
+def _fast_play(g: Game, seat: int) -> Play:
+    p = g.players[seat]
+    rest = list(p.hand)
+    lay = None
+    laid = p.laid
+    spare = None
+    if not laid:
+        phase = g.phase_of(seat)
+        need, used = plan(rest, phase)
+        if need == 0:
+            found = find_lay(rest, phase)
+            if found:
+                for m in found:
+                    for c in m:
+                        rest.remove(c)
+                lay = tuple(tuple(m) for m in found)
+                laid = True
+        else:
+            spare = set(range(len(rest))) - used
+    hits: tuple[Hit, ...] = ()
+    table = g.table
+    if laid and table:
+        melds = list(table)
+        done = hit_cards(rest, melds)
+        if done:
+            hits = tuple(Hit(card, table[i].id, end) for card, i, end in done)
+            table = melds
+    if not rest:
+        return Play(lay, hits, None, None)
+    card = _fast_discard(rest, laid, table, spare)
+    return Play(lay, hits, card, _threat_seat(g, seat) if card.is_skip else None)
+
+
+_DECK = Draw("deck")
+_DISCARD = Draw("discard")
+
+
+def rollout(g: Game, me: int) -> float:
+    """Play `g` to the end of its hand with the fast policy; the outcome for seat `me`."""
+    end = None
+    game_end = None
+    steps = 0
+    while g.decision is not None and steps < _MAX_STEPS:
+        steps += 1
+        seat = g.current
+        act = _fast_draw(g, seat) if g.decision == "draw" else _fast_play(g, seat)
+        for ev in g.apply(act):
+            if ev["e"] == "hand_end":
+                end = ev
+            elif ev["e"] == "game_end":
+                game_end = ev
+    return outcome(g, me, end, game_end)
+
+
+def outcome(g: Game, me: int, end: dict[str, Any] | None, game_end: dict[str, Any] | None) -> float:
+    """A hand's end scored for `me` (see the module docstring); a hand cut off is scored
+    by who has laid so far and the points in hand."""
+    n_active = [p.seat for p in g.players if p.active]
+    others = [s for s in n_active if s != me] or [s for s in range(g.n) if s != me]
+    if end is not None:
+        completed = set(end["completed"])
+        points = end["points"]
+    else:
+        completed = {p.seat for p in g.players if p.laid}
+        points = [sum(c.points for c in p.hand) for p in g.players]
+    u = (me in completed) - sum(s in completed for s in others) / len(others)
+    u += (sum(points[s] for s in others) / len(others) - points[me]) / 150.0
+    if game_end is not None and game_end.get("winner") is not None:
+        u += 3.0 if game_end["winner"] == me else -3.0 / len(others)
+    return u
+
+
+# ----- what the seat knows: the discard pile and the cards seen taken -----------------------------
+
+class _Tracker:
+    """Public knowledge of the hand from the events: the discard pile (all of it, while the
+    events are followed from the deal) and the cards each seat took from it and still
+    holds as far as anyone can tell."""
+
+    def __init__(self) -> None:
+        self.hand = -1
+        self.pile: list[Card] = []
+        self.known: dict[int, Counter] = {}
+        self.whole = False  # followed since the deal of `hand`
+
+    def events(self, events: Sequence[dict[str, Any]]) -> None:
+        for ev in events:
+            kind = ev.get("e")
+            if kind == "deal":
+                self.hand = ev["hand"]
+                self.pile = [Card.parse(ev["discard_top"])]
+                self.known = {}
+                self.whole = True
+            elif not self.whole:
+                continue
+            elif kind == "draw":
+                if ev.get("from") == "discard" and self.pile:
+                    card = self.pile.pop()
+                    self.known.setdefault(ev["seat"], Counter())[card] += 1
+            elif kind == "discard":
+                card = Card.parse(ev["card"])
+                self.pile.append(card)
+                self._used(ev["seat"], [card])
+            elif kind == "hit":
+                self._used(ev["seat"], [Card.parse(ev["card"])])
+            elif kind == "lay":
+                cards = ev.get("cards")
+                if cards is None:
+                    self.known.pop(ev["seat"], None)  # which cards went is in the table, not here
+                else:
+                    self._used(ev["seat"], [Card.parse(c) for m in cards for c in m])
+            elif kind == "reshuffle":
+                self.pile = self.pile[-1:]
+
+    def _used(self, seat: int, cards: Sequence[Card]) -> None:
+        known = self.known.get(seat)
+        if known:
+            for c in cards:
+                if known[c] > 0:
+                    known[c] -= 1
+
+
+class ExpertStrategy(Strategy):
+    """The determinized Monte Carlo player (see the module docstring)."""
+
+    name = "expert"
+
+    def __init__(self, ms: float | None = None, seed: int = 0, rollouts: int | None = None,
+                 width: int = WIDTH, clock: str = "wall") -> None:
+        if clock not in _CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(_CLOCKS)}, not {clock!r}")
+        self.clock = _CLOCKS[clock]
+        self.ms = DEFAULT_MS if ms is None else float(ms)
+        if self.ms <= 0:
+            raise ValueError(f"ms must be positive, not {ms!r}")
+        if rollouts is not None and rollouts < 1:
+            raise ValueError(f"rollouts must be at least 1, not {rollouts!r}")
+        self.seed = seed
+        self.rollouts = rollouts
+        self.width = width
+        self.game = ""
+        self.seat = 0
+        self.tracker = _Tracker()
+        self.last_samples = 0  # samples behind the last decision (for benchmarks)
+
+    def new_game(self, game: str, seat: int) -> None:
+        self.game = game
+        self.seat = seat
+        self.tracker = _Tracker()
+
+    def observe(self, events: Sequence[dict[str, Any]]) -> None:
+        self.tracker.events(events)
+
+    # ----- deciding -----------------------------------------------------------------------
+
+    def decide(self, state: dict[str, Any], decision: str, options: dict[str, Any] | None) -> dict[str, Any]:
+        t0 = self.clock()
+        hand = cards_of(state["cards"])
+        phase = phase_from_view(state["phase"])
+        table = TableModel(state["table"]).melds
+        top = Card.parse(state["discard_top"]) if state["discard_top"] else None
+        pile = self._pile(state, top)
+        unseen = unseen_counts(hand, table, None, pile)
+        laid = state["laid"]
+        self.last_samples = 0
+        if decision == "draw":
+            if not state["can_take_discard"] or top is None or top.is_wild:
+                return {"draw": "discard" if state["can_take_discard"] and top is not None else "deck"}
+            take = _takes(hand, phase, laid, table, top)
+            cands: list[Any] = [_DISCARD, _DECK] if take else [_DECK, _DISCARD]
+            best = self._search(state, decision, hand, pile, cands, t0)
+            return {"draw": best.source}
+        lay, hits, rest = play_choice(hand, phase, laid, table, unseen)
+        reply: dict[str, Any] = {}
+        if lay:
+            reply["lay"] = [[c.text for c in m] for m in lay]
+        if hits:
+            reply["hits"] = [hit_json(table, card, i, end) for card, i, end in hits]
+        if not rest:
+            return reply
+        after = after_hits(table, hits)
+        clock = self.clock
+        prior_end = t0 + _PRIOR_SHARE * self.ms / 1000.0
+        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, lambda: clock() >= prior_end)
+        skip_to = skip_choice(state["players"], skip_targets(state))
+        first = ranked[0]
+        if first.is_skip or len(rest) == 1 or len(ranked) == 1:
+            chosen = first
+        else:
+            lay_t = tuple(tuple(m) for m in lay) if lay else None
+            hit_t = tuple(Hit(card, table[i].id, end) for card, i, end in hits)
+            cands = [Play(lay_t, hit_t, c, None) for c in ranked[: self.width] if not c.is_wild or c is ranked[0]]
+            chosen = self._search(state, decision, hand, pile, cands, t0).discard
+        reply["discard"] = chosen.text
+        if chosen.is_skip:
+            reply["skip"] = skip_to
+        return reply
+
+    def _pile(self, state: dict[str, Any], top: Card | None) -> list[Card]:
+        """The discard pile as the events built it, if they agree with the view."""
+        tr = self.tracker
+        if tr.whole and tr.hand == state["hand"] and tr.pile and top is not None and tr.pile[-1] is top:
+            return list(tr.pile)
+        return [top] if top is not None else []
+
+    def _search(self, state: dict[str, Any], decision: str, hand: list[Card], pile: list[Card],
+                cands: list[Any], t0: float) -> Any:
+        """The candidate with the best paired mean over sampled worlds; the first (the
+        prior's) unless another beats it by more than a standard error."""
+        if len(cands) == 1:
+            return cands[0]
+        rng = random.Random(zlib.crc32(
+            f"expert:{self.seed}:{self.game}:{state['seat']}:{state['hand']}:{state['turn']}:{decision}".encode()))
+        deadline = t0 + self.ms / 1000.0
+        clock = self.clock
+        limit = self.rollouts
+        totals = [[] for _ in cands]  # type: list[list[float]]
+        samples = 0
+        while True:
+            if limit is not None and samples >= limit:
+                break
+            if clock() >= deadline and (limit is None or samples > 0):
+                break
+            world = self._sample(state, decision, hand, pile, rng)
+            seed = rng.getrandbits(32)
+            got = []
+            for act in cands:
+                if limit is None and samples and clock() >= deadline:
+                    break  # out of time in the middle of a sample: it does not count
+                g = _clone(world, seed)
+                g.apply(act)
+                got.append(rollout(g, state["seat"]))
+            if len(got) < len(cands):
+                break
+            for k, u in enumerate(got):
+                totals[k].append(u)
+            samples += 1
+        self.last_samples = samples
+        if samples < 2:
+            return cands[0]
+        base = totals[0]
+        best, best_gain = 0, 0.0
+        for k in range(1, len(cands)):
+            d = [a - b for a, b in zip(totals[k], base)]
+            mean = sum(d) / samples
+            var = sum((x - mean) ** 2 for x in d) / (samples - 1)
+            se = math.sqrt(var / samples)
+            if mean > se and mean > best_gain:
+                best, best_gain = k, mean
+        return cands[best]
+
+    def _sample(self, state: dict[str, Any], decision: str, hand: list[Card], pile: list[Card],
+                rng: random.Random) -> _SimGame:
+        """One world consistent with everything this seat knows."""
+        me = state["seat"]
+        players = state["players"]
+        n = len(players)
+        left = [COPIES[c] for c in CARD_TYPES]
+        for c in hand:
+            left[c.index] -= 1
+        for m in state["table"]:
+            for t in m["cards"]:
+                left[Card.parse(t).index] -= 1
+        for c in pile:
+            left[c.index] -= 1
+        hands: dict[int, list[Card]] = {}
+        for p in players:
+            s = p["seat"]
+            if s == me:
+                continue
+            got: list[Card] = []
+            known = self.tracker.known.get(s) if self.tracker.whole else None
+            if known:
+                for c, k in known.items():
+                    for _ in range(k):
+                        if left[c.index] > 0 and len(got) < p["cards"]:
+                            left[c.index] -= 1
+                            got.append(c)
+            hands[s] = got
+        pool = [c for c in CARD_TYPES for _ in range(max(0, left[c.index]))]
+        rng.shuffle(pool)
+        for s, got in hands.items():
+            need = players[s]["cards"] - len(got)
+            got.extend(pool[len(pool) - need:] if need > 0 else [])
+            if need > 0:
+                del pool[len(pool) - need:]
+        draw_size = state["draw_size"]
+        draw = pool[:draw_size]
+        buried = pool[draw_size:]  # the discard pile below its top, when the events are not known
+        g = _SimGame(_RULES, n, seed=0)
+        g.started = True
+        g.hand_no = state["hand"]
+        g.turn = state["turn"]
+        g.dealer = state["dealer"]
+        my_phase = phase_from_view(state["phase"])
+        g._phase_cache = [my_phase if p["seat"] == me else PHASES.get(p["phase"], my_phase) for p in players]
+        for p in players:
+            q = g.players[p["seat"]]
+            q.hand = list(hand) if p["seat"] == me else hands[p["seat"]]
+            q.completed = p.get("completed", 0)
+            q.score = p["score"]
+            q.laid = p["laid"]
+            q.skip_pending = p["skip_pending"]
+            q.active = p.get("active", True)
+        g.draw_pile = draw
+        g.discard_pile = buried + pile
+        g.table = [Meld(i, m.owner, m.kind, m.cards, m.number, m.color, m.low, m.high)
+                   for i, m in enumerate(TableModel(state["table"]).melds)]
+        g.current = me
+        g.decision = decision
+        return g
+
+
+_RULES = Rules()
+
+
+def _clone(g: Game, seed: int) -> _SimGame:
+    """A copy of a sampled world to play one candidate in, with its own random stream."""
+    c = _SimGame.__new__(_SimGame)
+    c.__dict__.update(g.__dict__)
+    c.rng = random.Random(seed)
+    c.players = []
+    for p in g.players:
+        q = type(p).__new__(type(p))
+        for k in p.__slots__:
+            setattr(q, k, getattr(p, k))
+        q.hand = list(p.hand)
+        c.players.append(q)
+    c.draw_pile = list(g.draw_pile)
+    c.discard_pile = list(g.discard_pile)
+    c.table = list(g.table)
+    c._public_cache = [None] * g.n
+    return c

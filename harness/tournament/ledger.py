@@ -1,0 +1,140 @@
+"""The seed and the chain of a results folder: secret seeds with commit and reveal, and
+tournament.json, which says what the folder holds and how to check it.
+
+A tournament file without `seed:` (or with `seed: secret`) draws a 128-bit seed from the
+operating system (`secrets`) at its first start. The seed is kept in `seed.secret` in the
+results folder (mode 0600) and only its commitment, `sha256(decimal seed)`, is published:
+in tournament.json from before the first game, in the leaderboard files and on the site.
+The seed itself is published once the tournament has finished; anyone can then check
+that it hashes to the commitment, and that every game's seed follows from it
+(`p10-tourney verify`), so the deals were fixed before play. An explicit seed is
+published from the start and the results say the deals were predictable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .journal import ChainError, JournalState, genesis
+
+MARKER = "tournament.json"
+SECRET = "seed.secret"
+FORMAT = "p10-results/2"
+SEED_BITS = 128
+
+
+class SeedError(ValueError):
+    """A secret seed that is missing, unreadable, or does not match its commitment."""
+
+
+def commitment(seed: int) -> str:
+    """The published commitment to `seed`: SHA-256 (hex) of its decimal digits."""
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
+def draw_seed() -> int:
+    """A fresh secret seed from the operating system's randomness."""
+    return secrets.randbits(SEED_BITS)
+
+
+def write_secret(out: Path, seed: int) -> None:
+    """Keep `seed` in `out`/seed.secret, readable by its owner only (mode 0600), written
+    whole (a temporary file renamed into place)."""
+    path = out / SECRET
+    tmp = out / f".p10tmp-{SECRET}.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, f"{seed}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_secret(out: Path, sha256: str) -> int:
+    """The secret seed kept in `out`, checked against its commitment `sha256`."""
+    path = out / SECRET
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        raise SeedError(f"{path}: missing: the secret seed of this tournament is lost, so it cannot be "
+                        "continued; use --fresh to start again") from None
+    except OSError as e:
+        raise SeedError(f"{path}: cannot read the secret seed: {e.strerror or e}") from None
+    if not text.isdigit() or commitment(int(text)) != sha256:
+        raise SeedError(f"{path}: does not hold the seed whose SHA-256 tournament.json publishes ({sha256[:16]}…); "
+                        "use --fresh to start again")
+    return int(text)
+
+
+@dataclass(frozen=True)
+class SeedState:
+    """A tournament's seed as the results hold it: `secret` (drawn, kept in seed.secret)
+    or fixed (in the tournament file), its commitment, and the seed when it is public
+    (fixed, or secret and the tournament finished)."""
+
+    secret: bool
+    sha256: str
+    revealed: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields of tournament.json and leaderboard.json that describe the seed."""
+        return {"seed": self.revealed, "seed_mode": "secret" if self.secret else "fixed", "seed_sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "SeedState":
+        """Read back `to_json` (raises ValueError if the fields are missing or wrong)."""
+        mode, sha, seed = d.get("seed_mode"), d.get("seed_sha256"), d.get("seed")
+        if mode not in ("secret", "fixed") or not isinstance(sha, str) or len(sha) != 64:
+            raise ValueError("no seed_mode and seed_sha256")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError(f"seed {seed!r} is not an integer")
+        return cls(mode == "secret", sha, seed)
+
+
+def read_marker(out: Path) -> dict[str, Any]:
+    """tournament.json of results folder `out`, checked for this format (ValueError)."""
+    path = out / MARKER
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{out}: no {MARKER} (not a p10-tourney results folder)") from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: unreadable ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else "?"
+        raise ValueError(f"{out}: written by another version of p10-tourney (format {got!r}, this one reads "
+                         f"{FORMAT!r})")
+    if not isinstance(meta.get("config_sha256"), str):
+        raise ValueError(f"{path}: no config_sha256")
+    SeedState.from_json(meta)
+    return meta
+
+
+def marker_genesis(meta: Mapping[str, Any]) -> str:
+    """The chain's genesis for a tournament.json."""
+    return genesis(str(meta["config_sha256"]), str(meta["seed_sha256"]))
+
+
+def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) -> None:
+    """Raise `ChainError` unless the journal read from `path` continues the one whose
+    results were last published: its link after line `games` of tournament.json is that
+    file's `journal_head`. (A journal rewritten with its chain recomputed fails here,
+    unless tournament.json was rewritten too.)"""
+    games, head = meta.get("games"), meta.get("journal_head")
+    n = len(journal.links)
+    if not isinstance(games, int) or games < 0:
+        raise ChainError(f"{path.parent / MARKER}: no count of published games")
+    if games > n:
+        raise ChainError(f"{path}: line {n + 1} is missing: the file ends after line {n}, but {games} games were "
+                         "published: lines were removed after the results were published")
+    if head != (journal.links[games - 1] if games else marker_genesis(meta)):
+        raise ChainError(f"{path}: line {games} is not the line the published results end with "
+                         f"(tournament.json's journal_head): the journal was rewritten")

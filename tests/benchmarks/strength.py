@@ -1,0 +1,195 @@
+"""Strength of the bundled strategies in-process: duplicate games played through the
+engine (no referee, no processes), scored with the harness's own statistics.
+
+    python tests/benchmarks/strength.py ENTRANT ENTRANT [ENTRANT ...] --deals N [--seed S]
+        [--jobs J] [--out FILE.jsonl]
+
+An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` / `expert@MScpu`
+(the expert at MS milliseconds of wall-clock or of CPU time per decision). Every deal is played once per seat rotation (a duplicate
+group), so 2 entrants play 2 games a deal, 4 entrants 4. Records are appended to --out as
+each game ends (one JSON line, the fields of games.jsonl the statistics read), and a run
+with the same --out continues where it stopped. At the end it prints each entrant's win
+share (first places, shared places split) with a 95 % Wilson interval, and the harness's
+Plackett–Luce θ with its bootstrap interval and which neighbour orders are settled.
+
+    python tests/benchmarks/strength.py --solitaire N
+
+compares the discards alone: for each standard phase, N shuffled decks played alone
+(draw from the deck, discard, until the phase can be laid), the same decks for greedy's
+discard rule and the strong player's; it prints the mean turns to lay and the paired
+difference with its standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from harness.engine import Rules  # noqa: E402
+from harness.players import make_strategy, play_local  # noqa: E402
+from harness.tournament.stats import analyse  # noqa: E402
+
+
+def play_deal(entrants: Sequence[str], deal: int, seed: int) -> list[dict[str, Any]]:
+    """One duplicate group: the deal played once per seat rotation of `entrants`."""
+    n = len(entrants)
+    out = []
+    for rot in range(n):
+        seats = [entrants[(i + rot) % n] for i in range(n)]
+        gid = f"d{deal}r{rot}"
+        players = [make_strategy(e, seed=seed + 1000 * k) for k, e in enumerate(seats)]
+        t = time.monotonic()
+        game = play_local(Rules(), players, seed=seed * 100003 + deal, game_id=gid)
+        out.append({"id": deal * n + rot, "group": deal, "seats": seats, "places": game.places(),
+                    "winner": game.winner, "hands": game.hand_no, "seconds": round(time.monotonic() - t, 2)})
+    return out
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share k/n."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def summary(records: Sequence[dict[str, Any]], entrants: Sequence[str]) -> str:
+    """Win shares and the Plackett–Luce analysis, as text."""
+    lines = []
+    n_games = len(records)
+    for e in entrants:
+        wins = 0.0
+        for r in records:
+            firsts = [s for s, p in zip(r["seats"], r["places"]) if p == 1]
+            wins += firsts.count(e) / len(firsts)
+        lo, hi = wilson(wins, n_games)
+        lines.append(f"{e:>14}: wins {wins:.1f}/{n_games} = {wins / max(1, n_games):.1%} (95 % {lo:.1%}..{hi:.1%})")
+    a = analyse(records, entrants, seed=1)
+    order = a.order()
+    lines.append(f"games {a.games}, deal groups {a.groups}")
+    for i, e in enumerate(order):
+        lo, hi = a.ci[e] or (float("nan"), float("nan"))
+        nxt = order[i + 1] if i + 1 < len(order) else None
+        rel = "" if nxt is None else (f"  settled above {nxt}" if a.settled(e, nxt) else f"  not settled above {nxt}"
+                                      f" ({a.above_share(e, nxt):.1%} of resamples)")
+        lines.append(f"{e:>14}: θ {a.theta[e]:+.3f} [{lo:+.3f}, {hi:+.3f}] mean place {a.mean_place[e]:.2f}{rel}")
+    return "\n".join(lines)
+
+
+def turns_to_lay(rule: str, phase: Any, seed: int, cap: int = 40) -> int:
+    """Turns a lone player needs to lay `phase` from a deck shuffled by `seed`, discarding
+    by greedy's rule ("greedy") or the strong player's ("strong"); `cap` + 1 if never."""
+    import random as _random
+
+    from harness.engine import DECK, plan
+    from harness.players.greedy import _partners
+    from harness.players.strong import memo_missing, rank_discards, unseen_counts
+
+    rng = _random.Random(seed)
+    deck = list(DECK)
+    rng.shuffle(deck)
+    hand = [deck.pop() for _ in range(10)]
+    gone: list[Any] = []
+    for turn in range(1, cap + 1):
+        hand.append(deck.pop())
+        if memo_missing(hand, phase) == 0:
+            return turn
+        if rule == "strong":
+            card = rank_discards(hand, phase, False, [], unseen_counts(hand, [], None, gone))[0]
+        else:
+            card = next((c for c in hand if c.is_skip), None)
+            if card is None:
+                _, used = plan(hand, phase)
+                spare = [c for i, c in enumerate(hand) if i not in used and not c.is_wild] or \
+                    [c for c in hand if not c.is_wild]
+                card = min(spare, key=lambda c: (_partners(c, hand), -c.points, c.index))
+        hand.remove(card)
+        gone.append(card)
+    return cap + 1
+
+
+def solitaire(n: int) -> str:
+    """Mean turns to lay each standard phase alone, greedy's discards against strong's."""
+    from statistics import mean, stdev
+
+    from harness.engine import STANDARD_PHASES
+
+    lines = ["phase  greedy  strong  greedy-strong (se)"]
+    for phase in STANDARD_PHASES:
+        g = [turns_to_lay("greedy", phase, s) for s in range(n)]
+        st = [turns_to_lay("strong", phase, s) for s in range(n)]
+        d = [a - b for a, b in zip(g, st)]
+        lines.append(f"{phase.number:>5}  {mean(g):6.2f}  {mean(st):6.2f}  {mean(d):+.2f} ({stdev(d) / n ** 0.5:.2f})")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Play and report; see the module docstring."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--solitaire":
+        print(solitaire(int(argv[1]) if len(argv) > 1 else 150))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("entrants", nargs="+")
+    ap.add_argument("--deals", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--max-minutes", type=float, default=None, help="stop starting deals after this long")
+    args = ap.parse_args(argv)
+    entrants = args.entrants
+    records: list[dict[str, Any]] = []
+    if args.out and args.out.exists():
+        records = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()]
+    done = {r["group"] for r in records}
+    todo = [d for d in range(args.deals) if d not in done]
+    t0 = time.monotonic()
+    sink = args.out.open("a") if args.out else None
+
+    def keep(recs: list[dict[str, Any]]) -> None:
+        records.extend(recs)
+        if sink:
+            for r in recs:
+                sink.write(json.dumps(r) + "\n")
+            sink.flush()
+
+    if args.jobs > 1:
+        from multiprocess import Pool
+
+        with Pool(args.jobs) as pool:
+            its = pool.imap_unordered(lambda d: play_deal(entrants, d, args.seed), todo)
+            for recs in its:
+                keep(recs)
+                if args.max_minutes and time.monotonic() - t0 > args.max_minutes * 60:
+                    pool.terminate()
+                    break
+    else:
+        for d in todo:
+            keep(play_deal(entrants, d, args.seed))
+            if args.max_minutes and time.monotonic() - t0 > args.max_minutes * 60:
+                break
+    # Only whole deal groups count.
+    by_group: dict[int, list[dict[str, Any]]] = {}
+    for r in records:
+        by_group.setdefault(r["group"], []).append(r)
+    whole = [r for g in by_group.values() if len(g) == len(entrants) for r in g]
+    print(f"{len(whole)} games in {len(whole) // len(entrants)} deal groups; load {os.getloadavg()[0]:.1f}")
+    print(summary(sorted(whole, key=lambda r: r["id"]), entrants))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""The strong and expert players: legal whole games in every variant, reproducible play,
+decisions that depend on the seat's view (and the public events) alone, the public
+knowledge the expert keeps from the events, and the bundled bots behind the protocol.
+
+Kept small for the default run (the expert at a few milliseconds or a fixed few samples
+per decision). The strength measurements and the long no-fault run are in
+tests/benchmarks/test_bench_expert.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.bots import STRONG_ARGV, expert_argv
+from harness.bots.expert import parse_args
+from harness.engine import PHASES, Card, Deck, Game, Rules, action_from_json, missing, parse_cards
+from harness.players import GreedyStrategy, RandomStrategy, StrongStrategy, make_strategy, play_local
+from harness.players.expert import ExpertStrategy, _Tracker
+from harness.players.strong import memo_missing, rank_discards, unseen_counts
+from harness.referee import TimeControl, play_game
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = (sys.executable, str(ROOT / "bots" / "python" / "greedy.py"))
+TC = TimeControl(move_ms=5000, startup_ms=20000)
+
+VARIANTS = [
+    Rules(),
+    Rules.from_dict({"variant": "fixed", "hand_limit": 10}),
+    Rules.from_dict({"phases": [8, 4, 11, 14, 18], "hand_limit": 12}),
+    Rules.from_dict({"phases": [{"melds": [{"kind": "run", "size": 5}, {"kind": "color", "size": 3}]}, 1],
+                     "hand_limit": 12}),
+]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["standard", "fixed", "extra-phases", "custom"])
+def test_strong_plays_legal_games_in_every_variant(rules: Rules) -> None:
+    """Every reply of the strong player is legal (play_local raises on an illegal one)."""
+    for seed in (1, 2):
+        g = play_local(rules, [StrongStrategy(), GreedyStrategy(), StrongStrategy(), RandomStrategy(seed)], seed)
+        assert g.over and g.end_reason in ("finished", "tiebreak", "hand_limit", "fixed_hands")
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=["standard", "fixed", "extra-phases", "custom"])
+def test_expert_plays_legal_games_in_every_variant(rules: Rules) -> None:
+    """The expert at 2 samples per decision plays whole legal games, its searches done."""
+    searched: list[int] = []
+
+    class Watched(ExpertStrategy):
+        def decide(self, *a: Any) -> dict[str, Any]:
+            reply = super().decide(*a)
+            searched.append(self.last_samples)
+            return reply
+
+    g = play_local(rules, [Watched(ms=10_000, seed=3, rollouts=2), GreedyStrategy(), RandomStrategy(4)], seed=5)
+    assert g.over
+    assert max(searched) == 2  # some decisions were searched, with exactly the samples asked for
+
+
+def test_expert_is_reproducible_with_fixed_samples() -> None:
+    """Same seed and sample count: the same game, move for move."""
+    def one() -> list[Any]:
+        moves: list[Any] = []
+        g = play_local(Rules(hand_limit=4), [ExpertStrategy(seed=9, rollouts=3, ms=10_000), GreedyStrategy()], seed=17,
+                       on_events=moves.extend)
+        return [moves, g.places(), [p.score for p in g.players]]
+
+    assert one() == one()
+
+
+def _deck(others: list[list[str]], draw: list[str]) -> Deck:
+    """Seat 1 (first to play) always holds the same cards and sees the same up-card."""
+    mine = "R3 B3 G3 Y7 R7 W B9 G11 Y12 S".split()
+    hands = [others[0], mine, others[1]]
+    return Deck.from_dict({"deals": [{"hands": hands, "discard": "G7", "draw": draw}]})
+
+
+@pytest.mark.parametrize("rollouts", [1, 6])
+def test_expert_decides_from_its_view_alone(rollouts: int) -> None:
+    """The same view, events and seed with different hidden cards elsewhere (the other
+    hands, the draw pile below the card drawn) give the same decisions: the draw (take G7
+    or not) and the play after drawing from the deck."""
+    worlds = [
+        _deck([["R1", "R2", "B4", "B5", "G6", "G8", "Y9", "Y10", "R11", "B12"],
+               ["W", "W", "Y1", "Y2", "G4", "G5", "R6", "R8", "B10", "B11"]], ["G12"]),
+        _deck([["W", "W", "W", "S", "S", "Y3", "B7", "R9", "Y11", "G12"],
+               ["B1", "G1", "Y4", "R4", "B6", "Y6", "G9", "R10", "Y10", "B8"]], ["G12", "W", "W", "R3"]),
+    ]
+    seen: list[tuple[Any, ...]] = []
+    for k, deck in enumerate(worlds):
+        game = Game(Rules(), 3, seed=100 + k, deck=deck, game_id="g1")
+        events = game.start()
+        assert game.current == 1 and game.decision == "draw"
+        expert = ExpertStrategy(ms=60_000, seed=5, rollouts=rollouts)
+        expert.new_game("g1", 1)
+        expert.observe(events)
+        view = game.view(1)
+        draw = expert.decide(view, "draw", None)
+        game.apply(action_from_json({"draw": "deck"}), 1)
+        view2 = game.view(1)
+        play = expert.decide(view2, "play", game.options(1))
+        seen.append((view, draw, view2, play))
+    a, b = seen
+    assert a[0] == b[0] and a[2] == b[2]  # the views are the same
+    assert a[1] == b[1] and a[3] == b[3]  # and so are the decisions
+    assert worlds[0].deals[0].hands[0] != worlds[1].deals[0].hands[0]
+
+
+def test_tracker_follows_the_discard_pile_and_the_cards_taken() -> None:
+    tr = _Tracker()
+    tr.events([
+        {"e": "deal", "hand": 2, "dealer": 0, "discard_top": "R5"},
+        {"e": "draw", "seat": 1, "from": "discard", "card": "R5"},
+        {"e": "discard", "seat": 1, "card": "B9", "skip": None},
+        {"e": "draw", "seat": 2, "from": "deck"},
+        {"e": "discard", "seat": 2, "card": "G1", "skip": None},
+        {"e": "draw", "seat": 0, "from": "discard", "card": "G1"},
+        {"e": "discard", "seat": 0, "card": "Y4", "skip": None},
+    ])
+    assert [c.text for c in tr.pile] == ["B9", "Y4"]
+    assert tr.known[1][Card.parse("R5")] == 1 and tr.known[0][Card.parse("G1")] == 1
+    tr.events([{"e": "hit", "seat": 1, "card": "R5", "meld": 0, "end": None},
+               {"e": "reshuffle", "draw_size": 40}])
+    assert tr.known[1][Card.parse("R5")] == 0
+    assert [c.text for c in tr.pile] == ["Y4"]
+    tr.events([{"e": "deal", "hand": 3, "dealer": 1, "discard_top": "S"}])
+    assert [c.text for c in tr.pile] == ["S"] and not tr.known
+
+
+def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:
+    """Before laying phase 1 (two sets of 3) from R3 B3 G7 Y7 W B1 G9 Y12: the lone cards
+    go first, the highest penalty among equals (Y12); the Wild last."""
+    hand = parse_cards("R3 B3 G7 Y7 W B1 G9 Y12".split())
+    ranked = rank_discards(hand, PHASES[1], False, [], unseen_counts(hand, [], None))
+    assert ranked[0] is Card.parse("Y12")
+    assert ranked[-1] is Card.parse("W")
+    assert set(ranked[:3]) == set(parse_cards(["B1", "G9", "Y12"]))
+
+
+def test_memo_missing_agrees_with_the_finder() -> None:
+    for text, number in [("R3 B3 G7 Y7 B1 G9", 1), ("R1 B2 G3 Y5 W S", 4), ("R1 R5 R9 W B2 G3 Y4", 8),
+                         ("R1 B1 G1 Y1 R2 R2 W W", 9)]:
+        hand = parse_cards(text.split())
+        assert memo_missing(hand, PHASES[number]) == missing(hand, PHASES[number])
+        assert memo_missing(hand, PHASES[number]) == missing(hand, PHASES[number])  # remembered
+
+
+def test_make_strategy_names() -> None:
+    assert isinstance(make_strategy("strong"), StrongStrategy)
+    e = make_strategy("expert@40", seed=2)
+    assert isinstance(e, ExpertStrategy) and e.ms == 40 and e.seed == 2
+    with pytest.raises(ValueError, match="unknown strategy"):
+        make_strategy("grandmaster")
+    with pytest.raises(ValueError, match="ms must be positive"):
+        ExpertStrategy(ms=0)
+
+
+def test_expert_command_line() -> None:
+    args = parse_args(["--ms", "80", "--seed", "4"])
+    assert (args.ms, args.seed, args.rollouts) == (80, 4, None)
+    with pytest.raises(SystemExit):
+        parse_args(["--ms", "-1"])
+
+
+def test_strong_and_expert_bots_over_the_protocol(start) -> None:
+    """The bundled bots as processes: a clean game, no faults, under a generous limit."""
+    bots = [start("expert", expert_argv(ms=15, seed=1)), start("strong", STRONG_ARGV), start("greedy", GREEDY)]
+    res = play_game(bots, ["expert", "strong", "greedy"], Rules(hand_limit=6), seed=3, game_id="g-ex",
+                    time_control=TC)
+    assert res.faults == [] and res.forfeits == [] and res.stale_replies == 0
+    assert res.decisions > 0 and min(res.places) == 1

@@ -1,0 +1,402 @@
+"""Fair play in the results: secret seeds published as a SHA-256 commitment before the end
+and revealed after it; games.jsonl chained by hash, so that `run`, `report`,
+`leaderboard` and `verify` refuse a journal edited after it was written; `verify`
+recomputing the leaderboards and playing the replays again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.tournament.config import load_config
+from harness.tournament.journal import ChainError, Journal, JournalError, chained_line, genesis, read_chain
+from harness.tournament.ledger import marker_genesis, read_marker
+from harness.tournament.runner import ResultsError, run_tournament
+from test_bad_input import invoke, one_error  # one `Error:` line, no traceback
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
+RANDOM = [sys.executable, str(ROOT / "bots/python/random_bot.py")]
+
+
+def write_config(tmp: Path, out: Path, **over) -> Path:
+    cfg = {
+        "name": "ledger",
+        "bots": [{"name": "greedy", "cmd": GREEDY}, {"name": "random", "cmd": RANDOM + ["5"]},
+                 {"name": "greedy2", "cmd": GREEDY}],
+        "table_size": 2, "games_per_table": 2, "duplicate": True, "parallel": 1,
+        "rules": {"phases": [1, 2], "hand_limit": 12},
+        "time": {"move_ms": 5000, "startup_ms": 10000},
+        "replays": "all", "output": str(out),
+    }
+    cfg.update(over)
+    path = tmp / f"{out.name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def published_text(out: Path) -> str:
+    """Everything in a results folder anyone may be shown, as text: all but seed.secret."""
+    return "\n".join(p.read_text(errors="replace") for p in sorted(out.rglob("*"))
+                     if p.is_file() and p.name != "seed.secret")
+
+
+def records(out: Path) -> list[dict]:
+    recs = sorted(read_chain(out / "games.jsonl", None, repair=False).games.values(), key=lambda r: r["id"])
+    for r in recs:
+        r.pop("duration_s")
+    return recs
+
+
+# ----- secret seeds: commit, then reveal ---------------------------------------------------------
+
+
+def test_a_tournament_without_a_seed_publishes_its_hash_before_the_end_and_the_seed_after(tmp_path: Path) -> None:
+    out = tmp_path / "secret"
+    cfg_path = write_config(tmp_path, out)
+    cfg = load_config(cfg_path)
+    assert cfg.secret_seed and cfg.seed is None
+    seen: list[dict] = []
+
+    def after_each_game(p) -> None:
+        if p.last is None:
+            return
+        seen.append(json.loads((out / "tournament.json").read_text()))
+        if p.done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(cfg, on_progress=after_each_game)
+    secret = (out / "seed.secret").read_text().strip()
+    assert stat.S_IMODE((out / "seed.secret").stat().st_mode) == 0o600
+    sha = hashlib.sha256(secret.encode()).hexdigest()
+    # From the first game on: the commitment, never the seed.
+    assert len(seen) == 3
+    for meta in seen:
+        assert meta["seed_mode"] == "secret" and meta["seed"] is None and meta["seed_sha256"] == sha
+    assert int(secret).bit_length() > 64  # drawn from the OS, 128 bits
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["seed"] is None and board["seed_sha256"] == sha and board["seed_mode"] == "secret"
+    assert sha in (out / "leaderboard.md").read_text() and "secret" in (out / "leaderboard.md").read_text()
+    res = invoke("report", out)  # the site of an unfinished tournament
+    assert res.exit_code == 0, res.output
+    assert sha in (out / "site" / "index.html").read_text()
+    assert secret not in published_text(out)
+    assert "seed: secret" in (out / "config.resolved.yaml").read_text()
+    res = invoke("verify", out)
+    assert res.exit_code == 0, res.output
+    assert "seed.secret here holds the seed of the published SHA-256" in res.output
+    public = tmp_path / "public"  # what may be published mid-tournament: all but seed.secret
+    shutil.copytree(out, public, ignore=shutil.ignore_patterns("seed.secret"))
+    res = invoke("verify", public)
+    assert res.exit_code == 0 and "not possible yet" in res.output, res.output
+    assert "its games digest matches games.jsonl" in res.output
+
+    # Resumed: the same secret seed; at the end it is revealed and matches the commitment.
+    outcome = run_tournament(load_config(cfg_path))
+    assert outcome.finished and outcome.played == 3
+    assert (out / "seed.secret").read_text().strip() == secret
+    meta = json.loads((out / "tournament.json").read_text())
+    assert meta["finished"] and meta["seed"] == int(secret) and meta["seed_sha256"] == sha
+    assert hashlib.sha256(str(meta["seed"]).encode()).hexdigest() == sha
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["seed"] == int(secret) and board["seed_sha256"] == sha
+    assert secret in (out / "leaderboard.md").read_text() and secret in (out / "site" / "index.html").read_text()
+    res = invoke("verify", out)
+    assert res.exit_code == 0, res.output
+    assert "the revealed seed hashes to the SHA-256 published from the start" in res.output
+    assert "follow from the tournament's seed" in res.output
+
+    # The deals were fixed by that seed: the file with it written in plays the same games.
+    again = tmp_path / "again"
+    run_tournament(load_config(write_config(tmp_path, again, seed=int(secret))), build_site=False)
+    assert records(again) == records(out)
+    assert "predictable" in (again / "leaderboard.md").read_text()
+
+
+def test_seed_secret_in_the_file_is_the_same_as_no_seed(tmp_path: Path) -> None:
+    a = load_config(write_config(tmp_path, tmp_path / "a", seed="secret"))
+    b = load_config(write_config(tmp_path, tmp_path / "b"))
+    assert a.secret_seed and b.secret_seed and a.fingerprint() == b.fingerprint()
+    assert a.resolved()["seed"] == "secret"
+
+
+def test_a_lost_or_wrong_secret_seed_stops_a_resume(tmp_path: Path) -> None:
+    out = tmp_path / "lost"
+    cfg_path = write_config(tmp_path, out, games_per_table=2)
+
+    def stop(p) -> None:
+        if p.done >= 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(load_config(cfg_path), on_progress=stop, build_site=False)
+    secret = (out / "seed.secret").read_text()
+    (out / "seed.secret").write_text(str(int(secret) + 1))
+    one_error(invoke("run", cfg_path, "--no-progress"), "seed.secret", "does not hold the seed")
+    (out / "seed.secret").unlink()
+    one_error(invoke("run", cfg_path, "--no-progress"), "seed.secret", "missing")
+    # --fresh draws a new one
+    res = invoke("run", cfg_path, "--no-progress", "--no-site", "--fresh")
+    assert res.exit_code == 0, res.output
+    assert (out / "seed.secret").read_text() != secret
+
+
+# ----- an edited games.jsonl is refused ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, Path]:
+    """A finished tournament with a fixed seed and every replay kept."""
+    tmp = tmp_path_factory.mktemp("finished")
+    cfg_path = write_config(tmp, tmp / "out", seed=3)
+    outcome = run_tournament(load_config(cfg_path))
+    assert outcome.finished and outcome.played == 6
+    return tmp / "out", cfg_path
+
+
+def copy(finished: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    out, cfg_path = finished
+    dst = tmp_path / "out"
+    shutil.copytree(out, dst)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["output"] = str(dst)
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return dst, path
+
+
+def _lines(out: Path) -> list[bytes]:
+    return (out / "games.jsonl").read_bytes().splitlines()
+
+
+def _write(out: Path, lines: list[bytes]) -> None:
+    (out / "games.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+
+
+def edit_a_result(out: Path) -> int:
+    lines = _lines(out)
+    rec = orjson.loads(lines[2])
+    rec["places"] = rec["places"][::-1]  # the chain field is kept as it was
+    lines[2] = orjson.dumps(rec)
+    _write(out, lines)
+    return 3
+
+
+def delete_a_line(out: Path) -> int:
+    lines = _lines(out)
+    del lines[1]
+    _write(out, lines)
+    return 2
+
+
+def reorder_lines(out: Path) -> int:
+    lines = _lines(out)
+    lines[3], lines[4] = lines[4], lines[3]
+    _write(out, lines)
+    return 4
+
+
+def append_a_forged_line(out: Path) -> int:
+    lines = _lines(out)
+    rec = orjson.loads(lines[0])
+    rec["id"], rec["game"] = 6, "g000006"
+    rec["chain"] = hashlib.sha256(b"forged").hexdigest()
+    lines.append(orjson.dumps(rec))
+    _write(out, lines)
+    return 7
+
+
+def append_a_line_without_chain(out: Path) -> int:
+    lines = _lines(out)
+    rec = orjson.loads(lines[0])
+    del rec["chain"]
+    rec["id"], rec["game"] = 6, "g000006"
+    lines.append(orjson.dumps(rec))
+    _write(out, lines)
+    return 7
+
+
+def rechain_an_edited_result(out: Path) -> int:
+    """An edit by someone who recomputes the whole chain: the published head gives it away."""
+    head = marker_genesis(read_marker(out))
+    lines = []
+    for i, line in enumerate(_lines(out)):
+        rec = orjson.loads(line)
+        if i == 2:
+            rec["places"] = rec["places"][::-1]
+        line, head = chained_line(head, rec)
+        lines.append(line)
+    _write(out, lines)
+    return 6
+
+
+def delete_the_last_line(out: Path) -> int:
+    _write(out, _lines(out)[:-1])
+    return 6
+
+
+EDITS = [edit_a_result, delete_a_line, delete_the_last_line, reorder_lines, append_a_forged_line, append_a_line_without_chain,
+         rechain_an_edited_result]
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.__name__ for e in EDITS])
+def test_an_edited_journal_is_refused_by_run_report_leaderboard_and_verify(finished, tmp_path, edit) -> None:
+    out, cfg_path = copy(finished, tmp_path)
+    line = edit(out)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    where = f"line {line}"
+    one_error(invoke("run", cfg_path, "--no-progress"), "games.jsonl", where)
+    one_error(invoke("report", out), "games.jsonl", where)
+    one_error(invoke("leaderboard", out), "games.jsonl", where)
+    res = invoke("verify", out)
+    assert res.exit_code == 1, res.output
+    fails = [x for x in res.output.splitlines() if x.startswith("FAIL")]
+    assert len(fails) == 1 and "games.jsonl" in fails[0] and where in fails[0], res.output
+    assert "NOT VERIFIED" in res.output
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing was rewritten
+
+
+def test_verify_passes_an_untouched_folder_and_run_report_leaderboard_accept_it(finished, tmp_path) -> None:
+    out, cfg_path = copy(finished, tmp_path)
+    res = invoke("verify", out)
+    assert res.exit_code == 0, res.output
+    for name in ("config", "chain", "published", "seed", "schedule", "leaderboard", "replays"):
+        assert any(x.startswith("ok") and x.split()[1] == name for x in res.output.splitlines()), (name, res.output)
+    assert "6 replays played again through the engine" in res.output
+    assert "predictable" in res.output
+    assert invoke("leaderboard", out).exit_code == 0
+    assert invoke("report", out).exit_code == 0
+    res = invoke("run", cfg_path, "--no-progress", "--no-site")
+    assert res.exit_code == 0 and "0 games played" in res.output, res.output
+    assert "predictable" in (out / "site" / "index.html").read_text()
+
+
+def _fail_line(res) -> str:
+    assert res.exit_code == 1, res.output
+    fails = [x for x in res.output.splitlines() if x.startswith("FAIL")]
+    assert len(fails) == 1, res.output
+    return fails[0]
+
+
+def test_verify_finds_a_published_leaderboard_that_the_games_do_not_give(finished, tmp_path) -> None:
+    out, _ = copy(finished, tmp_path)
+    board = json.loads((out / "leaderboard.json").read_text())
+    board["entrants"][0]["wins"] += 1
+    (out / "leaderboard.json").write_text(json.dumps(board, indent=1) + "\n")
+    assert "leaderboard.json" in _fail_line(invoke("verify", out))
+    out2 = tmp_path / "md"
+    shutil.copytree(finished[0], out2)
+    md = out2 / "leaderboard.csv"
+    md.write_text(md.read_text().replace("greedy2", "greedy3"))
+    assert "leaderboard.csv" in _fail_line(invoke("verify", out2))
+
+
+def test_verify_plays_the_replays_again_and_finds_one_that_ends_otherwise(finished, tmp_path) -> None:
+    out, _ = copy(finished, tmp_path)
+    path = out / "replays" / "g000002.jsonl"
+    items = [json.loads(x) for x in path.read_text().splitlines()]
+    result = next(i for i in items if i["type"] == "result")
+    result["scores"] = [s + 5 for s in result["scores"]]
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    line = _fail_line(invoke("verify", out))
+    assert "g000002" in line and "scores" in line
+    # Actions cut short: the game no longer reaches its end.
+    last = max(k for k, i in enumerate(items) if i["type"] == "action")
+    path.write_text("".join(json.dumps(i) + "\n" for k, i in enumerate(items) if k != last))
+    assert "stop before the game ends" in _fail_line(invoke("verify", out))
+
+
+def test_verify_finds_a_revealed_seed_that_is_not_the_committed_one(tmp_path) -> None:
+    out = tmp_path / "s"
+    run_tournament(load_config(write_config(tmp_path, out, games_per_table=2, replays="none")), build_site=False)
+    meta = json.loads((out / "tournament.json").read_text())
+    meta["seed"] += 1
+    (out / "tournament.json").write_text(json.dumps(meta))
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "seed" and "does not hash to the published SHA-256" in line
+
+
+def test_another_commitment_in_tournament_json_breaks_the_chain(finished, tmp_path) -> None:
+    out, cfg_path = copy(finished, tmp_path)
+    meta = json.loads((out / "tournament.json").read_text())
+    meta["seed_sha256"] = hashlib.sha256(b"4").hexdigest()
+    (out / "tournament.json").write_text(json.dumps(meta))
+    one_error(invoke("leaderboard", out), "games.jsonl", "line 1")
+
+
+# ----- the chain itself ---------------------------------------------------------------------------
+
+
+GEN = genesis("c" * 64, "s" * 64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 6), data=st.data())
+def test_any_changed_byte_is_found_at_its_line(tmp_path_factory, n: int, data) -> None:
+    path = tmp_path_factory.mktemp("chain") / "games.jsonl"
+    j = Journal(path, GEN)
+    for i in range(n):
+        j.append({"id": i, "game": f"g{i:06d}", "seats": ["a", "b"], "places": [1, 2], "duration_s": 0.5 + i})
+    j.close()
+    good = path.read_bytes()
+    assert sorted(read_chain(path, GEN, repair=False).games) == list(range(n))
+    pos = data.draw(st.integers(0, len(good) - 1))
+    new = data.draw(st.integers(0, 255).filter(lambda b: b != good[pos]))
+    bad = good[:pos] + bytes([new]) + good[pos + 1:]
+    path.write_bytes(bad)
+    line = good[:pos].count(b"\n") + 1
+    try:
+        state = read_chain(path, GEN, repair=False)
+    except JournalError as e:
+        assert f"line {line}" in str(e), (str(e), line)
+    else:
+        # Only a change that tears the last line (its newline) may pass: that game is played again.
+        assert pos == len(good) - 1 and len(state.games) == n - 1
+
+
+def test_a_journal_of_another_tournament_is_refused_at_line_1(tmp_path) -> None:
+    path = tmp_path / "games.jsonl"
+    j = Journal(path, GEN)
+    j.append({"id": 0})
+    j.close()
+    with pytest.raises(ChainError, match="line 1"):
+        read_chain(path, genesis("d" * 64, "s" * 64))
+
+
+def test_the_chain_covers_durations_and_order_but_the_digest_does_not(tmp_path) -> None:
+    from harness.tournament.journal import results_digest
+
+    a = [{"id": 0, "places": [1, 2], "duration_s": 1.0}, {"id": 1, "places": [2, 1], "duration_s": 2.0}]
+    b = [{"id": 1, "places": [2, 1], "duration_s": 0.3}, {"id": 0, "places": [1, 2], "duration_s": 0.1}]
+    assert results_digest(a) == results_digest(b)
+    heads = []
+    for recs in (a, b):
+        head = GEN
+        for r in recs:
+            _, head = chained_line(head, r)
+        heads.append(head)
+    assert heads[0] != heads[1]
+    assert results_digest(a) != results_digest([a[0], {**a[1], "places": [1, 2]}])
+
+
+def test_results_of_the_previous_format_are_refused(finished, tmp_path) -> None:
+    out, cfg_path = copy(finished, tmp_path)
+    meta = json.loads((out / "tournament.json").read_text())
+    meta["format"] = "p10-results/1"
+    (out / "tournament.json").write_text(json.dumps(meta))
+    one_error(invoke("run", cfg_path, "--no-progress"), "another version")
+    one_error(invoke("leaderboard", out), "another version")
+    assert _fail_line(invoke("verify", out)).split()[1] == "results"
+    with pytest.raises(ResultsError):
+        run_tournament(load_config(cfg_path))
