@@ -142,7 +142,11 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
     cgroup's to limit (all of the bot's processes together), not RLIMIT_AS's."""
     import resource
 
-    cpu_hard = True  # hard = soft always: where it cannot be raised per game, the bot is restarted
+    # RLIMIT_CPU is hard = soft. Where the harness can raise it again before each game
+    # (CAP_SYS_RESOURCE) it is one game's budget; elsewhere it is a lifetime allowance of
+    # ten budgets (the watchdog holds each game to one), and a process whose allowance
+    # cannot fit another game is started afresh (`reset_cpu_budget`).
+    cpu_first = limits.cpu_s if can_raise_hard_limits() else (limits.cpu_s or 0) * 10
     procs_files = cgroup.procs_files if cgroup is not None else []
 
     def apply() -> None:  # pragma: no cover - runs in the child
@@ -182,7 +186,7 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
         if limits.cpu_s:
             # SIGXCPU ends the process. Hard = soft where the harness can raise both again
             # before each game (prlimit as root); otherwise the hard limit stays open.
-            setl(resource.RLIMIT_CPU, limits.cpu_s, None if cpu_hard else resource.RLIM_INFINITY)
+            setl(resource.RLIMIT_CPU, cpu_first)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
         if limits.file_mb:
