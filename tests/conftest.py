@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from harness.referee import BotProcess, BotSpec, TimeControl, handshake
+from harness.referee.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous: the bundled bots answer in milliseconds; tests that are about time pass their own.
@@ -31,12 +32,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., BotProcess]]:
-    """start(name, argv, tc=..., **BotProcess kwargs) -> a started bot past its handshake;
-    every bot started is stopped at the end of the test."""
+    """start(name, argv, tc=..., sandbox="auto", **BotProcess kwargs) -> a started bot past
+    its handshake (in the default sandbox unless told); every bot started is stopped at the
+    end of the test."""
     made: list[BotProcess] = []
 
-    def start(name: str, argv: tuple[str, ...], tc: TimeControl = SLOW_OK, **kw: Any) -> BotProcess:
-        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT)), log_path=tmp_path / f"{name}.log", **kw)
+    def start(name: str, argv: tuple[str, ...], tc: TimeControl = SLOW_OK, sandbox: str = "auto",
+              **kw: Any) -> BotProcess:
+        bot = BotProcess(BotSpec(name, tuple(argv), cwd=str(ROOT), sandbox=Sandbox(mode=sandbox)),
+                         log_path=tmp_path / f"{name}.log", **kw)
         made.append(bot)
         handshake(bot, name, tc)
         return bot

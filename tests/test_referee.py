@@ -165,7 +165,9 @@ def test_replay_holds_every_message_both_ways(start, tmp_path):
     exactly those lines, in order (the handshake is not part of a game's replay)."""
     logs = [tmp_path / f"tee{s}.jsonl" for s in range(3)]
     names = ["t0", "t1", "t2"]
-    bots = [start(name, FAULTY + ("tee", str(log))) for name, log in zip(names, logs)]
+    # No sandbox: these bots write their log where this test reads it, and a sandboxed bot
+    # may write nothing outside its private scratch (that is tested in test_sandbox*.py).
+    bots = [start(name, FAULTY + ("tee", str(log)), sandbox="none") for name, log in zip(names, logs)]
     res = play_game(bots, names, Rules(), seed=77, game_id="g-tee", time_control=TC, record=True)
     assert_clean(res, 3)
     for bot in bots:

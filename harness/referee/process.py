@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .sandbox import BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
@@ -125,7 +125,12 @@ _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
 def can_raise_hard_limits() -> bool:
     """Whether this process may raise another process's hard limits (root, or
     CAP_SYS_RESOURCE): then a CPU limit can be hard and still be re-armed per game."""
-    return hasattr(os, "geteuid") and os.geteuid() == 0
+    try:
+        with open("/proc/self/status") as f:
+            caps = next(line for line in f if line.startswith("CapEff:")).split()[1]
+        return bool(int(caps, 16) >> 24 & 1)  # CAP_SYS_RESOURCE
+    except (OSError, StopIteration, ValueError, IndexError):
+        return False
 
 
 def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
@@ -137,7 +142,11 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
     cgroup's to limit (all of the bot's processes together), not RLIMIT_AS's."""
     import resource
 
-    cpu_hard = can_raise_hard_limits()
+    # RLIMIT_CPU is hard = soft. Where the harness can raise it again before each game
+    # (CAP_SYS_RESOURCE) it is one game's budget; elsewhere it is a lifetime allowance of
+    # ten budgets (the watchdog holds each game to one), and a process whose allowance
+    # cannot fit another game is started afresh (`reset_cpu_budget`).
+    cpu_first = limits.cpu_s if can_raise_hard_limits() else (limits.cpu_s or 0) * 10
     procs_files = cgroup.procs_files if cgroup is not None else []
 
     def apply() -> None:  # pragma: no cover - runs in the child
@@ -177,7 +186,7 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
         if limits.cpu_s:
             # SIGXCPU ends the process. Hard = soft where the harness can raise both again
             # before each game (prlimit as root); otherwise the hard limit stays open.
-            setl(resource.RLIMIT_CPU, limits.cpu_s, None if cpu_hard else resource.RLIM_INFINITY)
+            setl(resource.RLIMIT_CPU, cpu_first)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
         if limits.file_mb:
@@ -334,7 +343,8 @@ def memory_limit_text(limits: Limits) -> str:
     return f"memory limit of {limits.memory_mb} MB reached"
 
 
-def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"", limit_hit: str | None = None) -> str:
+def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"", limit_hit: str | None = None,
+                  memory_known: bool = False) -> str:
     """An exit code in words ("exit code 1", "killed by SIGXCPU"), the last line of stderr,
     and the limit the process ran into: `limit_hit` when the kernel said so (a cgroup's
     counters), else the limit it probably ran into."""
@@ -348,8 +358,13 @@ def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"", limit_hit
         text = _signame(-code)
         if -code == getattr(signal, "SIGXCPU", -1):
             text += f": its CPU time limit ({limits.cpu_s} s per game) was reached" if limits.cpu_s else ""
+        elif -code == signal.SIGKILL and limits.cpu_s and memory_known:
+            # Not the memory cgroup (it counts its kills): RLIMIT_CPU, whose hard limit
+            # (= the soft one) the kernel enforces with SIGKILL.
+            text += f": its CPU time limit ({limits.cpu_s} s per game) was reached"
         elif limits.memory_mb and -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
-            text += f" (perhaps at its memory limit of {limits.memory_mb} MiB)"
+            text += f" (perhaps at its memory limit of {limits.memory_mb} MiB"
+            text += f" or its CPU time limit of {limits.cpu_s} s per game)" if limits.cpu_s and -code == signal.SIGKILL else ")"
     else:
         text = f"exit code {code}"
     if tail:
@@ -396,6 +411,7 @@ class BotProcess:
         self.sandboxed = False  # this start runs under bwrap
         self.cgroup: BotCgroup | None = None
         self._hit: str | None = None  # the limit its cgroup reported when it was removed
+        self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
         # What the handshake told us.
         self.hello: dict = {}
@@ -450,17 +466,28 @@ class BotProcess:
             except OSError:
                 cgroup = None  # the limits hold per process (the results say so)
         inv = None
-        if mode == "bwrap":
+        pipes: list[int] = []
+        stdin: Any = subprocess.PIPE
+        stdout: Any = subprocess.PIPE
+        if mode == "bwrap" and BASH is None:
             inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
             cmd, env, fds = inv.argv, inv.env, inv.pass_fds
+        elif mode == "bwrap":
+            # The bot's stdin and stdout reach it past bwrap, which then holds no copy.
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            pipes = [in_r, in_w, out_r, out_w]
+            inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w))
+            cmd, env, fds = inv.argv, inv.env, inv.pass_fds
+            stdin = stdout = subprocess.DEVNULL
         else:
             host_env.setdefault("PYTHONUNBUFFERED", "1")
             cmd, env, fds = argv, host_env, ()
         try:
             self.proc = subprocess.Popen(
                 cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=stdin,
+                stdout=stdout,
                 stderr=subprocess.PIPE,
                 cwd=spec.cwd,
                 env=env,
@@ -472,13 +499,21 @@ class BotProcess:
         except (OSError, subprocess.SubprocessError) as e:
             if cgroup is not None:
                 cgroup.remove()
+            for fd in pipes:
+                os.close(fd)
             why = getattr(e, "strerror", None) or e
             raise BotStartError(f"bot {spec.name!r} could not start {argv[0]!r}: {why}") from None
         finally:
             if inv is not None:
                 inv.close()
+        if pipes:
+            os.close(pipes[0])  # the bot's ends: only the bot holds them now
+            os.close(pipes[3])
+            self.proc.stdin = open(pipes[1], "wb", buffering=0)
+            self.proc.stdout = open(pipes[2], "rb", buffering=0)
         self.sandboxed = mode == "bwrap"
         self.cgroup = cgroup
+        self._had_cgroup = cgroup is not None and bool(lim.memory_mb)
         self._hit = None
         self.starts += 1
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
@@ -612,7 +647,8 @@ class BotProcess:
             return "still running"
         if self.sandboxed:
             code = sandbox_exit_code(code)
-        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit())
+        known = self.cgroup is not None or self._hit is not None or self._had_cgroup
+        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit(), memory_known=known)
 
     def limit_hit(self) -> str | None:
         """The limit the kernel enforced on the bot, from its cgroup's counters: "memory
@@ -742,6 +778,7 @@ class BotProcess:
         import resource
 
         raise_hard = can_raise_hard_limits()
+        used_up = False
         for pid in self._members():
             st = _stat(pid)
             if st is None:
@@ -750,12 +787,25 @@ class BotProcess:
                 soft = math.ceil(_cpu(st)) + lim.cpu_s
                 _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
                 if raise_hard:
-                    hard = soft  # hard = soft: the bot cannot raise it
-                elif hard != resource.RLIM_INFINITY:
-                    soft = min(soft, hard)
-                resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
+                    resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft))  # hard = soft
+                elif hard != resource.RLIM_INFINITY and soft > hard:
+                    used_up = True  # another game's budget does not fit under its hard limit
             except (OSError, ValueError, AttributeError):
                 pass
+        if used_up:
+            # Without CAP_SYS_RESOURCE a hard limit cannot be raised again: the process
+            # starts afresh (with a whole budget) for its next game.
+            self._note(f"its CPU time limit cannot be re-armed for another game of {lim.cpu_s} s; "
+                       "it is started afresh for its next game")
+            self._bye_and_stop()
+
+    def _bye_and_stop(self) -> None:
+        if self.alive:
+            try:
+                self.send(b'{"type":"bye"}\n')
+            except BotError:
+                pass
+        self.stop()
 
     def check_limits(self, force: bool = False) -> None:
         """Look at the bot's process group (at most every 0.5 s unless `force`); if it is

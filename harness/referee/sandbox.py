@@ -52,6 +52,10 @@ ETC_PATHS = (
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
+# The trampoline that hands a sandboxed bot its stdin and stdout past bwrap (see `prepare`).
+BASH = next((p for p in ("/usr/bin/bash", "/bin/bash") if os.path.exists(p)), None)
+
+
 class SandboxError(Exception):
     """The sandbox cannot be set up as configured (bwrap asked for where it cannot run, a
     `mounts:` entry that does not exist, a build that failed)."""
@@ -160,6 +164,24 @@ def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     return None
 
 
+def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """What a bot's command names on the host, to be shown read-only: the folder of each
+    word after the program that is an existing file (its script, a data file), each word
+    that is an existing folder, and the program's folder when it is given as a path."""
+    base = cwd or os.getcwd()
+    out: list[str] = []
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if argv and "/" in argv[0]:
+        words.append(argv[0])
+    for word in words:
+        p = os.path.join(base, word)
+        if os.path.isfile(p):
+            out.append(os.path.dirname(os.path.realpath(p)))
+        elif os.path.isdir(p) and os.path.realpath(p) != "/":
+            out.append(os.path.realpath(p))
+    return out
+
+
 def _python_paths() -> list[str]:
     """What the harness's Python needs: its installation and its environment's packages,
     and the folder of each package installed in development mode (editable)."""
@@ -245,9 +267,7 @@ def bwrap_options(
     found = shutil.which(prog, path=SANDBOX_PATH + os.pathsep + os.environ.get("PATH", "")) if prog else None
     if found and not any(_under(os.path.realpath(found), s) for s in SYSTEM_PATHS):
         needed.append(os.path.realpath(found))  # a program outside /usr: the file itself
-    script = command_file(argv, cwd)
-    if script is not None:
-        needed.append(os.path.dirname(script))
+    needed += command_paths(argv, cwd)
     own = os.path.realpath(box.own) if box.own else None
     if own:
         needed.append(own)
@@ -285,21 +305,34 @@ def bwrap_options(
 
 
 def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
-            scratch_mb: int | None, writable_own: bool = False) -> Invocation:
+            scratch_mb: int | None, writable_own: bool = False,
+            stdio: tuple[int, int] | None = None) -> Invocation:
     """Everything needed to start `argv` in a sandbox: `bwrap --args FD -- argv` (the
     options come through a pipe, so that the sandbox's own `/proc/1/cmdline` tells the bot
     nothing about the host's folders), a minimal passwd and group, and the environment
-    (`BASE_ENV` plus the bot's own `env`)."""
+    (`BASE_ENV` plus the bot's own `env`).
+
+    `stdio` (the read end of the bot's stdin pipe, the write end of its stdout pipe): the
+    command gets them as its stdin and stdout, and bwrap's own processes do not hold them
+    (they close every descriptor above 2), so that a bot that closes its stdout or stdin
+    is seen to do so."""
     opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own)
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
     blob = b"".join(o.encode() + b"\0" for o in opts)
     fds.append(_data_fd(blob))
-    full = ["bwrap", "--args", str(fds[2]), "--", *argv]
+    command = list(argv)
+    keep: tuple[int, ...] = ()
+    if stdio is not None:
+        r, w = stdio
+        # bash, not sh: dash takes only one-digit descriptors in redirections.
+        command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]
+        keep = (r, w)
+    full = ["bwrap", "--args", str(fds[2]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
-    return Invocation(full, run_env, tuple(fds), fds)
+    return Invocation(full, run_env, tuple(fds) + keep, fds)
 
 
 def sandbox_exit_code(code: int) -> int:
@@ -610,10 +643,36 @@ def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") ->
 _BACKEND: dict[str, tuple[CgroupBackend | None, str]] = {}
 
 
+def sweep(backend: CgroupBackend) -> int:
+    """Remove the empty bot cgroups left by harness processes that are gone (killed before
+    they could remove them: their names carry the pid). Returns how many."""
+    gone = 0
+    for parent in dict.fromkeys(backend.parents.values()):
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if not name.startswith("p10-") or len(parts) < 4 or not parts[-2].isdigit():
+                continue
+            if os.path.exists(f"/proc/{parts[-2]}"):
+                continue  # its harness process still runs
+            try:
+                os.rmdir(os.path.join(parent, name))
+                gone += 1
+            except OSError:
+                pass  # not empty, or not ours to remove
+    return gone
+
+
 def cgroups() -> tuple[CgroupBackend | None, str]:
-    """`detect_cgroups` for this process (cached; a forked worker inherits the answer)."""
+    """`detect_cgroups` for this process (cached; a forked worker inherits the answer);
+    the first call also sweeps away bot cgroups left by harness processes that died."""
     if "x" not in _BACKEND:
         _BACKEND["x"] = detect_cgroups()
+        if _BACKEND["x"][0] is not None:
+            sweep(_BACKEND["x"][0])
     return _BACKEND["x"]
 
 

@@ -184,6 +184,8 @@ class GameRunner:
                     os.killpg(pid, signal.SIGKILL)
                 except OSError:
                     pass
+            if bot.cgroup is not None:  # its sandbox's processes, then the cgroup itself
+                bot.cgroup.remove()
 
     def close(self) -> None:
         """Say bye to every bot and end its process group (and any orphan of a bot)."""

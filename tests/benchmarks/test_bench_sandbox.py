@@ -1,0 +1,172 @@
+"""What the sandbox costs: per bot start, per decision, and in tournament throughput, each
+next to the same without it (`sandbox: none`).
+
+    python -m pytest tests/benchmarks/test_bench_sandbox.py --benchmark-enable -q -s
+
+The machine's speed drifts, so the two sides are measured in pairs, back to back, their
+order turning each pair, and each figure is the median of the per-pair values. With
+benchmarks disabled (the normal test run) each runs once, small, as a smoke test; nothing
+here asserts a speed. Figures are in BENCHMARKS.md, section "Sandbox".
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from harness.engine import Rules
+from harness.players import GreedyStrategy, Strategy, play_local
+from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
+from harness.referee.sandbox import Sandbox, bwrap_available
+from harness.tournament.config import parse_config, with_sandbox
+from harness.tournament.runner import run_tournament
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTANT = ROOT / "tests" / "bots" / "instant.py"
+GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
+TC = TimeControl(move_ms=10_000, startup_ms=20_000)
+OK, WHY = bwrap_available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
+MODES = ("bwrap", "none")
+
+
+def _paired(n: int, fn: Any) -> dict[str, list[float]]:
+    """`fn(mode)` for both modes, n pairs, the order turning each pair."""
+    out: dict[str, list[float]] = {m: [] for m in MODES}
+    for i in range(n):
+        for m in (MODES if i % 2 == 0 else MODES[::-1]):
+            out[m].append(fn(m))
+    return out
+
+
+def _summary(name: str, unit: str, got: dict[str, list[float]], scale: float = 1.0) -> dict[str, Any]:
+    a, b = got["bwrap"], got["none"]
+    diffs = [(x - y) * scale for x, y in zip(a, b)]
+    ratios = [x / y for x, y in zip(a, b)]
+    info = {"pairs": len(a), f"bwrap_median_{unit}": round(statistics.median(a) * scale, 2),
+            f"none_median_{unit}": round(statistics.median(b) * scale, 2),
+            f"difference_median_{unit}": round(statistics.median(diffs), 2),
+            "ratio_median": round(statistics.median(ratios), 3)}
+    print(f"\n{name}: bwrap {info[f'bwrap_median_{unit}']} {unit}, none {info[f'none_median_{unit}']} {unit} "
+          f"(medians of {len(a)} pairs); difference per pair, median {info[f'difference_median_{unit}']} {unit}; "
+          f"ratio per pair, median x{info['ratio_median']}")
+    return info
+
+
+@pytest.mark.parametrize("bot", ["instant", "greedy"])
+def test_cost_per_bot_start(benchmark, bot: str, tmp_path: Path) -> None:
+    """From `start()` to the hello reply read, and the ending (`bye`, then `stop()`), with
+    and without the sandbox (its cgroup included, where one can be made)."""
+    replies = tmp_path / "r.jsonl"
+    replies.write_text("")
+    argv = (sys.executable, str(INSTANT), str(replies)) if bot == "instant" else tuple(GREEDY)
+    pairs = 1 if benchmark.disabled else 20
+    ends: dict[str, list[float]] = {m: [] for m in MODES}
+
+    def once(mode: str) -> float:
+        p = BotProcess(BotSpec("b", argv, cwd=str(ROOT), sandbox=Sandbox(mode=mode)))
+        t = time.perf_counter()
+        handshake(p, "b", TC)
+        dt = time.perf_counter() - t
+        t = time.perf_counter()
+        p.send(encode({"type": "bye"}))
+        p.stop()
+        ends[mode].append(time.perf_counter() - t)
+        return dt
+
+    got: dict[str, list[float]] = {}
+    benchmark.pedantic(lambda: got.update(_paired(pairs, once)), rounds=1, iterations=1)
+    info = _summary(f"start to hello, {bot} bot", "ms", got, 1000)
+    info.update({f"end_{k}": v for k, v in _summary(f"bye to ended, {bot} bot", "ms", ends, 1000).items()})
+    benchmark.extra_info.update(info)
+
+
+class _Recording(Strategy):
+    name = "greedy"
+
+    def __init__(self) -> None:
+        self.inner = GreedyStrategy()
+        self.replies: list[dict[str, Any]] = []
+
+    def new_game(self, game: str, seat: int) -> None:
+        self.inner.new_game(game, seat)
+
+    def decide(self, state, decision, options):
+        reply = self.inner.decide(state, decision, options)
+        self.replies.append(orjson.loads(orjson.dumps(reply)))
+        return reply
+
+
+def test_cost_per_decision(benchmark, tmp_path: Path) -> None:
+    """A refereed 4-player game of instant bots (tests/bots/instant.py: they replay the
+    replies of a recorded greedy game, with no thinking), bots started once per side: the
+    time per decision is the referee's and the pipes'. Sandboxed or not, the pipes are
+    the same pipes, so this should not differ beyond noise."""
+    names = [f"i{s}" for s in range(4)]
+    players = [_Recording() for _ in names]
+    game = play_local(Rules(), players, seed=2024, game_id="g")
+    assert game.over
+    files = []
+    for s, p in enumerate(players):
+        path = tmp_path / f"seat{s}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in p.replies))
+        files.append(path)
+    decisions = sum(len(p.replies) for p in players)
+    bots = {m: [BotProcess(BotSpec(n, (sys.executable, str(INSTANT), str(f)), cwd=str(ROOT),
+                                   sandbox=Sandbox(mode=m))) for n, f in zip(names, files)] for m in MODES}
+    for m in MODES:
+        for n, b in zip(names, bots[m]):
+            handshake(b, n, TC)
+    pairs = 1 if benchmark.disabled else 40
+
+    def once(mode: str) -> float:
+        t = time.perf_counter()
+        res = play_game(bots[mode], names, Rules(), 2024, "g", time_control=TC)
+        dt = time.perf_counter() - t
+        assert res.faults == [] and res.decisions == decisions
+        return dt / decisions
+
+    got: dict[str, list[float]] = {}
+    try:
+        benchmark.pedantic(lambda: got.update(_paired(pairs, once)), rounds=1, iterations=1)
+    finally:
+        for m in MODES:
+            for b in bots[m]:
+                if b.alive:
+                    b.send(encode({"type": "bye"}))
+                b.stop()
+    info = _summary(f"per decision ({decisions} decisions a game)", "us", got, 1e6)
+    benchmark.extra_info.update(info)
+
+
+def test_tournament_throughput_with_and_without_sandbox(benchmark, tmp_path: Path) -> None:
+    """Games per second of a whole run (`run_tournament`: config to leaderboards; bots
+    started once per worker) and in the steady state (first to last result): 5 greedy
+    bots, 4-player tables, parallel 2, with the sandbox and without."""
+    per_table = 4 if benchmark.disabled else 16  # 5 tables: 80 games a run
+    pairs = 1 if benchmark.disabled else 4
+    steady: dict[str, list[float]] = {m: [] for m in MODES}
+
+    def once(mode: str) -> float:
+        data = {"name": f"bench-{mode}", "seed": 5, "bots": [{"name": f"g{i}", "cmd": GREEDY} for i in range(5)],
+                "table_size": 4, "games_per_table": per_table, "parallel": 2, "replays": "none",
+                "output": str(tmp_path / mode)}
+        cfg = with_sandbox(parse_config(data, base=ROOT), mode)
+        t = time.perf_counter()
+        out = run_tournament(cfg, fresh=True, build_site=False)
+        dt = time.perf_counter() - t
+        assert out.sandbox["mode"] == mode
+        steady[mode].append((out.played - 1) / (out.playing_s - out.first_s))
+        return out.played / dt
+
+    got: dict[str, list[float]] = {}
+    benchmark.pedantic(lambda: got.update(_paired(pairs, once)), rounds=1, iterations=1)
+    info = _summary("whole run", "games_per_s", got)
+    info.update({f"steady_{k}": v for k, v in _summary("steady state", "games_per_s", steady).items()})
+    benchmark.extra_info.update(info)
