@@ -146,7 +146,7 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
     # (CAP_SYS_RESOURCE) it is one game's budget; elsewhere it is a lifetime allowance of
     # ten budgets (the watchdog holds each game to one), and a process whose allowance
     # cannot fit another game is started afresh (`reset_cpu_budget`).
-    cpu_first = limits.cpu_s if can_raise_hard_limits() else (limits.cpu_s or 0) * 10
+    cpu_first = (limits.cpu_s or 0) * (1 if can_raise_hard_limits() else 10)
     procs_files = cgroup.procs_files if cgroup is not None else []
 
     def apply() -> None:  # pragma: no cover - runs in the child

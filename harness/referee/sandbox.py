@@ -324,7 +324,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     fds.append(_data_fd(blob))
     command = list(argv)
     keep: tuple[int, ...] = ()
-    if stdio is not None:
+    if stdio is not None and BASH is not None:
         r, w = stdio
         # bash, not sh: dash takes only one-digit descriptors in redirections.
         command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]

@@ -79,7 +79,7 @@ def sandbox_state(cfg: TournamentConfig) -> dict[str, Any]:
     state = describe(modes.values(), backend.kind if backend else None, why)
     if not limited:
         state["per_process_only"] = []
-        state["note"] = state["note"].split("; limits held")[0]
+        state["note"] = str(state["note"]).split("; limits held")[0]
     return {**state, "bots": modes}
 
 
@@ -101,10 +101,11 @@ def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
     now = {k: v for k, v in state.items()}
     if isinstance(before, dict) and before.get("mode") and before.get("mode") != now["mode"]:
         merged = describe([before["mode"], now["mode"]], now.get("cgroups"))
-        merged["per_process_only"] = sorted(set(before.get("per_process_only") or []) | set(now["per_process_only"]))
+        per_process: list[str] = sorted(set(before.get("per_process_only") or []) | set(now["per_process_only"]))
+        merged["per_process_only"] = per_process
         merged["note"] = "; ".join(x for x in (
             "some games ran without a sandbox",
-            ("limits held per process only: " + ", ".join(merged["per_process_only"])) if merged["per_process_only"] else "",
+            ("limits held per process only: " + ", ".join(per_process)) if per_process else "",
         ) if x)
         now = {**merged, "bots": now.get("bots", {})}
     meta["sandbox"] = now
