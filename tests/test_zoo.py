@@ -182,16 +182,17 @@ def test_every_fault_is_recorded_with_kind_and_reason(zoo_run):
         assert set(f) >= {"seat", "entrant", "kind", "reason"}
         assert f["kind"] in ("timeout", "malformed", "illegal", "crash", "startup") and f["reason"]
         assert f["entrant"] not in BUNDLED, f"a bundled bot was charged a fault: {f}"
-    expect = dict(EXPECT)
+    expect = {bot: [want] for bot, want in EXPECT.items()}
     if cgroups()[0] is not None:
-        # With a cgroup the kernel ends the hog at its limit, but reclaiming first takes it
-        # up to a second, longer than this tournament's move_ms (250): it times out first.
+        # With a cgroup the kernel ends the hog at its limit, but reclaiming first can take
+        # it up to a second, longer than this tournament's move_ms (250): whether it is
+        # killed or times out first depends on the machine's load, so either is right here.
         # test_memory_limit_ends_a_memory_hog_and_says_so waits, and sees the limit named.
-        expect["memhog"] = ("timeout", "no reply to request")
-    for bot, (kind, words) in expect.items():
+        expect["memhog"].append(("timeout", "no reply to request"))
+    for bot, wants in expect.items():
         mine = [f for f in faults if f["entrant"] == bot]
-        assert any(f["kind"] == kind and words in f["reason"] for f in mine), (
-            f"{bot}: no {kind} fault mentioning {words!r} among {[(f['kind'], f['reason'][:120]) for f in mine]}")
+        assert any(f["kind"] == kind and words in f["reason"] for f in mine for kind, words in wants), (
+            f"{bot}: none of {wants} among {[(f['kind'], f['reason'][:120]) for f in mine]}")
     # The flood on stderr costs nothing, and its log stays under the cap.
     assert not [f for f in faults if f["entrant"] == "stderr_flood"]
     for log in (zoo_run["zoo"]["out"] / "logs").glob("stderr_flood.*.log"):
