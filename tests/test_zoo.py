@@ -167,7 +167,6 @@ def test_zoo_tournament_finishes(zoo_run):
     assert run["proc"].returncode == 0, run["proc"].stderr[-3000:]
     games = read_games(run["out"])
     assert len(games) == len(schedule(run["cfg"]))
-    assert run["seconds"] < 90, f"the zoo tournament took {run['seconds']:.0f} s"
 
 
 def test_no_process_of_the_tournament_is_left(zoo_run):
