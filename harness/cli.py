@@ -423,6 +423,7 @@ def _stderr_bot(spec: Any, to: str | None) -> Any:
     """A bot process whose stderr is discarded (None), printed here ("show") or kept in
     the folder `to` as NAME.log."""
     from .referee import BotProcess
+    from .referee.process import printable
 
     if to is None:
         return BotProcess(spec)
@@ -443,7 +444,7 @@ def _stderr_bot(spec: Any, to: str | None) -> Any:
             super()._write_log(chunk)
             *lines, self._part = (self._part + chunk).split(b"\n")
             for line in lines:
-                click.echo(f"  [{self.spec.name}] {line.decode('utf-8', 'replace')}", err=True)
+                click.echo(f"  [{self.spec.name}] {printable(line.decode('utf-8', 'replace'))}", err=True)
 
     return Shown(spec)
 

@@ -24,6 +24,15 @@ MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits i
 LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still read
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0a, 0x20), 0x7f, *range(0x80, 0xa0)]}
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but tab written as `\\xNN`, so that a bot's
+    words printed to a terminal cannot move the cursor, set the title or the clipboard."""
+    return text.translate(_CONTROL)
+
+
 def stderr_gist(stderr_tail: bytes) -> str:
     """The line of a bot's last stderr output that says what went wrong: the last one
     naming an error or exception, else the last line (a runtime such as Node ends with
@@ -31,7 +40,7 @@ def stderr_gist(stderr_tail: bytes) -> str:
     lines = [t.strip() for t in stderr_tail.decode("utf-8", "replace").splitlines() if t.strip()]
     if not lines:
         return ""
-    return next((t for t in reversed(lines) if "rror" in t or "xception" in t), lines[-1])[:200]
+    return printable(next((t for t in reversed(lines) if "rror" in t or "xception" in t), lines[-1]))[:200]
 
 
 class BotError(Exception):

@@ -19,7 +19,7 @@ from ..engine import Action, Deck, Game, IllegalMove, Rules
 from .codec import MalformedMessage, as_int, decode, encode, hello_message, parse_hello, parse_reply
 from .process import (
     BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
-    stderr_gist,
+    printable, stderr_gist,
 )
 
 
@@ -231,7 +231,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
         while True:
             line = bot.read_line(deadline)
             if line.strip():
-                said.append(line[:300].decode("utf-8", "replace").strip())
+                said.append(printable(line[:300].decode("utf-8", "replace").strip()))
                 try:
                     msg = decode(line)
                 except MalformedMessage:

@@ -68,7 +68,10 @@ class Sandbox:
     - `mode`: "auto" (bwrap where it works, else none with a warning), "bwrap", "none".
     - `mounts`: extra host paths the bot sees read-only at the same place.
     - `hide`: paths it must not see even where they lie inside a folder it sees (the
-      results folder, the tournament file and its folder, other bots' folders).
+      results folder, the tournament file and its folder, other bots' folders); a path the
+      bot needs that lies inside one of them is shown again on top of the mask.
+    - `secret`: paths it may never see by any route (the results folder, the tournament
+      file): a command word, `cwd`, own folder or mount that resolves inside one is refused.
     - `own`: the bot's own folder (its `cwd:` if the config sets one, else its command's
       folder): read-only in games, writable while `build` runs.
     - `build`: a command run once before the bot's first start (see `run_build`).
@@ -77,6 +80,7 @@ class Sandbox:
     mode: str = "auto"
     mounts: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
+    secret: tuple[str, ...] = ()
     own: str | None = None
     build: tuple[str, ...] | None = None
     build_timeout_s: int = 300
@@ -152,7 +156,8 @@ def _under(path: str, folder: str) -> bool:
 def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     """The script or program file a bot's command runs, as an absolute path: the first
     word after the program that names an existing file, else the program itself when it
-    is given as a path (`./bot`, `bin/bot`); None for a program found on PATH."""
+    is given as a path (`./bot`, `bin/bot`), symlinks not followed; None for a program
+    found on PATH."""
     base = cwd or os.getcwd()
     words = [w for w in argv[1:] if not w.startswith("-")]
     if argv and "/" in argv[0]:
@@ -160,7 +165,9 @@ def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     for word in words:
         p = os.path.join(base, word)
         if os.path.isfile(p):
-            return os.path.realpath(p)
+            # Where the command names it, not where a symlink leads: the folder it is in is
+            # the bot's own (writable while it builds), never a link's target elsewhere.
+            return os.path.abspath(p)
     return None
 
 
@@ -237,6 +244,22 @@ def _data_fd(data: bytes) -> int:
     return r
 
 
+def _check_writable(own: str, hidden: Sequence[str]) -> None:
+    """Refuse a build's writable folder where writing could reach beyond the bot: a system
+    or Python folder, the harness package, or a folder that holds another bot's folder,
+    the results or the tournament file (writes there are the harness user's)."""
+    keep = list(SYSTEM_PATHS) + _python_paths() + [harness_package()]
+    for k in keep:
+        if _under(own, k) or _under(k, own):
+            raise SandboxError(f"the bot's own folder {own!r} would be writable during its build, "
+                               f"and it holds or lies in {k!r}; give the bot a folder of its own (cwd:)")
+    for h in hidden:
+        h = os.path.realpath(h)
+        if _under(h, own):
+            raise SandboxError(f"the bot's own folder {own!r} would be writable during its build, "
+                               f"and it holds {h!r}; give the bot a folder of its own (cwd:)")
+
+
 def bwrap_options(
     argv: Sequence[str],
     cwd: str | None,
@@ -256,9 +279,10 @@ def bwrap_options(
             opts += ["--ro-bind", p, p]
     # The scratch first: folders of the bot's below /tmp are bound on top of it.
     opts += ["--proc", "/proc", "--dev", "/dev"]
-    if scratch_mb:
-        opts += ["--size", str(scratch_mb << 20)]
-    opts += ["--tmpfs", "/tmp"]
+    for scratch in ("/tmp", "/dev/shm"):  # /dev/shm is a tmpfs too: the same cap
+        if scratch_mb:
+            opts += ["--size", str(scratch_mb << 20)]
+        opts += ["--tmpfs", scratch]
     needed: list[str] = [cwd]
     harness_py = uses_harness_python(argv)
     if harness_py:
@@ -273,6 +297,15 @@ def bwrap_options(
         needed.append(own)
     mounts = [os.path.realpath(m) for m in box.mounts]
     needed += mounts
+    secret = [os.path.realpath(x) for x in box.secret]
+    named = [os.path.realpath(os.path.join(cwd, w)) for w in argv[1:] if w and not w.startswith("-")]
+    for p in needed + named:
+        for x in secret:
+            if _under(p, x):
+                raise SandboxError(f"{p!r} (the bot's command, cwd, own folder or mounts) lies inside {x!r}, "
+                                   "which no bot may see")
+    if writable_own and own:
+        _check_writable(own, [h for h in box.hide] + secret)
     # Bind the outermost of the needed paths (a folder inside another comes with it).
     bound: list[str] = []
     for p in sorted(set(needed), key=len):
@@ -280,20 +313,35 @@ def bwrap_options(
             bound.append(p)
     for p in bound:
         opts += ["--ro-bind", p, p]
-    # Hide what lies inside a bound folder but is not the bot's: a folder unless one of
-    # the needed paths is inside it (then its files are hidden one by one where given).
-    hide = [os.path.realpath(h) for h in box.hide]
+    # Hide what lies inside a bound folder but is not the bot's: a folder is covered by an
+    # empty tmpfs, and the needed paths inside it are bound again on top of that; a file
+    # by /dev/null. A hidden folder that the bot needs whole (its cwd is the tournament's
+    # folder) stays, and what is hidden inside it is masked in turn.
+    hide = [os.path.realpath(h) for h in box.hide] + secret
     if not harness_py:
         hide.append(harness_package())
+    layers: list[tuple[str, bool]] = [(b, True) for b in bound]  # (path, shown)
+
+    def shown(path: str) -> bool:
+        under = [(len(q), vis) for q, vis in layers if _under(path, q)]
+        return bool(under) and max(under)[1]
+
     masks: list[str] = []
     for h in sorted(set(hide), key=len):
-        if not any(_under(h, b) for b in bound) or any(_under(h, m) for m in masks):
+        if not shown(h):
             continue
         if os.path.isdir(h):
-            if any(_under(n, h) for n in needed):
+            if any(n == h for n in needed) and h not in secret:
                 continue
             opts += ["--tmpfs", h]
             masks.append(h)
+            layers.append((h, False))
+            again: list[str] = []
+            for n in sorted({n for n in needed if _under(n, h) and n != h}, key=len):
+                if not any(_under(n, a) for a in again):
+                    again.append(n)
+                    opts += ["--ro-bind", n, n]
+                    layers.append((n, True))
         elif os.path.exists(h):
             opts += ["--ro-bind", "/dev/null", h]
     for m in masks:
@@ -308,8 +356,9 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
             scratch_mb: int | None, writable_own: bool = False,
             stdio: tuple[int, int] | None = None) -> Invocation:
     """Everything needed to start `argv` in a sandbox: `bwrap --args FD -- argv` (the
-    options come through a pipe, so that the sandbox's own `/proc/1/cmdline` tells the bot
-    nothing about the host's folders), a minimal passwd and group, and the environment
+    options come through a pipe, so that the sandbox's own `/proc/1/cmdline` shows the bot
+    its own command only, not the folders it is shown or denied), a minimal passwd and
+    group, and the environment
     (`BASE_ENV` plus the bot's own `env`).
 
     `stdio` (the read end of the bot's stdin pipe, the write end of its stdout pipe): the

@@ -19,7 +19,7 @@ import yaml
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.sandbox import MODES as SANDBOX_MODES
-from ..referee.sandbox import Sandbox, command_file
+from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file
 
 FORMATS = ("round-robin", "gauntlet", "random")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -583,13 +583,22 @@ def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) ->
     common = [str(output.resolve())] if output is not None else []
     if tournament is not None:
         common += [str(tournament.parent), str(tournament)]
+    secret = tuple(str(p) for p in ([output.resolve()] if output is not None else [])
+                   + ([tournament] if tournament is not None else []))
     out = []
     for i, b in enumerate(bots):
         others = [o.sandbox.own for o in bots if o.sandbox.own and o.sandbox.own != b.sandbox.own]
         for k, m in enumerate(b.sandbox.mounts):
             for h in [c for c in common if tournament is None or c != str(tournament.parent)]:
-                if Path(h).is_relative_to(m):
+                if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
                     raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
         hide = tuple(dict.fromkeys(common + [o for o in others if o]))
-        out.append(replace(b, sandbox=replace(b.sandbox, hide=hide)))
+        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret))
+        if spec.sandbox.mode != "none":
+            try:  # what the bot would be shown (and may write while it builds), checked now
+                bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None,
+                              writable_own=spec.sandbox.build is not None)
+            except SandboxError as e:
+                raise _err(src, f"bots[{i}]", f"({b.name}) {e}") from None
+        out.append(spec)
     return out

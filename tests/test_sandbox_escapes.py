@@ -1,0 +1,134 @@
+"""Routes past the sandbox that a hostile entrant may try through the tournament file
+itself (symlinks, command words, mounts, builds) rather than from inside a running bot,
+and what a bot may print to a person's terminal. Each route must be refused or lead
+nowhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.referee.process import printable, stderr_gist
+from harness.referee.sandbox import Sandbox, bwrap_available, bwrap_options, run_build
+from harness.tournament.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+OK, WHY = bwrap_available()
+needs_bwrap = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
+
+
+def tournament(tmp_path: Path, evil: dict) -> Path:
+    """A tournament file in `tmp_path/repo/tournaments/` with results in `repo/results/t`,
+    an entrant `evil` (its folder `repo/bots/evil`) and the bundled greedy bot."""
+    repo = tmp_path / "repo"
+    (repo / "tournaments").mkdir(parents=True, exist_ok=True)
+    (repo / "bots" / "evil").mkdir(parents=True, exist_ok=True)
+    (repo / "results" / "t").mkdir(parents=True, exist_ok=True)
+    (repo / "bots" / "evil" / "bot.py").write_text("print('never run')\n")
+    cfg = {"name": "t", "base_dir": "..", "output": str(repo / "results" / "t"),
+           "bots": [{"name": "evil", **evil}, {"name": "greedy", "cmd": f"{sys.executable} {ROOT / 'bots/python/greedy.py'}"}],
+           "rules": {"phases": [1]}, "games_per_table": 2}
+    path = repo / "tournaments" / "t.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.mark.parametrize("evil", [
+    {"cmd": "python bot.py book", "cwd": "bots/evil"},          # a symlink in its folder to the results
+    {"cmd": "python bot.py results/t/seed.secret"},              # a results file named as an argument
+    {"cmd": "python bots/evil/bot.py tournaments/t.yaml"},       # the tournament file named as an argument
+])
+def test_a_command_word_that_leads_into_the_results_or_the_tournament_file_is_refused(
+        tmp_path: Path, evil: dict) -> None:
+    path = tournament(tmp_path, evil)
+    os.symlink("../../results/t", tmp_path / "repo" / "bots" / "evil" / "book")
+    with pytest.raises(ConfigError, match="which no bot may see"):
+        load_config(path)
+
+
+def test_a_mount_inside_the_results_folder_is_refused(tmp_path: Path) -> None:
+    path = tournament(tmp_path, {"cmd": "python bot.py", "cwd": "bots/evil"})
+    (tmp_path / "repo" / "results" / "t" / "logs").mkdir()
+    data = yaml.safe_load(path.read_text())
+    data["bots"][0]["mounts"] = [str(tmp_path / "repo" / "results" / "t" / "logs")]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match="would show the bot"):
+        load_config(path)
+
+
+def test_the_results_folder_is_masked_even_below_a_folder_the_bot_needs(tmp_path: Path) -> None:
+    """The bot's cwd is the repository that holds the results: they are covered, and a
+    needed folder inside another hidden folder is shown again on top of its mask."""
+    repo = tmp_path / "repo"
+    (repo / "results").mkdir(parents=True)
+    (repo / "other" / "mine").mkdir(parents=True)
+    box = Sandbox(mode="bwrap", own=str(repo / "other" / "mine"), hide=(str(repo / "results"), str(repo / "other")),
+                  secret=(str(repo / "results"),))
+    opts = bwrap_options(["sh"], str(repo), box, 16)
+    pairs = list(zip(opts, opts[1:]))
+    assert ("--tmpfs", str(repo / "results")) in pairs
+    assert ("--tmpfs", str(repo / "other")) in pairs
+    masked = opts.index(str(repo / "other"), opts.index("--tmpfs", opts.index("--tmpfs", opts.index("/tmp")) + 1))
+    assert ("--ro-bind", str(repo / "other" / "mine")) in pairs[masked:]
+
+
+def test_dev_shm_has_the_scratch_cap(tmp_path: Path) -> None:
+    opts = bwrap_options(["sh"], str(tmp_path), Sandbox(mode="bwrap"), 16)
+    i = opts.index("/dev/shm")
+    assert opts[i - 1] == "--tmpfs" and opts[i - 3:i - 1] == ["--size", str(16 << 20)]
+
+
+@needs_bwrap
+def test_a_symlinked_command_does_not_make_its_targets_folder_writable_to_the_build(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "real.py").write_text("print('hi')\n")
+    own = tmp_path / "evil"
+    own.mkdir()
+    os.symlink(victim / "real.py", own / "bot.py")
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "t", "seed": 1, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
+        "bots": [{"name": "evil", "cmd": f"python {own / 'bot.py'}",
+                  "build": ["sh", "-c", f"touch {victim}/planted; touch {own}/built"]},
+                 {"name": "g", "cmd": f"python {ROOT / 'bots/python/greedy.py'}"}]}))
+    cfg = load_config(path)
+    evil = cfg.bot("evil")
+    assert evil.sandbox.own == str(own)
+    try:
+        run_build("evil", evil.sandbox.build or (), evil.cwd, {}, evil.sandbox, "bwrap")
+    except Exception:  # noqa: BLE001 - the build may fail on the read-only target: what matters is below
+        pass
+    assert not (victim / "planted").exists()
+    assert (own / "built").exists()
+
+
+def test_a_build_may_not_write_a_folder_that_holds_the_harness_or_the_results(tmp_path: Path) -> None:
+    box = Sandbox(mode="bwrap", own=str(ROOT), build=("true",))
+    with pytest.raises(Exception, match="would be writable during its build"):
+        bwrap_options(["true"], str(ROOT), box, 16, writable_own=True)
+    box = Sandbox(mode="bwrap", own=str(tmp_path), hide=(str(tmp_path / "out"),), build=("true",))
+    with pytest.raises(Exception, match="would be writable during its build"):
+        bwrap_options(["true"], str(tmp_path), box, 16, writable_own=True)
+
+
+def test_a_bots_words_cannot_drive_the_terminal() -> None:
+    evil = "Error: \x1b]0;TITLE\x07 \x1b]52;c;Y2xpcA==\x07 \rgone \x9b2J"
+    for shown in (printable(evil), stderr_gist(evil.encode())):
+        assert not any(ord(c) < 0x20 and c != "\t" or 0x7f <= ord(c) < 0xa0 for c in shown), repr(shown)
+    assert "\\x1b]0;TITLE\\x07" in printable(evil)
+
+
+def test_play_shows_a_bots_stderr_without_its_control_characters(tmp_path: Path) -> None:
+    bot = tmp_path / "loud.py"
+    bot.write_text("import sys\nsys.stderr.write('Error: \\x1b]0;PWNED\\x07 boom\\n'); sys.exit(1)\n")
+    p = subprocess.run([sys.executable, "-m", "harness.cli", "play", "--bot", f"loud=python {bot}",
+                        "--bot", f"g=python {ROOT / 'bots/python/greedy.py'}", "--rules", '{"phases": [1]}',
+                        "--stderr", "show"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "\x1b" not in p.stdout + p.stderr
+    assert "\\x1b]0;PWNED" in p.stdout + p.stderr
