@@ -153,35 +153,32 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _named_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """The paths a bot's command names, as written (not resolved): each word after the
+    program that is not an option, then the program itself when given as a path."""
+    base = cwd or os.getcwd()
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if argv and "/" in argv[0]:
+        words.append(argv[0])
+    return [os.path.join(base, w) for w in words]
+
+
 def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     """The script or program file a bot's command runs, as an absolute path: the first
     word after the program that names an existing file, else the program itself when it
     is given as a path (`./bot`, `bin/bot`), symlinks not followed; None for a program
     found on PATH."""
-    base = cwd or os.getcwd()
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    if argv and "/" in argv[0]:
-        words.append(argv[0])
-    for word in words:
-        p = os.path.join(base, word)
-        if os.path.isfile(p):
-            # Where the command names it, not where a symlink leads: the folder it is in is
-            # the bot's own (writable while it builds), never a link's target elsewhere.
-            return os.path.abspath(p)
-    return None
+    # Where the command names it, not where a symlink leads: the folder it is in is the
+    # bot's own (writable while it builds), never a link's target elsewhere.
+    return next((os.path.abspath(p) for p in _named_paths(argv, cwd) if os.path.isfile(p)), None)
 
 
 def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
     """What a bot's command names on the host, to be shown read-only: the folder of each
     word after the program that is an existing file (its script, a data file), each word
     that is an existing folder, and the program's folder when it is given as a path."""
-    base = cwd or os.getcwd()
     out: list[str] = []
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    if argv and "/" in argv[0]:
-        words.append(argv[0])
-    for word in words:
-        p = os.path.join(base, word)
+    for p in _named_paths(argv, cwd):
         if os.path.isfile(p):
             out.append(os.path.dirname(os.path.realpath(p)))
         elif os.path.isdir(p) and os.path.realpath(p) != "/":
