@@ -26,6 +26,7 @@ from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake,
 from harness.referee.sandbox import Sandbox, bwrap_available
 from harness.tournament.config import parse_config, with_sandbox
 from harness.tournament.runner import run_tournament
+from test_bench_referee import Recording  # the same recording greedy player
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANT = ROOT / "tests" / "bots" / "instant.py"
@@ -87,29 +88,13 @@ def test_cost_per_bot_start(benchmark, bot: str, tmp_path: Path) -> None:
     benchmark.extra_info.update(info)
 
 
-class _Recording(Strategy):
-    name = "greedy"
-
-    def __init__(self) -> None:
-        self.inner = GreedyStrategy()
-        self.replies: list[dict[str, Any]] = []
-
-    def new_game(self, game: str, seat: int) -> None:
-        self.inner.new_game(game, seat)
-
-    def decide(self, state, decision, options):
-        reply = self.inner.decide(state, decision, options)
-        self.replies.append(orjson.loads(orjson.dumps(reply)))
-        return reply
-
-
 def test_cost_per_decision(benchmark, tmp_path: Path) -> None:
     """A refereed 4-player game of instant bots (tests/bots/instant.py: they replay the
     replies of a recorded greedy game, with no thinking), bots started once per side: the
     time per decision is the referee's and the pipes'. Sandboxed or not, the pipes are
     the same pipes, so this should not differ beyond noise."""
     names = [f"i{s}" for s in range(4)]
-    players = [_Recording() for _ in names]
+    players = [Recording() for _ in names]
     game = play_local(Rules(), players, seed=2024, game_id="g")
     assert game.over
     files = []
