@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from harness.engine import Rules
-from harness.players import GreedyStrategy, Strategy, play_local
+from harness.players import play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
 from harness.referee.sandbox import Sandbox, bwrap_available
 from harness.tournament.config import parse_config, with_sandbox
