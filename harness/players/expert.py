@@ -78,7 +78,27 @@ _CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
 time (what a decision gets on a machine with a core to spare, whatever else runs: the
 in-process strength measurements use it so that their figures do not depend on the load)."""
 
+_MIN_SAMPLES = 8
+"""Samples before a candidate's comparison with the prior may be settled early."""
+_Z = 2.5
+"""Standard errors by which a candidate must differ from the prior to be settled early."""
+_EPS = 0.02
+"""A difference from the prior that does not matter (3 penalty points, 2 % of a phase):
+a candidate settled within it of the prior is no longer played out."""
+
+_DRAW_SHARE = 0.5
+"""The share of the budget a draw may use: the search overruled the prior at about one
+draw in eleven, and about as often with a fifth of the samples as with all."""
+
 _MAX_STEPS = 400  # decisions in one rollout before it is cut off (a stalled hand)
+
+
+def _mean_se(d: Sequence[float]) -> tuple[float, float]:
+    """The mean of `d` and its standard error (at least two values)."""
+    n = len(d)
+    mean = sum(d) / n
+    var = sum((x - mean) ** 2 for x in d) / (n - 1)
+    return mean, math.sqrt(var / n)
 
 
 class _SimGame(Game):
@@ -325,6 +345,8 @@ class ExpertStrategy(Strategy):
             if not state["can_take_discard"] or top is None or top.is_wild:
                 return {"draw": "discard" if state["can_take_discard"] and top is not None else "deck"}
             take = _takes(hand, phase, laid, table, top)
+            if laid:  # a card that can be hit is a card less in hand: the search overruled this twice in 121 draws
+                return {"draw": "discard" if take else "deck"}
             cands: list[Any] = [_DISCARD, _DECK] if take else [_DECK, _DISCARD]
             best = self._search(state, decision, hand, pile, cands, t0)
             return {"draw": best.source}
@@ -364,17 +386,23 @@ class ExpertStrategy(Strategy):
     def _search(self, state: dict[str, Any], decision: str, hand: list[Card], pile: list[Card],
                 cands: list[Any], t0: float) -> Any:
         """The candidate with the best paired mean over sampled worlds; the first (the
-        prior's) unless another beats it by more than a standard error."""
+        prior's) unless another beats it by more than a standard error. Anytime, with a
+        race: from `_MIN_SAMPLES` on, a candidate whose difference from the prior is
+        settled (by `_Z` standard errors, or within `_EPS` of nothing) is no longer played
+        out, and the search stops when every candidate is settled."""
         if len(cands) == 1:
             return cands[0]
         rng = random.Random(zlib.crc32(
             f"expert:{self.seed}:{self.game}:{state['seat']}:{state['hand']}:{state['turn']}:{decision}".encode()))
-        deadline = t0 + self.ms / 1000.0
+        deadline = t0 + (_DRAW_SHARE if decision == "draw" else 1.0) * self.ms / 1000.0
         clock = self.clock
         limit = self.rollouts
-        totals = [[] for _ in cands]  # type: list[list[float]]
+        base: list[float] = []
+        diffs: list[list[float]] = [[] for _ in cands[1:]]  # per alternative: its outcome less the prior's
+        open_ = list(range(1, len(cands)))  # alternatives still played out
+        better: set[int] = set()  # alternatives settled above the prior
         samples = 0
-        while True:
+        while open_:
             if limit is not None and samples >= limit:
                 break
             if clock() >= deadline and (limit is None or samples > 0):
@@ -382,27 +410,33 @@ class ExpertStrategy(Strategy):
             world = self._sample(state, decision, hand, pile, rng)
             seed = rng.getrandbits(32)
             got = []
-            for act in cands:
+            for k in [0] + open_:
                 if limit is None and samples and clock() >= deadline:
                     break  # out of time in the middle of a sample: it does not count
                 g = _clone(world, seed)
-                g.apply(act)
+                g.apply(cands[k])
                 got.append(rollout(g, state["seat"]))
-            if len(got) < len(cands):
+            if len(got) < len(open_) + 1:
                 break
-            for k, u in enumerate(got):
-                totals[k].append(u)
+            base.append(got[0])
+            for k, u in zip(open_, got[1:]):
+                diffs[k - 1].append(u - got[0])
             samples += 1
+            if samples >= _MIN_SAMPLES:
+                for k in list(open_):
+                    mean, se = _mean_se(diffs[k - 1])
+                    if abs(mean) > _Z * se or abs(mean) + _Z * se < _EPS:
+                        open_.remove(k)
+                        if mean > _Z * se:
+                            better.add(k)
         self.last_samples = samples
         if samples < 2:
             return cands[0]
-        base = totals[0]
         best, best_gain = 0, 0.0
         for k in range(1, len(cands)):
-            d = [a - b for a, b in zip(totals[k], base)]
-            mean = sum(d) / samples
-            var = sum((x - mean) ** 2 for x in d) / (samples - 1)
-            se = math.sqrt(var / samples)
+            if k not in open_ and k not in better:
+                continue  # settled: no better than the prior
+            mean, se = _mean_se(diffs[k - 1])
             if mean > se and mean > best_gain:
                 best, best_gain = k, mean
         return cands[best]
