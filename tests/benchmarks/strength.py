@@ -113,8 +113,10 @@ def turns_to_lay(rule: str, phase: Any, seed: int, cap: int = 40) -> int:
         if rule == "strong":
             card = rank_discards(hand, phase, False, [], unseen_counts(hand, [], None, gone))[0]
         else:
-            card = next((c for c in hand if c.is_skip), None)
-            if card is None:
+            skip = next((c for c in hand if c.is_skip), None)
+            if skip is not None:
+                card = skip
+            else:
                 _, used = plan(hand, phase)
                 spare = [c for i, c in enumerate(hand) if i not in used and not c.is_wild] or \
                     [c for c in hand if not c.is_wild]
