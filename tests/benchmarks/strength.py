@@ -12,6 +12,11 @@ with the same --out continues where it stopped. At the end it prints each entran
 share (first places, shared places split) with a 95 % Wilson interval, and the harness's
 Plackett–Luce θ with its bootstrap interval and which neighbour orders are settled.
 
+    python tests/benchmarks/strength.py --costs [EXPERT [DEALS]]
+
+times the expert's decisions (default expert@150cpu, 1 deal: two 2-player games against
+greedy): decisions by kind (a search, or answered at once), CPU time and samples each.
+
     python tests/benchmarks/strength.py --solitaire N
 
 compares the discards alone: for each standard phase, N shuffled decks played alone
@@ -141,12 +146,52 @@ def solitaire(n: int) -> str:
     return "\n".join(lines)
 
 
+def costs(spec: str, deals: int, seed: int = 1) -> str:
+    """What a game costs the expert `spec` (e.g. expert@150cpu) against greedy: `deals`
+    2-player deals in both seat orders, each decision's CPU time and samples by kind (a
+    search, or answered without one)."""
+    from harness.players.expert import ExpertStrategy
+
+    seen: dict[str, list[float]] = {}
+    games = 0
+
+    class Timed(ExpertStrategy):
+        def decide(self, state: dict[str, Any], decision: str, options: dict[str, Any] | None) -> dict[str, Any]:
+            t = time.process_time()
+            reply = super().decide(state, decision, options)
+            row = seen.setdefault(f"{decision} {'search' if self.last_samples else 'at once'}", [0, 0.0, 0])
+            row[0] += 1
+            row[1] += time.process_time() - t
+            row[2] += self.last_samples
+            return reply
+
+    base = make_strategy(spec, seed=seed)
+    assert isinstance(base, ExpertStrategy), spec
+    t0 = time.process_time()
+    for deal in range(deals):
+        for rot in range(2):
+            me = Timed(ms=base.ms, seed=seed, clock="cpu" if base.clock is time.process_time else "wall")
+            players = [me, make_strategy("greedy")][::1 if rot == 0 else -1]
+            play_local(Rules(), players, seed=seed * 100003 + deal, game_id=f"d{deal}r{rot}")
+            games += 1
+    total = time.process_time() - t0
+    n = sum(r[0] for r in seen.values())
+    lines = [f"{games} games, {n} decisions of {spec}, {total:.1f} s of CPU in all, "
+             f"{1000 * sum(r[1] for r in seen.values()) / max(1, n):.0f} ms a decision"]
+    for kind, (k, cpu, samples) in sorted(seen.items()):
+        lines.append(f"{kind:>14}: {k:5d} decisions, {1000 * cpu / k:6.1f} ms each, {samples / k:6.1f} samples each")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Play and report; see the module docstring."""
     if argv is None:
         argv = sys.argv[1:]
     if argv and argv[0] == "--solitaire":
         print(solitaire(int(argv[1]) if len(argv) > 1 else 150))
+        return
+    if argv and argv[0] == "--costs":
+        print(costs(argv[1] if len(argv) > 1 else "expert@150cpu", int(argv[2]) if len(argv) > 2 else 1))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("entrants", nargs="+")
