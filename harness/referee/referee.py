@@ -514,8 +514,8 @@ class Referee:
             deadline = t_start + budget
             kind = reason = None
             try:
-                bot.resume()  # it runs while the referee waits for it, and only then
                 bot.send(data)
+                bot.resume()  # it runs while the referee waits for it, and only then (the request first: one wake-up)
                 if attempt == 0 and self.work_ahead:  # while the bot thinks: work the game will need next
                     if decision == "play":
                         game.prepare_deal()
