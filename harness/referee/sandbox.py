@@ -746,8 +746,11 @@ _BACKEND: dict[str, tuple[CgroupBackend | None, str]] = {}
 
 
 def sweep(backend: CgroupBackend) -> int:
-    """Remove the empty bot cgroups left by harness processes that are gone (killed before
-    they could remove them: their names carry the pid). Returns how many."""
+    """End what is left in the bot cgroups of harness processes that are gone (killed
+    before they could end their bots: the cgroups' names carry their pid), then remove
+    those cgroups. A bot that outlived its harness (it cleared its parent-death signal,
+    in a process of its own or its sandbox's init) is ended here, at the next start of
+    the harness. Returns how many cgroups were removed."""
     gone = 0
     for parent in dict.fromkeys(backend.parents.values()):
         try:
@@ -760,11 +763,13 @@ def sweep(backend: CgroupBackend) -> int:
                 continue
             if os.path.exists(f"/proc/{parts[-2]}"):
                 continue  # its harness process still runs
+            path = os.path.join(parent, name)
+            BotCgroup(backend.kind, {"": path}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
             try:
-                os.rmdir(os.path.join(parent, name))
+                os.rmdir(path)
                 gone += 1
             except OSError:
-                pass  # not empty, or not ours to remove
+                pass  # not empty yet, or not ours to remove
     return gone
 
 
