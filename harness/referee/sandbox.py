@@ -468,12 +468,6 @@ class BotCgroup:
         except OSError:
             return []
 
-    def tasks(self) -> int | None:
-        """Its processes and threads as the pids controller counts them (forks in progress
-        and unreaped zombies included), or None if unknown."""
-        text = self._read("" if self.kind == "v2" else "pids", "pids.current").strip()
-        return int(text) if text.isdigit() else None
-
     def pids(self) -> list[int]:
         """The processes in the cgroup (host pids)."""
         seen: dict[int, None] = {}
