@@ -154,3 +154,126 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+# ----- escapes in C: a fork from a second thread while the main thread sleeps (a slow fork:
+# 20,000 mappings), each new process waking the others with kill(-1, SIGCONT); and the
+# sandbox's own init taken over with ptrace to wake everything -------------------------------
+
+HOSTILE = Path(__file__).resolve().parent / "hostile_bots"
+ESCAPER = textwrap.dedent("""
+    import os, sys, threading
+    prog = os.environ["PROG"]
+    if os.environ.get("DETACH"):
+        if os.fork() == 0:
+            os.setsid()
+            os.execv(prog, [prog, *os.environ.get("ARGS", "").split()])
+    else:
+        os.system(prog)
+    def spin():
+        while True:
+            pass
+    threading.Thread(target=spin, daemon=True).start()
+    sys.path.insert(0, os.environ["HARNESS_PARENT"])
+    from harness.bots.greedy import main
+    main()
+""")
+
+
+def compiled(tmp_path: Path, name: str) -> Path:
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (Debian: apt-get install gcc)")
+    out = tmp_path / "bot" / name
+    out.parent.mkdir(exist_ok=True)
+    subprocess.run([cc, "-O1", "-pthread", "-o", str(out), str(HOSTILE / f"{name}.c")], check=True,
+                   capture_output=True, timeout=120)
+    return out
+
+
+def escaper(tmp_path: Path, env: dict[str, str]) -> BotProcess:
+    if not OK:
+        pytest.skip(f"the sandbox cannot run here: {WHY}")
+    script = tmp_path / "bot" / "escaper.py"
+    script.write_text(ESCAPER)
+    spec = BotSpec("escaper", (sys.executable, str(script)), cwd=str(script.parent),
+                   env={**env, "HARNESS_PARENT": str(Path(harness_package()).parent)}, sandbox=Sandbox(mode="bwrap"))
+    bot = BotProcess(spec)
+    handshake(bot, "escaper", TimeControl(move_ms=2000, startup_ms=30000))
+    return bot
+
+
+def rounds_stopped(bot: BotProcess, rounds: int = 3) -> list[float]:
+    """CPU over 0.5 s after each of `rounds` stops (each after 0.3 s of running)."""
+    used = []
+    for _ in range(rounds):
+        bot.resume()
+        time.sleep(0.3)
+        bot.pause()
+        used.append(cpu_over(bot, 0.5))
+    return used
+
+
+def test_a_slow_fork_from_a_second_thread_waking_the_others_is_stopped(tmp_path: Path) -> None:
+    prog = compiled(tmp_path, "fork_chain")
+    bot = escaper(tmp_path, {"PROG": str(prog), "DETACH": "1", "ARGS": "20000 1"})
+    try:
+        assert all(u < 0.02 for u in rounds_stopped(bot)), "a process ran while the bot was stopped"
+    finally:
+        bot.stop()
+
+
+def test_the_sandbox_init_taken_over_is_stopped_with_the_bot(tmp_path: Path) -> None:
+    prog = compiled(tmp_path, "init_hijack")
+    bot = escaper(tmp_path, {"PROG": str(prog)})
+    try:
+        assert all(u < 0.02 for u in rounds_stopped(bot)), "a process ran while the bot was stopped"
+    finally:
+        bot.stop()
+
+
+def test_a_bot_that_ran_while_stopped_is_ended_at_its_next_turn(tmp_path: Path) -> None:
+    """Whatever way a process finds to run while the bot is stopped, the CPU it used is
+    seen when the bot is let run again: the bot is ended (a crash fault in a game)."""
+    from harness.referee import BotDied
+
+    bot = thief(tmp_path, "bwrap", spinners=2)
+    try:
+        assert bot.cgroup is not None
+        for pid in bot.cgroup.members():  # what an escaped process would do
+            os.kill(pid, __import__("signal").SIGCONT)
+        time.sleep(0.5)
+        with pytest.raises(BotDied, match="ran while it was stopped"):
+            bot.resume(check=True)
+    finally:
+        bot.stop()
+
+
+def test_the_next_start_ends_bots_a_killed_harness_left(tmp_path: Path) -> None:
+    """A bot can clear its parent-death signal (in its sandbox's init, too): the bot
+    cgroups of a harness process that is gone are emptied and removed at the next start."""
+    import subprocess
+
+    from harness.referee.sandbox import cgroups, sweep
+
+    backend, why = cgroups()
+    if backend is None:
+        pytest.skip(f"no cgroups here: {why}")
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no process has now
+    cg = backend.create("left", 64, 16)
+    for d in cg.dirs.values():
+        os.rename(d, d.replace(f"-{os.getpid()}-", f"-{gone.pid}-"))
+    cg.dirs = {k: v.replace(f"-{os.getpid()}-", f"-{gone.pid}-") for k, v in cg.dirs.items()}
+    left = subprocess.Popen(["sleep", "300"], preexec_fn=lambda: cg.join())
+    try:
+        os.kill(left.pid, __import__("signal").SIGSTOP)
+        assert sweep(backend) >= 1
+        assert left.wait(timeout=10) == -9
+        assert not any(os.path.exists(d) for d in cg.dirs.values())
+    finally:
+        if left.poll() is None:
+            left.kill()

@@ -91,10 +91,13 @@ class FakeBot:
     def drain_stderr(self) -> None:
         pass
 
-    def pause(self) -> None:
+    def pause(self, confirm: bool = True) -> None:
         self.paused = True
 
-    def resume(self) -> None:
+    def confirm_stopped(self) -> None:
+        pass
+
+    def resume(self, check: bool = False) -> None:
         self.paused = False
 
     def exit_code(self) -> int | None:

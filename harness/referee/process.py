@@ -20,8 +20,8 @@ from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, r
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
-_PAUSE_ROUNDS = 100_000  # member lists read while stopping a bot (its process limit bounds the forks)
 _PAUSE_WAIT_S = 2.0  # how long stopping a bot may wait for its processes to stop
+_RAN_WHILE_STOPPED_S = 0.03  # CPU a stopped bot's processes may gain (clock ticks are 10 ms)
 MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits is stuck
 LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still read
 
@@ -225,18 +225,32 @@ def _stat(pid: int) -> list[str] | None:
     return data[data.rfind(b")") + 2 :].decode().split()
 
 
-def _running(pid: int) -> bool:
-    """The process is running or waiting for a CPU (state R): it may be inside fork()."""
-    st = _stat(pid)
-    return st is not None and st[0] == "R"
-
-
-def _comm(pid: int) -> str:
+def _threads_stopped(pid: int) -> bool:
+    """Every thread of the process is stopped (T, t), or it is a zombie or gone: none of
+    them runs its code, or is inside fork()."""
     try:
-        with open(f"/proc/{pid}/comm") as fh:
-            return fh.read().strip()
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return ""
+        return True
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if data[data.rfind(b")") + 2:data.rfind(b")") + 3] not in (b"T", b"t", b"Z", b"X"):
+            return False
+    return True
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """CPU seconds of the processes and of the children they have waited for."""
+    total = 0.0
+    for p in pids:
+        st = _stat(p)
+        if st is not None and len(st) > 14:
+            total += _cpu(st, children=True)
+    return total
 
 
 def _cpu(fields: list[str], children: bool = False) -> float:
@@ -451,7 +465,9 @@ class BotProcess:
         self._last_scan = 0.0
         self.limit_reason: str | None = None
         self._paused = False  # its processes are stopped (SIGSTOP) until `resume`
-        self._box: tuple[int, frozenset[int]] | None = None  # bwrap's own processes, by start
+        self._confirmed = True  # every thread of it was seen stopped since `pause`
+        self._cpu_at_stop: float | None = None  # CPU seconds of its processes when seen stopped
+        self._signalled: set[int] = set()  # the processes sent SIGSTOP by this pause
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -780,97 +796,111 @@ class BotProcess:
         """Its processes are stopped until `resume` (or a read, or `bye`)."""
         return self._paused
 
-    def pause(self) -> None:
+    def pause(self, confirm: bool = True) -> None:
         """Stop every process of the bot (SIGSTOP, which no process can catch or ignore)
         until `resume`. The referee lets a bot run only while it waits for the bot's reply
         (and to start and to exit), so a bot takes no CPU on others' time: it cannot think
-        on an opponent's turn, nor slow the bots that are thinking. In a cgroup, processes
-        forked while it is being stopped are stopped too (the cgroup's member list is read
-        until it holds no process not yet stopped)."""
+        on an opponent's turn, nor slow the bots that are thinking. With `confirm` false
+        the signals are sent and `confirm_stopped` is left for later (the referee calls it
+        just before it lets another bot run, which gives this one time to reach its stop)."""
         proc = self.proc
         if proc is None or self._paused or proc.poll() is not None:
             return
         self._paused = True
-        self._signal_all(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        """Let the bot's processes run again (SIGCONT) after `pause`."""
-        if not self._paused:
-            return
-        self._paused = False
-        if self.proc is not None:
-            self._signal_all(signal.SIGCONT)
-
-    def _signal_all(self, sig: int) -> None:
-        """Send `sig` to every process of the bot (bwrap's own two processes aside: they
-        run none of its code). For SIGSTOP, until every process is stopped: a process
-        that was inside fork() when the signal came has a child the member list did not
-        show yet; once the parent is out of fork() (no longer running) the child is listed,
-        so the list is read again until it shows nothing new and nothing still running.
-        (A process asleep with SIGSTOP pending stops before it runs its own code again.)"""
-        assert self.proc is not None
+        self._confirmed = False
+        self._cpu_at_stop = None
         if self.cgroup is None and not self.sandboxed:
             try:
-                os.killpg(self.proc.pid, sig)  # its process group
+                os.killpg(proc.pid, signal.SIGSTOP)  # its process group (no cgroup to list)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._confirmed = True
+            return
+        self._signalled = set()
+        self._stop_listed(self._signalled)
+        if confirm:
+            self.confirm_stopped()
+
+    def confirm_stopped(self) -> None:
+        """Wait until every thread of every process of the bot is stopped and its cgroup's
+        member list shows no process not yet signalled. A thread inside fork() is not
+        stopped until the fork is done, and its child is listed by then, so this catches
+        the processes forked while the bot was being stopped. Then note the CPU time of
+        its processes: `resume` compares, and a bot that ran while stopped is ended."""
+        if not self._paused or self._confirmed or self.proc is None:
+            return
+        self._confirmed = True
+        done = self._signalled
+        give_up = time.monotonic() + _PAUSE_WAIT_S
+        while True:
+            members = self._stop_listed(done)
+            running = [p for p in members if not _threads_stopped(p)]
+            if not running:
+                if not self._stop_listed(done, only_new=True):
+                    self._cpu_at_stop = _cpu_of(members)
+                    return
+                continue
+            if time.monotonic() > give_up:
+                self._cpu_at_stop = None  # a thread in uninterruptible sleep: it stops when it wakes
+                return
+            for pid in running:  # again: one of its processes may have sent them SIGCONT
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.0002)  # let a process with the signal pending reach its stop
+
+    def _stop_listed(self, done: set[int], only_new: bool = False) -> list[int]:
+        """SIGSTOP the bot's processes not in `done` (bwrap's monitor aside, which is outside
+        the bot's namespaces and runs none of its code); returns the members listed, or with
+        `only_new` the ones just signalled."""
+        assert self.proc is not None
+        outer = self.proc.pid if self.sandboxed else -1
+        members = [p for p in (self.cgroup.members() if self.cgroup is not None else self._members()) if p != outer]
+        new = [p for p in members if p not in done]
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                pass
+            done.add(pid)
+        return new if only_new else members
+
+    def resume(self, check: bool = False) -> None:
+        """Let the bot's processes run again (SIGCONT) after `pause`. With `check`, a bot
+        whose processes used CPU while stopped (it found a way to run: an escaped process)
+        is ended and `LimitExceeded` raised."""
+        if not self._paused:
+            return
+        proc = self.proc
+        ran = 0.0
+        if proc is not None and check and self._cpu_at_stop is not None:
+            ran = _cpu_of(self._listed()) - self._cpu_at_stop
+        self._paused = False
+        if proc is None:
+            return
+        if ran > _RAN_WHILE_STOPPED_S:
+            self.limit_reason = (f"bot {self.spec.name!r} ran while it was stopped between its turns "
+                                 f"({round(ran * 1000)} ms of CPU)")
+            if self.cgroup is not None:
+                self.cgroup.kill()
+            raise LimitExceeded(self.limit_reason)
+        if self.cgroup is None and not self.sandboxed:
+            try:
+                os.killpg(proc.pid, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):
                 pass
             return
-        box = self._bwrap_pids()
-        done: set[int] = set()
-        give_up = time.monotonic() + _PAUSE_WAIT_S
-        for _ in range(_PAUSE_ROUNDS):
-            members = [p for p in (self.cgroup.members() if self.cgroup is not None else self._members())
-                       if p not in box]
-            todo = [p for p in members if p not in done]
-            for pid in todo:
-                try:
-                    os.kill(pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                done.add(pid)
-            if sig == signal.SIGCONT:
-                return  # a process that runs again may fork; nothing needs stopping now
-            if not todo:
-                return  # all were signalled before this list was read, and none was running
-            if self.cgroup is not None and self._no_fork_pending(members + list(box)):
-                return
-            if time.monotonic() > give_up:
-                return  # a process in uninterruptible sleep stops when it wakes
-            while any(_running(p) for p in todo) and time.monotonic() < give_up:
-                time.sleep(0.0002)  # let a process with the signal pending reach its stop
-
-    def _no_fork_pending(self, pids: list[int]) -> bool:
-        """No task is in the cgroup but the threads of `pids`: the pids controller, which
-        counts a fork from before the signal check that would abort it, agrees with their
-        thread counts (read between two readings of the counter). Then no process of the
-        bot can be inside fork() with a child still to appear, whether or not it has
-        reached its stop yet."""
-        assert self.cgroup is not None
-        before = self.cgroup.tasks()
-        threads = 0
-        for p in pids:
-            st = _stat(p)
-            if st is None:
-                return False  # gone since the list was read: read it again
-            threads += int(st[17])
-        return before is not None and before == threads == self.cgroup.tasks()
-
-    def _bwrap_pids(self) -> frozenset[int]:
-        """bwrap's monitor (the process started) and the init of the bot's PID namespace
-        (the monitor's child, named bwrap), or nothing when the bot is not sandboxed."""
-        if not self.sandboxed or self.proc is None:
-            return frozenset()
-        if self._box is None or self._box[0] != self.proc.pid:
-            outer = self.proc.pid
-            kids: list[int] = []
+        for pid in self._listed():
             try:
-                with open(f"/proc/{outer}/task/{outer}/children") as fh:
-                    kids = [int(x) for x in fh.read().split()]
-            except OSError:
+                os.kill(pid, signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
                 pass
-            inits = [k for k in kids if _comm(k) == "bwrap"]
-            self._box = (outer, frozenset([outer, *inits]))
-        return self._box[1]
+
+    def _listed(self) -> list[int]:
+        assert self.proc is not None
+        outer = self.proc.pid if self.sandboxed else -1
+        return [p for p in (self.cgroup.members() if self.cgroup is not None else self._members()) if p != outer]
 
     # ----- the watchdog ---------------------------------------------------------------
 

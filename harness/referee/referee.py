@@ -330,6 +330,7 @@ class Referee:
         self.decisions = 0
         self._t0 = 0.0
         self._stop_later: BotProcess | None = None  # the bot that answered last, still to be stopped
+        self._unconfirmed: BotProcess | None = None  # stopped, not yet seen wholly stopped
         self._events: list[dict[str, Any]] = []  # the game's public events, in order
 
     # ----- recording ------------------------------------------------------------------
@@ -414,6 +415,7 @@ class Referee:
             else:
                 self._route(game, self._decide(game, seat))
         self._stop_bot()
+        self._confirm_stopped()
         forfeits = [s.n for s in self.seats if s.forfeit]
         places = game.places(forfeits)
         scores = [p.score for p in game.players]
@@ -450,8 +452,15 @@ class Referee:
         move to get back to reading its stdin, where it stops at once."""
         last = self._stop_later
         if last is not None and last is not unless:
-            last.pause()
+            last.pause(confirm=False)  # confirmed before the next bot may run (_confirm_stopped)
             self._stop_later = None
+            self._unconfirmed = last
+
+    def _confirm_stopped(self) -> None:
+        """Wait until the bot stopped last is wholly stopped (BotProcess.confirm_stopped)."""
+        if self._unconfirmed is not None:
+            self._unconfirmed.confirm_stopped()
+            self._unconfirmed = None
 
     def _route(self, game: Game, events: list[dict[str, Any]]) -> None:
         """Log public events (each seat gets those it has not seen with its next request);
@@ -514,8 +523,9 @@ class Referee:
             deadline = t_start + budget
             kind = reason = None
             try:
+                self._confirm_stopped()  # no other bot runs while this one thinks
                 bot.send(data)
-                bot.resume()  # it runs while the referee waits for it, and only then (the request first: one wake-up)
+                bot.resume(check=True)  # it runs while the referee waits for it, and only then
                 if attempt == 0 and self.work_ahead:  # while the bot thinks: work the game will need next
                     if decision == "play":
                         game.prepare_deal()

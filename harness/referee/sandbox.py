@@ -468,12 +468,6 @@ class BotCgroup:
         except OSError:
             return []
 
-    def tasks(self) -> int | None:
-        """Its processes and threads as the pids controller counts them (forks in progress
-        and unreaped zombies included), or None if unknown."""
-        text = self._read("" if self.kind == "v2" else "pids", "pids.current").strip()
-        return int(text) if text.isdigit() else None
-
     def pids(self) -> list[int]:
         """The processes in the cgroup (host pids)."""
         seen: dict[int, None] = {}
@@ -746,8 +740,11 @@ _BACKEND: dict[str, tuple[CgroupBackend | None, str]] = {}
 
 
 def sweep(backend: CgroupBackend) -> int:
-    """Remove the empty bot cgroups left by harness processes that are gone (killed before
-    they could remove them: their names carry the pid). Returns how many."""
+    """End what is left in the bot cgroups of harness processes that are gone (killed
+    before they could end their bots: the cgroups' names carry their pid), then remove
+    those cgroups. A bot that outlived its harness (it cleared its parent-death signal,
+    in a process of its own or its sandbox's init) is ended here, at the next start of
+    the harness. Returns how many cgroups were removed."""
     gone = 0
     for parent in dict.fromkeys(backend.parents.values()):
         try:
@@ -760,11 +757,13 @@ def sweep(backend: CgroupBackend) -> int:
                 continue
             if os.path.exists(f"/proc/{parts[-2]}"):
                 continue  # its harness process still runs
+            path = os.path.join(parent, name)
+            BotCgroup(backend.kind, {"": path}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
             try:
-                os.rmdir(os.path.join(parent, name))
+                os.rmdir(path)
                 gone += 1
             except OSError:
-                pass  # not empty, or not ours to remove
+                pass  # not empty yet, or not ours to remove
     return gone
 
 
