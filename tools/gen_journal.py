@@ -51,10 +51,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.journal import Journal, read_chain  # noqa: E402
-from harness.tournament.ratings import Ratings  # noqa: E402
+from harness.tournament.journal import Journal  # noqa: E402
+from harness.tournament.ledger import MARKER  # noqa: E402
+from harness.tournament.ratings import rules_draw_probability  # noqa: E402
 from harness.tournament.runner import prepare_output, publish  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
+from harness.tournament.tally import CHECKPOINT, read_checkpoint, tally_journal  # noqa: E402
 
 FAULT_REASON = "no reply within 1000 ms to a draw request"
 
@@ -153,26 +155,28 @@ def write_journal(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
 def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = None) -> dict[str, Any]:
     """Publish the folder from games.jsonl as the end of a run does (with `resamples`
     bootstrap resamples instead of the config's, if given), timing each step: reading the
-    journal, TrueSkill (a run rates each game as it finishes, so its end does not pay
-    this), and `publish` itself (statistics, leaderboards, the site)."""
+    journal one line at a time into the running aggregates (`tally_journal`: what a run
+    keeps as it plays), with TrueSkill unless the ratings checkpoint of these very games
+    is there (a run rates each game as it finishes, so its end does not pay this), and
+    `publish` itself (statistics, leaderboards, the site)."""
     if resamples is not None:
         cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=resamples))
+    out = cfg.output
+    draws = rules_draw_probability(cfg.rules)
+    meta = json.loads((out / MARKER).read_text())
     t0 = time.monotonic()
-    state = read_chain(cfg.output / "games.jsonl", None)
-    records = state.games
+    checkpointed = (out / CHECKPOINT).exists() and bool(meta.get("ratings_sha256"))
+    tally, state = tally_journal(out / "games.jsonl", cfg.entrants, None, draws, ratings=not checkpointed)
+    ratings = read_checkpoint(out, state.head, state.lines, meta.get("ratings_sha256"), draws) if checkpointed else None
+    if checkpointed and ratings is None:  # not these games' ratings: rate them
+        tally, state = tally_journal(out / "games.jsonl", cfg.entrants, None, draws)
     t1 = time.monotonic()
-    ratings = Ratings(cfg.entrants)
-    for i in sorted(records):
-        r = records[i]
-        if r.get("reason") != "not_played":
-            ratings.update(r["id"], r["seats"], r["places"])
-    t2 = time.monotonic()
-    print(json.dumps({"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2), "peak_mb": round(_peak_mb())}),
-          flush=True)
-    board = publish(cfg, records, build_site=build_site, ratings=ratings,
-                    finished=len(records) == len(schedule(cfg)), head=state.head)
-    board["timings"] = {"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2),
-                        "publish_s": round(time.monotonic() - t2, 2)}
+    print(json.dumps({"read_s": round(t1 - t0, 2), "ratings": "checkpoint" if ratings else "rated",
+                      "peak_mb": round(_peak_mb())}), flush=True)
+    # The journal holds the config's whole schedule (this tool writes it so): finished.
+    board = publish(cfg, tally, build_site=build_site, ratings=ratings, finished=True, head=state.head)
+    board["timings"] = {"read_s": round(t1 - t0, 2), "publish_s": round(time.monotonic() - t1, 2),
+                        "ratings": "checkpoint" if ratings else "rated"}
     return board
 
 

@@ -98,8 +98,9 @@ class GameArrays:
         ids = np.asarray(ids, dtype=np.int64)
         order = np.argsort(ids, kind="stable")
         ids, keys = ids[order], np.asarray(keys, dtype=np.int64)[order]
-        seats = np.asarray(seats, dtype=np.int32).reshape(len(ids), -1)[order]
-        places = np.asarray(places, dtype=np.int16).reshape(len(ids), -1)[order]
+        seats, places = np.asarray(seats, dtype=np.int32), np.asarray(places, dtype=np.int16)
+        width = seats.shape[-1] if seats.ndim == 2 else 2
+        seats, places = seats.reshape(len(ids), width)[order], places.reshape(len(ids), width)[order]
         if len(ids):
             _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
             rank = np.empty(len(first), dtype=np.int64)

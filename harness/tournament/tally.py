@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import math
+import time
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -37,7 +40,8 @@ class GameTally:
     `ratings`: rate TrueSkill as games arrive (with `draw_probability`); without it the
     board's ratings must be given (a checkpoint, see `ratings_checkpoint`)."""
 
-    def __init__(self, entrants: Sequence[str], draw_probability: float | None = None, ratings: bool = True) -> None:
+    def __init__(self, entrants: Sequence[str], draw_probability: float | None = None, ratings: bool = True,
+                 leader_every_s: float = 0.5) -> None:
         self.entrants = list(entrants)
         self.index = {e: i for i, e in enumerate(self.entrants)}
         n = len(self.entrants)
@@ -65,6 +69,9 @@ class GameTally:
         if ratings:
             self.ratings = Ratings(self.entrants) if draw_probability is None else Ratings(self.entrants, draw_probability)
         self._rate_next = 0
+        self._leader_every_s = leader_every_s
+        self._asked = -math.inf
+        self._leader: str | None = None
         self._rate_wait: dict[int, tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
         self._digest = hashlib.sha256()
         self._digest_next = 0
@@ -84,8 +91,13 @@ class GameTally:
         return byte < len(self._seen) and bool(self._seen[byte] >> (index & 7) & 1)
 
     def leader(self) -> str | None:
-        """The entrant with the highest TrueSkill μ − 3σ over the games rated so far."""
-        return self.ratings.leader() if self.ratings is not None and self._rate_next else None
+        """The entrant with the highest TrueSkill μ − 3σ over the games rated so far (looked
+        up again at most every `leader_every_s` seconds)."""
+        now = time.monotonic()
+        if now - self._asked >= self._leader_every_s:
+            self._asked = now
+            self._leader = self.ratings.leader() if self.ratings is not None and self._rate_next else None
+        return self._leader
 
     # ----- adding ----------------------------------------------------------------------------
 
@@ -269,3 +281,37 @@ def tally_journal(path: Path, entrants: Sequence[str], start: str | None, draw_p
 
     state = iter_chain(path, start, add)
     return tally, state
+
+
+CHECKPOINT = "ratings.checkpoint.json"
+"""TrueSkill as it stood after the published games, so that publishing them again need not
+rate every game again (a million games take half an hour)."""
+
+
+def checkpoint_bytes(ratings: Ratings, head: str, games: int) -> bytes:
+    """OUT/ratings.checkpoint.json for `ratings`: TrueSkill after exactly the `games` lines
+    of games.jsonl whose chain ends in `head`, rated in game-index order. Its SHA-256 goes
+    into tournament.json (`ratings_sha256`)."""
+    return (json.dumps({"journal_head": head, "games": games, "ratings": ratings.state()}) + "\n").encode()
+
+
+def read_checkpoint(out: Path, head: str | None, games: int, sha256: str | None,
+                    draw_probability: float | None = None) -> Ratings | None:
+    """The checkpointed ratings if they are those of the journal just read: the file hashes
+    to `sha256` (tournament.json's `ratings_sha256`, written with it), and its chain head
+    and line count are `head` and `games` of the journal as read (links checked);
+    otherwise (none, stale, edited, another journal) None, and the games are rated again.
+    `p10-tourney verify` never reads it: it rates every game."""
+    try:
+        raw = (out / CHECKPOINT).read_bytes()
+        if not sha256 or hashlib.sha256(raw).hexdigest() != sha256:
+            return None
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("journal_head") != head or data.get("games") != games or not head:
+            return None
+        ratings = Ratings.from_state(data["ratings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if draw_probability is not None and ratings.draw_probability != draw_probability:
+        return None
+    return ratings
