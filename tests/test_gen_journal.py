@@ -103,3 +103,31 @@ def test_publishing_again_uses_the_ratings_checkpoint_only_for_its_own_games(gen
     assert gen.republish(cfg, build_site=False)["timings"]["ratings"] == "rated"
     assert (out / "leaderboard.json").read_bytes() == first
     assert verify_results(out, replays=False).ok
+
+
+def test_a_large_field_publishes_only_the_pairs_that_met(gen, tmp_path: Path) -> None:
+    """Beyond 20 entrants the per-pair tables are bounded by the pairs that met, not every
+    pair: head_to_head and statistics.pairs_met list only those (the same shape), so do the
+    rows of head_to_head.csv, and the Markdown has no entrants × entrants matrix. Small
+    fields keep every pair (tests/test_stats.py)."""
+    import csv
+    import json
+
+    out = tmp_path / "r"
+    assert gen.main([str(out), "--entrants", "30", "--games", "40", "--table-size", "2"]) == 0
+    board = json.loads((out / "leaderboard.json").read_text())
+    games = read_journal(out / "games.jsonl")
+    met = {(a, b) for g in games.values() for a in g["seats"] for b in g["seats"] if a != b}
+    h2h = board["head_to_head"]
+    assert {(a, b) for a, row in h2h.items() for b in row} == met and len(h2h) == 30
+    assert all(c["games"] == c["ahead"] + c["behind"] + c["tied"] > 0 for row in h2h.values() for c in row.values())
+    pm = board["statistics"]["pairs_met"]
+    assert {(a, b) for a, row in pm.items() for b in row} == met
+    rows = list(csv.reader((out / "head_to_head.csv").open()))
+    assert len(rows) == 1 + len(met)
+    md = (out / "leaderboard.md").read_text()
+    assert "head_to_head.csv" in md and "| e0001 | — |" not in md
+    stats_md = (out / "stats.md").read_text()
+    assert f"{len(met) // 2} of {30 * 29 // 2} pairs met" in stats_md
+    assert (out / "site" / "index.html").exists()
+    assert verify_results(out, replays=False).ok
