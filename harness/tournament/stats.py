@@ -443,42 +443,46 @@ class DealBootstrap:
         self.games = arr.games
         base: dict[tuple[int, ...], int] = {}
         size = 0
-        # A game's part of its group's row, by (seats, places): the same games recur.
-        part: dict[tuple[tuple[int, ...], tuple[int, ...]], list[tuple[int, float]]] = {}
-        single: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, float], ...]] = {}
+        # Games of the same kind (seats and places) recur: each kind's part of a group's row
+        # is worked out once, kinds numbered in the order they first occur.
+        kind = _ordinal(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel()
+                        ) if arr.games else np.zeros(0, dtype=np.int64)
+        n_kinds = int(kind.max()) + 1 if len(kind) else 0
+        first = np.full(n_kinds, arr.games, dtype=np.int64)
+        np.minimum.at(first, kind, np.arange(arr.games))
+        part: list[list[tuple[int, float]]] = []
+        for k in first.tolist():
+            key = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
+            table: dict[tuple[int, ...], list[float]] = {}
+            _merge(game_stages(*key), table)
+            items: list[tuple[int, float]] = []
+            for risk, row in table.items():
+                if risk not in base:
+                    base[risk] = size
+                    size += len(row)
+                items += [(base[risk] + j, x) for j, x in enumerate(row)]
+            for i, p in zip(*key):  # places: negative slots until the sets are numbered
+                items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
+            part.append(items)
+        single: dict[int, int] = {}  # a kind → the type of a group of that one game
         types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
         order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
         g_of = arr.group[order]
         bounds = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1], True]).tolist() if len(order) else [0]
-        seats_l, places_l, size_l = arr.seats[order].tolist(), arr.places[order].tolist(), arr.size[order].tolist()
+        kind_l = kind[order].tolist()
         group_type = np.empty(len(bounds) - 1, dtype=np.intp)
         for g, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
-            keys = [(tuple(seats_l[k][:size_l[k]]), tuple(places_l[k][:size_l[k]])) for k in range(lo, hi)]
-            for key in keys:
-                if key in part:
-                    continue
-                table: dict[tuple[int, ...], list[float]] = {}
-                _merge(game_stages(*key), table)
-                items: list[tuple[int, float]] = []
-                for risk, row in table.items():
-                    if risk not in base:
-                        base[risk] = size
-                        size += len(row)
-                    items += [(base[risk] + j, x) for j, x in enumerate(row)]
-                for i, p in zip(*key):  # places: negative slots until the sets are numbered
-                    items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
-                part[key] = items
-            if len(keys) == 1:
-                sig = single.get(keys[0])
-                if sig is None:
-                    sig = single[keys[0]] = tuple(sorted(part[keys[0]]))
-            else:
-                flat: dict[int, float] = defaultdict(float)
-                for key in keys:
-                    for slot, x in part[key]:
-                        flat[slot] += x
-                sig = tuple(sorted(flat.items()))
-            group_type[g] = types.setdefault(sig, len(types))
+            if hi - lo == 1:
+                t = single.get(kind_l[lo])
+                if t is None:
+                    t = single[kind_l[lo]] = types.setdefault(tuple(sorted(part[kind_l[lo]])), len(types))
+                group_type[g] = t
+                continue
+            flat: dict[int, float] = defaultdict(float)
+            for k in kind_l[lo:hi]:
+                for slot, x in part[k]:
+                    flat[slot] += x
+            group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
         del part, single
         self._place_slot = place_slot = size
         self._size = size + 2 * n
