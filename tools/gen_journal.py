@@ -176,7 +176,7 @@ def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = N
         ratings = ratings or Ratings(cfg.entrants, draws)
     elif checkpointed and ratings is None:  # not these games' ratings: rate them
         tally, state = tally_journal(out / "games.jsonl", cfg.entrants, None, draws)
-    t1 = time.monotonic()
+    t1, c1 = time.monotonic(), time.process_time()
     print(json.dumps({"read_s": round(t1 - t0, 2), "ratings": how,
                       "peak_mb": round(_peak_mb())}), flush=True)
     # The journal holds the config's whole schedule (this tool writes it so): finished.
@@ -186,6 +186,7 @@ def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = N
         (out / MARKER).write_text(json.dumps(json.loads((out / MARKER).read_text()) | {"ratings_sha256": None}, indent=1)
                                   + "\n")
     board["timings"] = {"read_s": round(t1 - t0, 2), "publish_s": round(time.monotonic() - t1, 2),
+                        "publish_cpu_s": round(time.process_time() - c1, 2),
                         "ratings": how}
     return board
 
