@@ -57,7 +57,7 @@ def tally_leaderboard(
         raise ValueError("no TrueSkill ratings: the tally was kept without them and none were given")
     sums = tally.sums
     table = ratings.table()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, e in enumerate(entrants):
         mu, sigma = table[e]
         games = sums["games"][i]

@@ -649,7 +649,9 @@ def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequen
 def _fit_table(table: Mapping[tuple[int, ...], Sequence[float]], n: int, prior: float) -> list[float]:
     """θ maximising the likelihood of a `_merge` table (risk set → [weight, chosen of each]):
     `newton_pl`'s steps from θ = 0, on arrays."""
-    sets_at, flat, size = [], [], 0
+    sets_at: list[tuple[tuple[int, ...], int]] = []
+    flat: list[float] = []
+    size = 0
     for key, row in table.items():
         sets_at.append((key, size))
         flat.extend(row)
