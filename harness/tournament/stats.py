@@ -464,26 +464,26 @@ class DealBootstrap:
             for i, p in zip(*key):  # places: negative slots until the sets are numbered
                 items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
             part.append(items)
-        single: dict[int, int] = {}  # a kind → the type of a group of that one game
         types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
         order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
-        g_of = arr.group[order]
-        bounds = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1], True]).tolist() if len(order) else [0]
-        kind_l = kind[order].tolist()
+        bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True]) if len(order) \
+            else np.zeros(1, dtype=np.int64)
+        lone = np.diff(bounds) == 1
         group_type = np.empty(len(bounds) - 1, dtype=np.intp)
-        for g, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
-            if hi - lo == 1:
-                t = single.get(kind_l[lo])
-                if t is None:
-                    t = single[kind_l[lo]] = types.setdefault(tuple(sorted(part[kind_l[lo]])), len(types))
-                group_type[g] = t
-                continue
+        # Groups of one game (every group, with plain deals): the type of their game's kind.
+        lone_kind = kind[order[bounds[:-1][lone]]]
+        kind_type = np.full(n_kinds, -1, dtype=np.intp)
+        for k in np.unique(lone_kind).tolist():
+            kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
+        group_type[lone] = kind_type[lone_kind]
+        del lone_kind, kind_type
+        for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
             flat: dict[int, float] = defaultdict(float)
-            for k in kind_l[lo:hi]:
+            for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
                 for slot, x in part[k]:
                     flat[slot] += x
             group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
-        del part, single
+        del part, order, bounds
         self._place_slot = place_slot = size
         self._size = size + 2 * n
         self._type_rows: list[tuple[tuple[int, float], ...]] = [
@@ -745,6 +745,8 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
     names = list(entrants)
     arr = as_arrays(records, names)
     per: dict[str, Any] = {e: None for e in names}
+    if arr.groups == arr.games:  # no deal was replayed (plain deals): k = 1 for everyone
+        return {"share": None, "efficiency": None, "by_entrant": per}
     gi, si = np.nonzero(arr.seats >= 0)  # one row per seat taken, in game order
     if not len(gi):
         return {"share": None, "efficiency": None, "by_entrant": per}

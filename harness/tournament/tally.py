@@ -209,15 +209,21 @@ class GameTally:
         ids = np.frombuffer(self._ids, dtype=np.int64) if len(self._ids) else np.zeros(0, dtype=np.int64)
         size = np.frombuffer(self._size, dtype=np.int8).astype(np.int64) if len(self._size) else np.zeros(0, np.int64)
         width = int(size.max()) if len(size) else 2
-        starts = np.cumsum(size) - size
-        col = np.arange(width)
-        inside = col[None, :] < size[:, None]
-        at = (starts[:, None] + col[None, :])[inside]
-        seats = np.full((len(ids), width), -1, dtype=np.int32)
-        places = np.zeros((len(ids), width), dtype=np.int16)
-        if len(ids):
-            seats[inside] = np.frombuffer(self._seats, dtype=np.int32)[at]
-            places[inside] = np.frombuffer(self._places, dtype=np.int16)[at]
+        if len(ids) and int(size.min()) == width:  # every table the same size: the flat arrays reshaped
+            seats = np.frombuffer(self._seats, dtype=np.int32).reshape(len(ids), width).copy()
+            places = np.frombuffer(self._places, dtype=np.int16).reshape(len(ids), width).copy()
+        else:
+            starts = np.cumsum(size) - size
+            col = np.arange(width)
+            inside = col[None, :] < size[:, None]
+            at = (starts[:, None] + col[None, :])[inside]
+            seats = np.full((len(ids), width), -1, dtype=np.int32)
+            places = np.zeros((len(ids), width), dtype=np.int16)
+            if len(ids):
+                seats[inside] = np.frombuffer(self._seats, dtype=np.int32)[at]
+                places[inside] = np.frombuffer(self._places, dtype=np.int16)[at]
+            del starts, inside, at
+        del size
         keys = np.frombuffer(self._keys, dtype=np.int64) if len(self._keys) else np.zeros(0, dtype=np.int64)
         if upto is not None:
             m = np.isin(ids, np.asarray(list(upto), dtype=np.int64))
