@@ -225,10 +225,18 @@ def _stat(pid: int) -> list[str] | None:
     return data[data.rfind(b")") + 2 :].decode().split()
 
 
-def _stopped(pid: int) -> bool:
-    """The process is stopped, a zombie, or gone: it runs nothing (and forks nothing)."""
+def _running(pid: int) -> bool:
+    """The process is running or waiting for a CPU (state R): it may be inside fork()."""
     st = _stat(pid)
-    return st is None or st[0] in ("T", "t", "Z", "X")
+    return st is not None and st[0] == "R"
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
 
 
 def _cpu(fields: list[str], children: bool = False) -> float:
@@ -443,6 +451,7 @@ class BotProcess:
         self._last_scan = 0.0
         self.limit_reason: str | None = None
         self._paused = False  # its processes are stopped (SIGSTOP) until `resume`
+        self._box: tuple[int, frozenset[int]] | None = None  # bwrap's own processes, by start
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -793,10 +802,12 @@ class BotProcess:
             self._signal_all(signal.SIGCONT)
 
     def _signal_all(self, sig: int) -> None:
-        """Send `sig` to every process of the bot. For SIGSTOP, until every process is
-        stopped: a process that was inside fork() when the signal came has a child the
-        member list did not show yet; once the parent has stopped, the child is listed, so
-        the list is read again until it shows nothing new and nothing still running."""
+        """Send `sig` to every process of the bot (bwrap's own two processes aside: they
+        run none of its code). For SIGSTOP, until every process is stopped: a process
+        that was inside fork() when the signal came has a child the member list did not
+        show yet; once the parent is out of fork() (no longer running) the child is listed,
+        so the list is read again until it shows nothing new and nothing still running.
+        (A process asleep with SIGSTOP pending stops before it runs its own code again.)"""
         assert self.proc is not None
         if self.cgroup is None and not self.sandboxed:
             try:
@@ -804,10 +815,12 @@ class BotProcess:
             except (ProcessLookupError, PermissionError):
                 pass
             return
+        box = self._bwrap_pids()
         done: set[int] = set()
         give_up = time.monotonic() + _PAUSE_WAIT_S
         for _ in range(_PAUSE_ROUNDS):
-            members = self._members()
+            members = [p for p in (self.cgroup.members() if self.cgroup is not None else self._members())
+                       if p not in box]
             todo = [p for p in members if p not in done]
             for pid in todo:
                 try:
@@ -817,12 +830,47 @@ class BotProcess:
                 done.add(pid)
             if sig == signal.SIGCONT:
                 return  # a process that runs again may fork; nothing needs stopping now
-            if not todo and all(_stopped(p) for p in members):
+            if not todo:
+                return  # all were signalled before this list was read, and none was running
+            if self.cgroup is not None and self._no_fork_pending(members + list(box)):
                 return
             if time.monotonic() > give_up:
                 return  # a process in uninterruptible sleep stops when it wakes
-            if not todo:
-                time.sleep(0)  # let a process with the signal pending reach its stop
+            while any(_running(p) for p in todo) and time.monotonic() < give_up:
+                time.sleep(0.0002)  # let a process with the signal pending reach its stop
+
+    def _no_fork_pending(self, pids: list[int]) -> bool:
+        """No task is in the cgroup but the threads of `pids`: the pids controller, which
+        counts a fork from before the signal check that would abort it, agrees with their
+        thread counts (read between two readings of the counter). Then no process of the
+        bot can be inside fork() with a child still to appear, whether or not it has
+        reached its stop yet."""
+        assert self.cgroup is not None
+        before = self.cgroup.tasks()
+        threads = 0
+        for p in pids:
+            st = _stat(p)
+            if st is None:
+                return False  # gone since the list was read: read it again
+            threads += int(st[17])
+        return before is not None and before == threads == self.cgroup.tasks()
+
+    def _bwrap_pids(self) -> frozenset[int]:
+        """bwrap's monitor (the process started) and the init of the bot's PID namespace
+        (the monitor's child, named bwrap), or nothing when the bot is not sandboxed."""
+        if not self.sandboxed or self.proc is None:
+            return frozenset()
+        if self._box is None or self._box[0] != self.proc.pid:
+            outer = self.proc.pid
+            kids: list[int] = []
+            try:
+                with open(f"/proc/{outer}/task/{outer}/children") as fh:
+                    kids = [int(x) for x in fh.read().split()]
+            except OSError:
+                pass
+            inits = [k for k in kids if _comm(k) == "bwrap"]
+            self._box = (outer, frozenset([outer, *inits]))
+        return self._box[1]
 
     # ----- the watchdog ---------------------------------------------------------------
 

@@ -329,6 +329,7 @@ class Referee:
         self.stale = 0
         self.decisions = 0
         self._t0 = 0.0
+        self._stop_later: BotProcess | None = None  # the bot that answered last, still to be stopped
         self._events: list[dict[str, Any]] = []  # the game's public events, in order
 
     # ----- recording ------------------------------------------------------------------
@@ -412,6 +413,7 @@ class Referee:
                 self._route(game, game.apply(action))
             else:
                 self._route(game, self._decide(game, seat))
+        self._stop_bot()
         forfeits = [s.n for s in self.seats if s.forfeit]
         places = game.places(forfeits)
         scores = [p.score for p in game.players]
@@ -441,6 +443,16 @@ class Referee:
         result.recording = self.record
         return result
 
+    def _stop_bot(self, unless: BotProcess | None = None) -> None:
+        """Stop the bot that answered last (BotProcess.pause), unless it is `unless`, the
+        one asked next (a turn's draw and play go to the same bot). Stopping it here rather
+        than the moment its reply is read gives it the time the referee takes over the
+        move to get back to reading its stdin, where it stops at once."""
+        last = self._stop_later
+        if last is not None and last is not unless:
+            last.pause()
+            self._stop_later = None
+
     def _route(self, game: Game, events: list[dict[str, Any]]) -> None:
         """Log public events (each seat gets those it has not seen with its next request);
         send hand_end as its own message."""
@@ -467,6 +479,7 @@ class Referee:
         decision = game.decision
         assert decision is not None
         bot = seat.bot
+        self._stop_bot(bot)
         n = seat.n
         record = self.record
         ahead = seat.ahead
@@ -501,8 +514,8 @@ class Referee:
             deadline = t_start + budget
             kind = reason = None
             try:
-                bot.resume()  # it runs while the referee waits for it, and only then
                 bot.send(data)
+                bot.resume()  # it runs while the referee waits for it, and only then (the request first: one wake-up)
                 if attempt == 0 and self.work_ahead:  # while the bot thinks: work the game will need next
                     if decision == "play":
                         game.prepare_deal()
@@ -534,7 +547,7 @@ class Referee:
                         raise MalformedMessage(
                             f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
                             f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
-                bot.pause()
+                self._stop_later = bot
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
                 if "id" not in reply:
@@ -547,7 +560,7 @@ class Referee:
                     record.action(n, action, False)
                 return events
             except BotTimeout:
-                bot.pause()
+                self._stop_later = bot
                 seat.think += time.monotonic() - t_start
                 kind = "timeout"
                 if self.tc.game_ms is not None and seat.think >= self.tc.game_ms / 1000:
@@ -561,10 +574,10 @@ class Referee:
                 self._forfeit(seat, "crash", str(e))
                 break
             except LineTooLong as e:
-                bot.pause()
+                self._stop_later = bot
                 kind, reason = "malformed", f"protocol: {e}"
             except MalformedMessage as e:
-                bot.pause()
+                self._stop_later = bot
                 kind, reason = "malformed", f"protocol: {e}"
             except IllegalMove as e:
                 kind, reason = "illegal", str(e)

@@ -37,24 +37,24 @@ pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {W
 MODES = ("bwrap", "none")
 
 
-def _paired(n: int, fn: Any) -> dict[str, list[float]]:
-    """`fn(mode)` for both modes, n pairs, the order turning each pair."""
-    out: dict[str, list[float]] = {m: [] for m in MODES}
+def _paired(n: int, fn: Any, sides: tuple[str, str] = MODES) -> dict[str, list[float]]:
+    """`fn(side)` for both sides (default: the two modes), n pairs, the order turning each pair."""
+    out: dict[str, list[float]] = {m: [] for m in sides}
     for i in range(n):
-        for m in (MODES if i % 2 == 0 else MODES[::-1]):
+        for m in (sides if i % 2 == 0 else sides[::-1]):
             out[m].append(fn(m))
     return out
 
 
 def _summary(name: str, unit: str, got: dict[str, list[float]], scale: float = 1.0) -> dict[str, Any]:
-    a, b = got["bwrap"], got["none"]
+    (ka, a), (kb, b) = got.items()
     diffs = [(x - y) * scale for x, y in zip(a, b)]
     ratios = [x / y for x, y in zip(a, b)]
-    info = {"pairs": len(a), f"bwrap_median_{unit}": round(statistics.median(a) * scale, 2),
-            f"none_median_{unit}": round(statistics.median(b) * scale, 2),
+    info = {"pairs": len(a), f"{ka}_median_{unit}": round(statistics.median(a) * scale, 2),
+            f"{kb}_median_{unit}": round(statistics.median(b) * scale, 2),
             f"difference_median_{unit}": round(statistics.median(diffs), 2),
             "ratio_median": round(statistics.median(ratios), 3)}
-    print(f"\n{name}: bwrap {info[f'bwrap_median_{unit}']} {unit}, none {info[f'none_median_{unit}']} {unit} "
+    print(f"\n{name}: {ka} {info[f'{ka}_median_{unit}']} {unit}, {kb} {info[f'{kb}_median_{unit}']} {unit} "
           f"(medians of {len(a)} pairs); difference per pair, median {info[f'difference_median_{unit}']} {unit}; "
           f"ratio per pair, median x{info['ratio_median']}")
     return info
@@ -155,3 +155,43 @@ def test_tournament_throughput_with_and_without_sandbox(benchmark, tmp_path: Pat
     info = _summary("whole run", "games_per_s", got)
     info.update({f"steady_{k}": v for k, v in _summary("steady state", "games_per_s", steady).items()})
     benchmark.extra_info.update(info)
+
+
+def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per decision of a refereed 4-player game of sandboxed Python greedy bots, with the
+    bots stopped between their turns (the default: `BotProcess.pause`) and with the stop
+    switched off (pause and resume made no-ops), the same games, in pairs."""
+    names = [f"g{s}" for s in range(4)]
+    bots = [BotProcess(BotSpec(n, tuple(GREEDY), cwd=str(ROOT), sandbox=Sandbox(mode="bwrap"))) for n in names]
+    for n, b in zip(names, bots):
+        handshake(b, n, TC)
+    pairs = 1 if benchmark.disabled else 12
+    real = (BotProcess.pause, BotProcess.resume)
+
+    def once(side: str) -> float:
+        if side == "stopped":
+            monkeypatch.setattr(BotProcess, "pause", real[0])
+            monkeypatch.setattr(BotProcess, "resume", real[1])
+        else:
+            for b in bots:
+                b.resume()
+            monkeypatch.setattr(BotProcess, "pause", lambda self: None)
+            monkeypatch.setattr(BotProcess, "resume", lambda self: None)
+        t = time.perf_counter()
+        decisions = 0
+        for g in range(3):
+            res = play_game(bots, names, Rules(), 3000 + g, f"g{g}", time_control=TC)
+            assert res.faults == []
+            decisions += res.decisions
+        return (time.perf_counter() - t) / decisions
+
+    got: dict[str, list[float]] = {}
+    try:
+        benchmark.pedantic(lambda: got.update(_paired(pairs, once, ("stopped", "running"))), rounds=1, iterations=1)
+    finally:
+        monkeypatch.undo()
+        for b in bots:
+            if b.alive:
+                b.send(encode({"type": "bye"}))
+            b.stop()
+    benchmark.extra_info.update(_summary("per decision, greedy bots stopped between turns or not", "us", got, 1e6))
