@@ -72,3 +72,62 @@ def test_published_folder_ranks_by_latent_strength_and_reports(gen, tmp_path: Pa
     assert (out / "site" / "index.html").is_file()
     v = verify_results(out)  # the hash chain, the schedule and the published files all check out
     assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule", "leaderboard"], v.checks
+
+
+def test_publishing_again_uses_the_ratings_checkpoint_only_for_its_own_games(gen, tmp_path: Path) -> None:
+    """The end of a publish keeps TrueSkill (ratings.checkpoint.json, its SHA-256 in
+    tournament.json), so publishing the same games again does not rate them again and
+    writes the same leaderboard; a checkpoint edited by hand, or of other games (even with
+    tournament.json's hash rewritten to match), is not used: the games are rated again."""
+    import hashlib
+    import json
+
+    out = tmp_path / "r"
+    assert gen.main([str(out), "--entrants", "5", "--games", "120", "--no-site"]) == 0
+    first = (out / "leaderboard.json").read_bytes()
+    cfg = gen._load_written_config(out)
+    assert gen.republish(cfg, build_site=False)["timings"]["ratings"] == "checkpoint"
+    assert (out / "leaderboard.json").read_bytes() == first
+    ck, marker = out / "ratings.checkpoint.json", out / "tournament.json"
+    data = json.loads(ck.read_text())
+    forged = json.loads(json.dumps(data))
+    forged["ratings"]["entrants"]["e0005"]["mu"] = 99.0
+    ck.write_text(json.dumps(forged))
+    assert gen.republish(cfg, build_site=False)["timings"]["ratings"] == "rated"
+    assert (out / "leaderboard.json").read_bytes() == first
+    stale = dict(data, games=data["games"] - 1)
+    raw = json.dumps(stale).encode()
+    ck.write_bytes(raw)
+    meta = json.loads(marker.read_text())
+    marker.write_text(json.dumps(meta | {"ratings_sha256": hashlib.sha256(raw).hexdigest()}))
+    assert gen.republish(cfg, build_site=False)["timings"]["ratings"] == "rated"
+    assert (out / "leaderboard.json").read_bytes() == first
+    assert verify_results(out, replays=False).ok
+
+
+def test_a_large_field_publishes_only_the_pairs_that_met(gen, tmp_path: Path) -> None:
+    """Beyond 20 entrants the per-pair tables are bounded by the pairs that met, not every
+    pair: head_to_head and statistics.pairs_met list only those (the same shape), so do the
+    rows of head_to_head.csv, and the Markdown has no entrants × entrants matrix. Small
+    fields keep every pair (tests/test_stats.py)."""
+    import csv
+    import json
+
+    out = tmp_path / "r"
+    assert gen.main([str(out), "--entrants", "30", "--games", "40", "--table-size", "2"]) == 0
+    board = json.loads((out / "leaderboard.json").read_text())
+    games = read_journal(out / "games.jsonl")
+    met = {(a, b) for g in games.values() for a in g["seats"] for b in g["seats"] if a != b}
+    h2h = board["head_to_head"]
+    assert {(a, b) for a, row in h2h.items() for b in row} == met and len(h2h) == 30
+    assert all(c["games"] == c["ahead"] + c["behind"] + c["tied"] > 0 for row in h2h.values() for c in row.values())
+    pm = board["statistics"]["pairs_met"]
+    assert {(a, b) for a, row in pm.items() for b in row} == met
+    rows = list(csv.reader((out / "head_to_head.csv").open()))
+    assert len(rows) == 1 + len(met)
+    md = (out / "leaderboard.md").read_text()
+    assert "head_to_head.csv" in md and "| e0001 | — |" not in md
+    stats_md = (out / "stats.md").read_text()
+    assert f"{len(met) // 2} of {30 * 29 // 2} pairs met" in stats_md
+    assert (out / "site" / "index.html").exists()
+    assert verify_results(out, replays=False).ok

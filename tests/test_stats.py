@@ -160,9 +160,11 @@ def test_resamples_are_the_newton_fits_of_the_drawn_groups() -> None:
         seats = rng.sample(names, rng.choice([2, 3, 4]))
         records.append(rec(i, seats, [rng.randint(1, len(seats)) for _ in seats], group=i // 3))
     data = DealBootstrap(records, names)
-    draws = random.Random(9)
+    draws = np.random.default_rng(9)
     for theta, places in data.resamples(30, seed=9):
-        acc = data._total(Counter(draws.choices(data._group_type, k=data.groups)))
+        drawn = data.draw(draws)
+        assert drawn.sum() == data.groups
+        acc = data._total(dict(enumerate(drawn.tolist())))
         expect = newton_pl(data._sets(acc), data.n, data.theta, data.prior)
         assert theta == pytest.approx(expect, abs=1e-9)
         assert places == pytest.approx(data._places(acc[data._place_slot:]), abs=1e-12)

@@ -300,32 +300,45 @@ def test_quickstart_config_is_valid() -> None:
         load_config(path)
 
 
-def test_live_ratings_rate_games_in_index_order_as_they_arrive() -> None:
-    """The runner rates each game as it finishes, in index order (a game waits behind a
-    gap); the leader is looked up at most every `every_s`; once every game is in, the
-    ratings are exactly those of rating all records at once, and the leaderboard built on
-    them is the same."""
+def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
+    """The runner keeps running aggregates (`GameTally`), not the records: TrueSkill rated
+    as each game finishes, in index order (a game waits behind a gap); the leader looked up
+    at most every `leader_every_s`; once every game is in, the ratings are exactly those of
+    rating all records at once, and the leaderboard built on the tally is the one built on
+    the records; with a gap never filled too; the digest is `results_digest`'s."""
+    from harness.tournament.journal import results_digest
     from harness.tournament.ratings import Ratings
-    from harness.tournament.runner import _LiveRatings
-    from harness.tournament.standings import build_leaderboard
+    from harness.tournament.standings import build_leaderboard, tally_leaderboard
+    from harness.tournament.tally import GameTally
 
-    games = [{"id": i, "game": f"g{i}", "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1],
+    games = [{"id": i, "game": f"g{i}", "group": i, "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1],
               "scores": [0, 50], "phases": [1, 0], "faults": []} for i in range(6)]
-    live = _LiveRatings(["a", "b"], {}, every_s=0.0)
+    live = GameTally(["a", "b"], leader_every_s=0.0)
     assert live.leader() is None
     for g in [games[1], games[0], games[3]]:  # game 2 is missing: game 3 waits for it
         live.add(g)
-    assert live.next == 2 and live.complete() is None and live.leader() is not None
+    assert len(live) == 3 and 3 in live and 2 not in live
+    assert not live.complete() and live.leader() is not None
     expected = Ratings(["a", "b"])
     for g in games[:2]:
         expected.update(g["id"], g["seats"], g["places"])
-    assert live.ratings.table() == expected.table()
-    for g in [games[5], games[2], games[4]]:
+    assert live.ratings is not None and live.ratings.table() == expected.table()
+    for g in [games[5], games[2], games[4], games[2]]:  # a game added twice counts once
         live.add(g)
-    assert live.next == 6 and live.complete() is live.ratings
+    assert live.complete() and live.final_ratings() is live.ratings and len(live) == 6
     whole = build_leaderboard(games, ["a", "b"], seed=1, resamples=50)
-    assert build_leaderboard(games, ["a", "b"], seed=1, resamples=50, ratings=live.complete()) == whole
-    slow = _LiveRatings(["a", "b"], {0: games[0]}, every_s=3600.0)  # resumed: game 0 already done
-    assert slow.next == 1 and slow.leader() is not None
+    assert build_leaderboard(games, ["a", "b"], seed=1, resamples=50, ratings=live.final_ratings()) == whole
+    assert tally_leaderboard(live, seed=1, resamples=50) == whole
+    assert live.digest() == results_digest(games)
+    gap = GameTally(["a", "b"])
+    for g in [games[5], games[0], games[2]]:  # games 1, 3 and 4 never come
+        gap.add(g)
+    some = [games[0], games[2], games[5]]
+    assert tally_leaderboard(gap, seed=1, resamples=50) == build_leaderboard(some, ["a", "b"], seed=1, resamples=50)
+    assert gap.digest() == results_digest(some)
+    slow = GameTally(["a", "b"], leader_every_s=3600.0)
+    slow.add(games[0])
+    first = slow.leader()
+    assert first is not None
     slow.add(games[1])
-    assert slow.next == 2  # rated at once; the leader is not looked up again within the hour
+    assert slow.leader() == first  # rated at once; the leader is not looked up again within the hour

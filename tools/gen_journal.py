@@ -51,10 +51,12 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.journal import Journal, read_chain  # noqa: E402
-from harness.tournament.ratings import Ratings  # noqa: E402
+from harness.tournament.journal import Journal  # noqa: E402
+from harness.tournament.ledger import MARKER  # noqa: E402
+from harness.tournament.ratings import Ratings, rules_draw_probability  # noqa: E402
 from harness.tournament.runner import prepare_output, publish  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
+from harness.tournament.tally import CHECKPOINT, read_checkpoint, tally_journal  # noqa: E402
 
 FAULT_REASON = "no reply within 1000 ms to a draw request"
 
@@ -150,29 +152,42 @@ def write_journal(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
     return n
 
 
-def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = None) -> dict[str, Any]:
+def republish(cfg: TournamentConfig, build_site: bool, resamples: int | None = None,
+              unrated: bool = False) -> dict[str, Any]:
     """Publish the folder from games.jsonl as the end of a run does (with `resamples`
     bootstrap resamples instead of the config's, if given), timing each step: reading the
-    journal, TrueSkill (a run rates each game as it finishes, so its end does not pay
-    this), and `publish` itself (statistics, leaderboards, the site)."""
+    journal one line at a time into the running aggregates (`tally_journal`: what a run
+    keeps as it plays), with TrueSkill unless the ratings checkpoint of these very games
+    is there (a run rates each game as it finishes, so its end does not pay this), and
+    `publish` itself (statistics, leaderboards, the site). `unrated`: leave TrueSkill out
+    (every entrant at the initial rating, no checkpoint kept): for measuring the rest of
+    publishing where rating every game again would take too long."""
     if resamples is not None:
         cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=resamples))
+    out = cfg.output
+    draws = rules_draw_probability(cfg.rules)
+    meta = json.loads((out / MARKER).read_text())
     t0 = time.monotonic()
-    state = read_chain(cfg.output / "games.jsonl", None)
-    records = state.games
-    t1 = time.monotonic()
-    ratings = Ratings(cfg.entrants)
-    for i in sorted(records):
-        r = records[i]
-        if r.get("reason") != "not_played":
-            ratings.update(r["id"], r["seats"], r["places"])
-    t2 = time.monotonic()
-    print(json.dumps({"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2), "peak_mb": round(_peak_mb())}),
-          flush=True)
-    board = publish(cfg, records, build_site=build_site, ratings=ratings,
-                    finished=len(records) == len(schedule(cfg)), head=state.head)
-    board["timings"] = {"read_s": round(t1 - t0, 2), "trueskill_s": round(t2 - t1, 2),
-                        "publish_s": round(time.monotonic() - t2, 2)}
+    checkpointed = (out / CHECKPOINT).exists() and bool(meta.get("ratings_sha256"))
+    tally, state = tally_journal(out / "games.jsonl", cfg.entrants, None, draws, ratings=not (checkpointed or unrated))
+    ratings = read_checkpoint(out, state.head, state.lines, meta.get("ratings_sha256"), draws) if checkpointed else None
+    how = "checkpoint" if ratings else "unrated" if unrated else "rated"
+    if unrated:
+        ratings = ratings or Ratings(cfg.entrants, draws)
+    elif checkpointed and ratings is None:  # not these games' ratings: rate them
+        tally, state = tally_journal(out / "games.jsonl", cfg.entrants, None, draws)
+    t1, c1 = time.monotonic(), time.process_time()
+    print(json.dumps({"read_s": round(t1 - t0, 2), "ratings": how,
+                      "peak_mb": round(_peak_mb())}), flush=True)
+    # The journal holds the config's whole schedule (this tool writes it so): finished.
+    board = publish(cfg, tally, build_site=build_site, ratings=ratings, finished=True, head=state.head)
+    if unrated:  # the initial ratings are not these games': keep no checkpoint of them
+        (out / CHECKPOINT).unlink(missing_ok=True)
+        (out / MARKER).write_text(json.dumps(json.loads((out / MARKER).read_text()) | {"ratings_sha256": None}, indent=1)
+                                  + "\n")
+    board["timings"] = {"read_s": round(t1 - t0, 2), "publish_s": round(time.monotonic() - t1, 2),
+                        "publish_cpu_s": round(time.process_time() - c1, 2),
+                        "ratings": how}
     return board
 
 
@@ -205,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's; "
                     "with another number, `p10-tourney verify` finds the published files differ from its own)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
+    ap.add_argument("--unrated", action="store_true", help="publish without TrueSkill (initial ratings, unless a "
+                    "checkpoint of these games is there): to measure the rest of publishing at sizes where rating "
+                    "every game again takes too long; the leaderboard's TrueSkill columns are then not the games'")
     a = ap.parse_args(argv)
     out = a.out.resolve()
     t0 = time.monotonic()
@@ -225,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(peak {_peak_mb():.0f} MB)")
     if a.no_publish:
         return 0
-    board = republish(cfg, build_site=not a.no_site, resamples=a.resamples)
+    board = republish(cfg, build_site=not a.no_site, resamples=a.resamples, unrated=a.unrated)
     top = [r["entrant"] for r in board["entrants"][:5]]
     size = sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file()) if not a.no_site else 0
     print(json.dumps({"published_s": round(time.monotonic() - t0, 2), **board["timings"], "peak_mb": round(_peak_mb()),

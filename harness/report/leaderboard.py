@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,6 +16,9 @@ COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "w
 # whether the order against the next row is settled and the test's verdict (tournament/stats.py).
 STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above", "next"]
 MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}
+MATRIX_MAX = 20
+"""Entrants up to which leaderboard.md and stats.md show every pair as a matrix; beyond,
+the pairs are in head_to_head.csv and leaderboard.json only (the Markdown stays O(entrants))."""
 
 
 def _fmt(v: Any) -> str:
@@ -158,7 +162,11 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     if line:
         out += ["", f"Order: {line}  {ORDER_KEY}"]
     names = [row["entrant"] for row in board["entrants"]]
-    out += ["", "## Head to head", "", "Row entrant placed ahead / behind / level with column entrant.", ""]
+    out += ["", "## Head to head", ""]
+    if len(names) > MATRIX_MAX:
+        return "\n".join(out + [f"{len(names)} entrants: the games each pair played, and who placed ahead, are in "
+                                 "head_to_head.csv (the pairs that met) and leaderboard.json."]) + "\n"
+    out += ["Row entrant placed ahead / behind / level with column entrant.", ""]
     out.append("| | " + " | ".join(names) + " |")
     out.append("|" + "---|" * (len(names) + 1))
     h2h = board["head_to_head"]
@@ -168,8 +176,8 @@ def to_markdown(board: Mapping[str, Any]) -> str:
             if a == b:
                 cells.append("—")
             else:
-                h = h2h[a][b]
-                cells.append(f"{h['ahead']}/{h['behind']}/{h['tied']}" if h["games"] else "")
+                h = h2h.get(a, {}).get(b)
+                cells.append(f"{h['ahead']}/{h['behind']}/{h['tied']}" if h and h["games"] else "")
         out.append(f"| {a} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -249,9 +257,18 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
         out += ["", f"Order: {line}  {ORDER_KEY}"]
     names = [row["entrant"] for row in board["entrants"]]
     met = st["pairs_met"]
-    out += ["", "## Games each pair met", "", "| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-    for a in names:
-        out.append(f"| {a} | " + " | ".join("—" if a == b else str(met[a][b]) for b in names) + " |")
+    out += ["", "## Games each pair met", ""]
+    if len(names) > MATRIX_MAX:
+        counts = sorted(v for a in names for v in met.get(a, {}).values() if v)
+        pairs = len(names) * (len(names) - 1)
+        spread = (f"; games per pair that met: {counts[0]} to {counts[-1]}, median {counts[len(counts) // 2]}"
+                  if counts else "")
+        out.append(f"{len(names)} entrants: {len(counts) // 2} of {pairs // 2} pairs met{spread}. Every pair that "
+                   "met is in leaderboard.json (statistics.pairs_met) and head_to_head.csv.")
+    else:
+        out += ["| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        for a in names:
+            out.append(f"| {a} | " + " | ".join("—" if a == b else str(met[a].get(b, 0)) for b in names) + " |")
     luck = st["luck"]
     out += ["", "## Luck", "",
             "How much of the variance of an entrant's place a duplicate deal cancels. Per entrant, at each "
@@ -278,10 +295,23 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+_LEAF = re.compile(r"[\[{]\n[^\[\]{}]*\n *[\]}]")
+_BREAK = re.compile(r"\n *")
+
+
+def board_json(board: Mapping[str, Any]) -> str:
+    """leaderboard.json's text: indented, with every innermost object or list (a row's
+    counts, a head-to-head cell, a history point) on one line. The same JSON as before,
+    about half the bytes for a large field."""
+    text = json.dumps(board, indent=1, sort_keys=False)
+    return _LEAF.sub(lambda m: _BREAK.sub(" ", m.group(0)).replace("{ ", "{").replace("[ ", "[")
+                     .replace(" }", "}").replace(" ]", "]"), text) + "\n"
+
+
 def write_leaderboard(out: Path, board: Mapping[str, Any]) -> None:
     """Write leaderboard.md/.json/.csv, head_to_head.csv and (with statistics) stats.md
     into `out`."""
-    (out / "leaderboard.json").write_text(json.dumps(board, indent=1, sort_keys=False) + "\n")
+    (out / "leaderboard.json").write_text(board_json(board))
     (out / "leaderboard.md").write_text(to_markdown(board))
     (out / "leaderboard.csv").write_text(to_csv(board))
     (out / "head_to_head.csv").write_text(head_to_head_csv(board))

@@ -84,7 +84,11 @@ class DisqualificationGate:
         self.entrants = list(entrants)
         self.enabled = policy.startup_failures is not None or policy.forfeit_share is not None
         self.last_round = max((s.index for s in specs), default=0) // self.size
+        # Finished games not yet counted for every entrant at their table (then dropped),
+        # with how many entrants still have to count each; `_stored`: games ever stored.
         self.records: dict[int, Mapping[str, Any]] = {}
+        self._left: dict[int, int] = {}
+        self._stored = bytearray()
         games: dict[str, list[int]] = {e: [] for e in entrants}
         for s in specs:
             for e in dict.fromkeys(s.seats):
@@ -144,15 +148,36 @@ class DisqualificationGate:
     # ----- judging -------------------------------------------------------------------------
 
     def _store(self, rec: Mapping[str, Any]) -> None:
-        i = rec["id"]
-        if i in self.records:
+        if not self.enabled:
             return
+        i = rec["id"]
+        byte = i >> 3
+        if byte < len(self._stored) and self._stored[byte] >> (i & 7) & 1:
+            return
+        if byte >= len(self._stored):
+            self._stored.extend(bytes(max(byte + 1 - len(self._stored), len(self._stored))))
+        self._stored[byte] |= 1 << (i & 7)
         self.records[i] = rec
+        self._left[i] = sum(1 for e in dict.fromkeys(rec.get("seats", [])) if e in self.tally)
         for e in dict.fromkeys(rec.get("seats", [])):
             t = self.tally.get(e)
             if t is not None and i in t.unknown:
                 t.unknown.discard(i)
-                t.count(e, rec)
+                self._count(e, t, rec)
+        if self._left.get(i) == 0:
+            self._done(i)
+
+    def _count(self, e: str, t: _Tally, rec: Mapping[str, Any]) -> None:
+        """Count `rec` for `e`; a record every entrant at its table has counted is dropped."""
+        t.count(e, rec)
+        i = rec["id"]
+        self._left[i] -= 1
+        if not self._left[i]:
+            self._done(i)
+
+    def _done(self, i: int) -> None:
+        del self._left[i]
+        self.records.pop(i, None)
 
     def _advance(self, e: str) -> None:
         if not self.enabled:
@@ -166,7 +191,7 @@ class DisqualificationGate:
                 if rec is None:
                     t.unknown.add(i)
                 else:
-                    t.count(e, rec)
+                    self._count(e, t, rec)
             t.cursor = max(t.cursor, end)
             verdict = self._judge(e, t, b)
             if verdict is None:
@@ -200,7 +225,13 @@ class DisqualificationGate:
 
 def disqualifications(specs: Sequence[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
                       records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]]) -> list[Disqualification]:
-    """The disqualifications that the finished games `records` decide (recomputed, as on resume)."""
-    if not isinstance(records, Mapping):
-        records = {r["id"]: r for r in records}
-    return DisqualificationGate(specs, entrants, policy, records).in_order()
+    """The disqualifications that the finished games `records` decide (recomputed, as on
+    resume). An iterable is read one record at a time (the verdicts do not depend on the
+    order games are added in), so records that have been counted are not all held."""
+    if isinstance(records, Mapping):
+        return DisqualificationGate(specs, entrants, policy, records).in_order()
+    gate = DisqualificationGate(specs, entrants, policy)
+    if gate.enabled:
+        for r in records:
+            gate.add(r)
+    return gate.in_order()

@@ -27,7 +27,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
@@ -60,12 +60,17 @@ def chained_line(prev: str, record: Mapping[str, Any]) -> tuple[bytes, str]:
     return body[:-1] + b',"chain":"' + h.encode() + b'"}', h
 
 
+def digest_bytes(record: Mapping[str, Any]) -> bytes:
+    """What `results_digest` hashes of one record: it without `duration_s` and `chain`."""
+    return orjson.dumps({k: v for k, v in record.items() if k not in ("duration_s", "chain")}) + b"\n"
+
+
 def results_digest(records: Iterable[Mapping[str, Any]]) -> str:
     """SHA-256 of the game records in game order, without `duration_s` and `chain`: the
     same for every run of one tournament with deterministic bots, whatever `parallel`."""
     h = hashlib.sha256()
     for r in sorted(records, key=lambda r: r["id"]):
-        h.update(orjson.dumps({k: v for k, v in r.items() if k not in ("duration_s", "chain")}) + b"\n")
+        h.update(digest_bytes(r))
     return h.hexdigest()
 
 
@@ -73,10 +78,12 @@ class JournalState:
     """What reading games.jsonl found: the records by game index (without `chain`), the
     chain's last link, and the link after each line (`links[k-1]`: after line k)."""
 
-    def __init__(self, games: dict[int, dict[str, Any]], head: str | None, links: list[str]) -> None:
+    def __init__(self, games: dict[int, dict[str, Any]], head: str | None, links: list[str],
+                 lines: int | None = None) -> None:
         self.games = games
         self.head = head
         self.links = links
+        self.lines = len(links) if lines is None else lines  # whole lines read
 
 
 def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalState:
@@ -98,27 +105,10 @@ def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalSta
                 break
             good_end = len(data)
             break
-        try:
-            rec = orjson.loads(line)
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), int):
-                raise ValueError("not a game record")
-        except (orjson.JSONDecodeError, ValueError) as e:
-            raise JournalError(f"{path}: line {n} is not a game record ({e}); the file was changed by hand?") from None
-        m = _TAIL.search(line)
-        if m is None:
-            raise ChainError(f"{path}: line {n} (game {rec['id']}) has no chain hash at its end: it was not "
-                             "written by p10-tourney (edited, or appended by hand)")
-        h = m.group(1).decode()
-        if prev is not None:
-            want = link(prev, line[: m.start()] + b"}")
-            if h != want:
-                raise ChainError(
-                    f"{path}: line {n} (game {rec['id']}) breaks the hash chain: it, or a line before it, was "
-                    "edited, removed, inserted or moved after it was written")
+        rec, h = _checked(line, n, prev, path)
         prev = h
         if rec["id"] in games:
             raise JournalError(f"{path}: game {rec['id']} is recorded twice (line {n})")
-        del rec["chain"]
         games[rec["id"]] = rec
         links.append(h)
         good_end += len(line) + 1
@@ -126,6 +116,44 @@ def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalSta
         with open(path, "r+b") as f:
             f.truncate(good_end)
     return JournalState(games, prev, links)
+
+
+def _checked(line: bytes, n: int, prev: str | None, path: Path) -> tuple[dict[str, Any], str]:
+    """The record of line `n` (without `chain`) and its link, checked against `prev`
+    (None: not checked); raises `JournalError` / `ChainError` as `read_chain` does."""
+    try:
+        rec = orjson.loads(line)
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), int):
+            raise ValueError("not a game record")
+    except (orjson.JSONDecodeError, ValueError) as e:
+        raise JournalError(f"{path}: line {n} is not a game record ({e}); the file was changed by hand?") from None
+    m = _TAIL.search(line)
+    if m is None:
+        raise ChainError(f"{path}: line {n} (game {rec['id']}) has no chain hash at its end: it was not "
+                         "written by p10-tourney (edited, or appended by hand)")
+    h = m.group(1).decode()
+    if prev is not None and h != link(prev, line[: m.start()] + b"}"):
+        raise ChainError(f"{path}: line {n} (game {rec['id']}) breaks the hash chain: it, or a line before it, was "
+                         "edited, removed, inserted or moved after it was written")
+    del rec["chain"]
+    return rec, h
+
+
+def iter_chain(path: Path, start: str | None, each: Callable[[dict[str, Any]], None]) -> JournalState:
+    """`read_chain` one line at a time, nothing repaired: each record is handed to `each`
+    and not kept (the state's `games` and `links` are empty; `head` and `lines` are
+    set). A game recorded twice is the caller's to notice."""
+    prev = start
+    n = 0
+    if path.exists():
+        with open(path, "rb") as f:
+            for raw in f:
+                if not raw.endswith(b"\n"):
+                    break  # the torn tail of an interrupted write
+                rec, prev = _checked(raw[:-1], n + 1, prev, path)
+                n += 1
+                each(rec)
+    return JournalState({}, prev, [], lines=n)
 
 
 def read_journal(path: Path, repair: bool = True, start: str | None = None) -> dict[int, dict[str, Any]]:

@@ -69,6 +69,21 @@ class Trail:
         self.count += 1
         self.last = point
 
+    def state(self) -> dict[str, Any]:
+        """The trail as JSON (`from_state` reads it back)."""
+        return {"cap": self.cap, "stride": self.stride, "count": self.count,
+                "points": [list(p) for p in self.points], "last": None if self.last is None else list(self.last)}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> "Trail":
+        """The trail `state()` wrote."""
+        t = cls(int(state["cap"]))
+        t.stride, t.count = int(state["stride"]), int(state["count"])
+        t.points = [(int(i), float(mu), int(n)) for i, mu, n in state["points"]]
+        last = state["last"]
+        t.last = None if last is None else (int(last[0]), float(last[1]), int(last[2]))
+        return t
+
     def points_kept(self) -> list[tuple[int, float, int]]:
         """The kept points in game order, the latest always among them: (game index, μ
         after it, how many games the entrant had played then)."""
@@ -98,6 +113,26 @@ class Ratings:
         for s, (r,) in zip(seats, new):
             self.ratings[s] = r
             self.trails[s].add(game_index, round(r.mu, 4))
+
+    def state(self) -> dict[str, Any]:
+        """Everything the ratings are, as JSON (`from_state` reads it back): the draw
+        probability, each entrant's μ and σ, and its trail."""
+        return {"draw_probability": self.draw_probability,
+                "entrants": {e: {"mu": r.mu, "sigma": r.sigma, "trail": self.trails[e].state()}
+                             for e, r in self.ratings.items()}}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> "Ratings":
+        """The ratings `state()` wrote (ValueError if it is not such a state)."""
+        try:
+            ents = state["entrants"]
+            out = cls(list(ents), float(state["draw_probability"]))
+            for e, v in ents.items():
+                out.ratings[e] = out.env.create_rating(mu=float(v["mu"]), sigma=float(v["sigma"]))
+                out.trails[e] = Trail.from_state(v["trail"])
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ValueError(f"not a ratings state ({err!r})") from None
+        return out
 
     @property
     def history(self) -> dict[str, list[tuple[int, float, int]]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
@@ -18,17 +19,18 @@ from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
 from .disqualify import DisqualificationGate, disqualifications
-from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain, results_digest
+from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
 from .schedule import GameSpec, schedule
-from .standings import build_leaderboard
+from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
+from .tally import CHECKPOINT, GameTally, checkpoint_bytes
 
 _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
-        "disqualified.json")
+        "disqualified.json", CHECKPOINT)
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
 
 
@@ -249,8 +251,7 @@ def run_tournament(
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
-    records = dict(done)
-    live = _LiveRatings(cfg.entrants, records, draw_probability=rules_draw_probability(cfg.rules))
+    records = tally_records(cfg, done.values())  # running aggregates, not the records
     outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
@@ -270,13 +271,12 @@ def run_tournament(
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                ratings=live.complete(), sandbox=state, finished=outcome.finished,
-                                head=journal.head)
+                                sandbox=state, finished=outcome.finished, head=journal.head)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
 
     try:
         if on_progress:
-            on_progress(Progress(len(records), len(specs), t0, live.leader()))
+            on_progress(Progress(len(records), len(specs), t0, records.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
         # machines): the games' own seeds, in the specs, are all it needs.
         executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
@@ -293,20 +293,19 @@ def run_tournament(
                     else:
                         rec["replay"] = None
                     journal.append(rec)
-                    records[rec["id"]] = rec
+                    records.add(rec)
                     excluded.update(d.entrant for d in gate.add(rec))
                     starts_by_worker[res.get("worker", "")] = res.get("starts", {})
                     outcome.played += 1
                     outcome.playing_s = time.monotonic() - t0
                     if outcome.played == 1:
                         outcome.first_s = outcome.playing_s
-                    live.add(rec)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, live.leader(), rec, outcome.stopping))
+                        on_progress(Progress(len(records), len(specs), t0, records.leader(), rec, outcome.stopping))
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, live.leader(), None, outcome.stopping))
+                        on_progress(Progress(len(records), len(specs), t0, records.leader(), None, outcome.stopping))
                     if outcome.stopping["stop"]:
                         break
             # Every game is done: the workers end their bots while the results are published.
@@ -330,7 +329,7 @@ def run_tournament(
 
 
 def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
-                records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+                records: Mapping[int, Mapping[str, Any]] | GameTally) -> dict[str, Any]:
     """The early-stopping decision after round `r` (0-based), from the games of rounds
     0..r only. `settled`: is the order of the entrants still in (not disqualified by those
     games) settled by the anytime-valid test? `sprt`: has the log-likelihood ratio of the
@@ -338,7 +337,8 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
     past (a later round has games) did not stop that run, so it is not asked again (same
     games, same answer)."""
     budget = sum(len(x) for x in rounds)
-    upto = {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
+    records = tally_records(cfg, records)
+    upto = [s.index for x in rounds[: r + 1] for s in x if s.index in records]
     games = sum(len(x) for x in rounds[: r + 1])
     last = r == len(rounds) - 1
     passed = any(s.index in records for x in rounds[r + 1:] for s in x)
@@ -348,7 +348,7 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
                            "rounds": len(rounds)}
     if cfg.stop_when == "sprt":
         assert st.candidate is not None
-        test = sprt(deal_scores(paired_deals(upto.values(), cfg.entrants), st.candidate, st.baseline),
+        test = sprt(deal_scores(paired_deals(records.arrays(upto), cfg.entrants), st.candidate, st.baseline),
                     st.elo0, st.elo1, st.alpha, st.beta)
         decision = test["decision"] if looked else None
         reason = {"H1": "accepted", "H0": "rejected"}.get(decision or "", "budget" if last else "playing")
@@ -358,8 +358,9 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
         if looked:
             pol = cfg.disqualify
             dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
-                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol, upto)}
-            settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
+                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol,
+                                                     records.disqualification_records(upto))}
+            settled = check_settled(records.arrays(upto), cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
         out |= {"top": st.top, "confidence": st.confidence}
@@ -437,16 +438,31 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
     }, indent=1) + "\n")
 
 
-def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], build_site: bool = True,
+def tally_records(cfg: TournamentConfig,
+                  records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | GameTally) -> GameTally:
+    """The running aggregates (`GameTally`) of `records` (games by index, or any iterable of
+    them), rated with the variant's draw probability; a tally is returned as it is."""
+    if isinstance(records, GameTally):
+        return records
+    tally = GameTally(cfg.entrants, draw_probability=rules_draw_probability(cfg.rules))
+    for r in sorted(records.values() if isinstance(records, Mapping) else records, key=lambda r: r["id"]):
+        tally.add(r)
+    return tally
+
+
+def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally, build_site: bool = True,
             stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
             sandbox: Mapping[str, Any] | None = None, finished: bool = False,
             head: str | None = None) -> dict[str, Any]:
     """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md, tournament.json's
-    state and (optionally) the HTML site. `ratings`: TrueSkill already run over exactly
-    `records`, in index order; `sandbox`: how the bots were contained (`sandbox_state`),
-    recorded in the files. `finished`: the tournament is over, so a secret seed is
-    revealed. `head`: the hash chain's last link (of the games in `records`)."""
-    board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox)
+    state and (optionally) the HTML site. `records`: the games, or their running
+    aggregates (`GameTally`); `ratings`: TrueSkill over exactly those games in index
+    order, if not the tally's own; `sandbox`: how the bots were contained
+    (`sandbox_state`), recorded in the files. `finished`: the tournament is over, so a
+    secret seed is revealed. `head`: the hash chain's last link (of the games in
+    `records`)."""
+    tally = tally_records(cfg, records)
+    board = make_board(cfg, tally, stopping, ratings, reveal=finished, sandbox=sandbox)
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
     _write_leaderboard_whole(cfg.output, board)
@@ -455,7 +471,13 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
     meta |= {k: board[k] for k in ("seed", "seed_mode", "seed_sha256")}
     meta["finished"] = finished
     if head is not None:  # the published games: the journal up to `head`
-        meta |= {"games": len(records), "journal_head": head, "results_sha256": board["results_sha256"]}
+        meta |= {"games": len(tally), "journal_head": head, "results_sha256": board["results_sha256"]}
+        rated = ratings or (tally.final_ratings() if tally.complete() else None)
+        meta["ratings_sha256"] = None
+        if rated is not None:  # TrueSkill kept, so that publishing these games again need not rate them again
+            data = checkpoint_bytes(rated, head, len(tally))
+            write_whole(cfg.output / CHECKPOINT, data)
+            meta["ratings_sha256"] = hashlib.sha256(data).hexdigest()
     write_whole(marker, json.dumps(meta, indent=1) + "\n")
     if build_site:
         try:
@@ -466,26 +488,28 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], bui
     return board
 
 
-def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]],
+def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally,
                stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
                reveal: bool = False, sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The leaderboard of `records` as leaderboard.json holds it: the standings, the
-    disqualifications, the trusted entrants, the containment (`sandbox`, as recorded in
-    tournament.json), the seed (a secret one only if `reveal`), its commitment, and the
-    digest of the records (`results_sha256`). `p10-tourney verify` recomputes it."""
-    dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
-    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
-                              disqualified={d.entrant: d.reason for d in dqs},
+    """The leaderboard of `records` (or of their `GameTally`) as leaderboard.json holds it:
+    the standings, the disqualifications, the trusted entrants, the containment (`sandbox`,
+    as recorded in tournament.json), the seed (a secret one only if `reveal`), its
+    commitment, and the digest of the records (`results_sha256`). `p10-tourney verify`
+    recomputes it."""
+    tally = tally_records(cfg, records)
+    pol = cfg.disqualify
+    dqs = [] if pol.startup_failures is None and pol.forfeit_share is None else disqualifications(
+        schedule(cfg), cfg.entrants, pol, tally.disqualification_records())
+    board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
-                              ratings=ratings, sequential=bool(cfg.stop_when),
-                              draw_probability=rules_draw_probability(cfg.rules))
+                              ratings=ratings, sequential=bool(cfg.stop_when))
     board["disqualified"] = [d.to_dict() for d in dqs]
     # Bots whose processes were kept across the seat rotations of a duplicate deal.
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
         board["sandbox"] = dict(sandbox)
     board |= seed_state(cfg, reveal).to_json()
-    board["results_sha256"] = results_digest(records.values())
+    board["results_sha256"] = tally.digest()
     return board
 
 
@@ -498,46 +522,3 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
             os.replace(p, out / p.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-
-
-class _LiveRatings:
-    """TrueSkill over the finished games with no gap in index order, rated as they arrive:
-    the progress display's leader, and at the end the leaderboard's ratings when every
-    game is in (the same updates in the same order as rating them all at once, done while
-    the workers play instead of after the last game). The leader is worked out at most
-    every `every_s` seconds."""
-
-    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
-                 every_s: float = 0.5, draw_probability: float | None = None) -> None:
-        self.ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
-        self.pending: dict[int, Mapping[str, Any]] = dict(records)
-        self.next = 0
-        self.every_s = every_s
-        self._asked = -every_s
-        self._leader: str | None = None
-        self._advance()
-
-    def add(self, rec: Mapping[str, Any]) -> None:
-        self.pending[rec["id"]] = rec
-        self._advance()
-
-    def leader(self) -> str | None:
-        """The leader over the games rated so far (looked up again if it is time)."""
-        now = time.monotonic()
-        if now - self._asked >= self.every_s:
-            self._asked = now
-            self._leader = self.ratings.leader() if self.next else None
-        return self._leader
-
-    def complete(self) -> Ratings | None:
-        """The ratings if every game added is rated (none waits behind a gap), else None."""
-        return None if self.pending else self.ratings
-
-    def _advance(self) -> None:
-        while self.next in self.pending:
-            r = self.pending.pop(self.next)
-            if r.get("reason") != "not_played":
-                self.ratings.update(r["id"], r["seats"], r["places"])
-            self.next += 1

@@ -1,5 +1,5 @@
-"""Standings: ratings, per-entrant statistics and head-to-head from game records, with how
-sure the order is (`stats`)."""
+"""Standings: ratings, per-entrant statistics and head-to-head from game records (or the
+running aggregates of them, `tally.GameTally`), with how sure the order is (`stats`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.leaderboard import COLUMNS
 from .ratings import Ratings
-from .stats import CONFIDENCE, RESAMPLES, bootstrap_seed, report
+from .stats import CONFIDENCE, RESAMPLES, SPARSE_ABOVE, bootstrap_seed, report
+from .tally import GameTally
 
 
 def build_leaderboard(
@@ -18,75 +19,67 @@ def build_leaderboard(
 ) -> dict[str, Any]:
     """The leaderboard of `records` (any order; they are rated in game-index order).
 
+    `ratings`, if given, is TrueSkill already run over exactly these records in index order
+    (the runner rates games as they finish); otherwise they are rated with
+    `draw_probability` (default: that of the standard game; the runner passes the
+    variant's). The rest is `tally_leaderboard`'s."""
+    tally = GameTally(entrants, draw_probability, ratings=ratings is None)
+    for r in sorted(records, key=lambda r: r["id"]):
+        tally.add(r)
+    return tally_leaderboard(tally, name, seed, disqualified, confidence, resamples, stopping, ratings, sequential)
+
+
+def tally_leaderboard(
+    tally: GameTally, name: str = "", seed: int | None = None, disqualified: Mapping[str, str] | None = None,
+    confidence: float = CONFIDENCE, resamples: int = RESAMPLES, stopping: Mapping[str, Any] | None = None,
+    ratings: Ratings | None = None, sequential: bool = False,
+) -> dict[str, Any]:
+    """The leaderboard of the games in `tally`.
+
     The rows are in the order of the batch Plackett–Luce rating `pl_strength` (disqualified
     entrants last), each with its bootstrap interval `ci_low`..`ci_high` (at `confidence`,
     over `resamples` resamples of deal groups seeded from `seed`), `settled_above`: whether
     its place above the next row is settled at `confidence` by the paired deal test (None
     on the last row), and `next`: that test's verdict ("settled", "open", "too few deals",
     "no evidence of a difference"). TrueSkill (μ, σ, μ − 3σ) is the other rating, shown
-    beside it. With `sequential` (a tournament with early stopping) the test is the
-    anytime-valid one. The board's `statistics` section has the rest (`stats.report`);
-    `stopping` (early stopping's decision, from the runner) is kept as the board's
-    `stopping`. `ratings`, if given, is TrueSkill already run over exactly these records in
-    index order (the runner rates games as they finish); otherwise they are rated with
-    `draw_probability` (default: that of the standard game; the runner passes the variant's).
+    beside it: `ratings` if given (e.g. a checkpoint of them), else the tally's own. With
+    `sequential` (a tournament with early stopping) the test is the anytime-valid one. The
+    board's `statistics` section has the rest (`stats.report`); `stopping` (early
+    stopping's decision, from the runner) is kept as the board's `stopping`.
+
+    Sizes: with more than `stats.SPARSE_ABOVE` entrants, `head_to_head` (and the
+    statistics' `pairs_met`) list only the pairs that met; pairs not listed never met.
     """
-    recs = sorted(records, key=lambda r: r["id"])
-    rate = ratings is None
+    entrants = tally.entrants
     if ratings is None:
-        ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
-    stats: dict[str, dict[str, Any]] = {e: {"games": 0, "wins": 0, "place": 0, "score": 0, "phases": 0, "faults": 0,
-                 "fault_kinds": {}, "places": {}} for e in entrants}
-    h2h: dict[str, dict[str, dict[str, int]]] = {
-        a: {b: {"games": 0, "ahead": 0, "behind": 0, "tied": 0} for b in entrants if b != a} for a in entrants
-    }
-    for r in recs:
-        seats, places = r["seats"], r["places"]
-        if r.get("reason") == "not_played":
-            continue
-        if rate:
-            ratings.update(r["id"], seats, places)
-        for i, e in enumerate(seats):
-            s = stats[e]
-            s["games"] += 1
-            s["wins"] += places[i] == 1
-            s["place"] += places[i]
-            s["score"] += r["scores"][i]
-            s["phases"] += r["phases"][i]
-            s["places"][places[i]] = s["places"].get(places[i], 0) + 1
-            for j, o in enumerate(seats):
-                if o == e:
-                    continue
-                h = h2h[e][o]
-                h["games"] += 1
-                h["ahead" if places[i] < places[j] else "behind" if places[i] > places[j] else "tied"] += 1
-        for f in r.get("faults", []):
-            s = stats[f["entrant"]]
-            s["faults"] += 1
-            s["fault_kinds"][f["kind"]] = s["fault_kinds"].get(f["kind"], 0) + 1
-    rows = []
-    for e in entrants:
-        mu, sigma = ratings.table()[e]
-        s = stats[e]
-        g = s["games"] or 1
+        ratings = tally.final_ratings()
+    if ratings is None:
+        raise ValueError("no TrueSkill ratings: the tally was kept without them and none were given")
+    sums = tally.sums
+    table = ratings.table()
+    rows: list[dict[str, Any]] = []
+    for i, e in enumerate(entrants):
+        mu, sigma = table[e]
+        games = sums["games"][i]
+        g = games or 1
         rows.append({
             "entrant": e,
             "mu": round(mu, 3),
             "sigma": round(sigma, 3),
             "conservative": round(mu - 3 * sigma, 3),
-            "games": s["games"],
-            "wins": s["wins"],
-            "win_rate": round(s["wins"] / g, 4),
-            "mean_place": round(s["place"] / g, 3),
-            "mean_score": round(s["score"] / g, 2),
-            "mean_phases": round(s["phases"] / g, 3),
-            "faults": s["faults"],
-            "fault_kinds": dict(sorted(s["fault_kinds"].items())),
-            "place_counts": {str(k): v for k, v in sorted(s["places"].items())},
+            "games": games,
+            "wins": sums["wins"][i],
+            "win_rate": round(sums["wins"][i] / g, 4),
+            "mean_place": round(sums["place"][i] / g, 3),
+            "mean_score": round(sums["score"][i] / g, 2),
+            "mean_phases": round(sums["phases"][i] / g, 3),
+            "faults": sums["faults"][i],
+            "fault_kinds": dict(sorted(tally.fault_kinds[i].items())),
+            "place_counts": {str(k): v for k, v in sorted(tally.place_counts[i].items())},
             "disqualified": (disqualified or {}).get(e),
         })
     dq = {e for e in entrants if (disqualified or {}).get(e)}
-    analysis, statistics = report(recs, entrants, resamples, confidence, bootstrap_seed(seed), last=dq,
+    analysis, statistics = report(tally.arrays(), entrants, resamples, confidence, bootstrap_seed(seed), last=dq,
                                   sequential=sequential)
     theta = analysis.theta
     rank = {e: i for i, e in enumerate(statistics["order"])}
@@ -107,13 +100,12 @@ def build_leaderboard(
     board = {
         "name": name,
         "seed": seed,
-        "games": sum(1 for r in recs if r.get("reason") != "not_played"),
+        "games": tally.played,
         "entrants": [{k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS} for row in rows],
-        "head_to_head": h2h,
+        "head_to_head": tally.head_to_head(sparse=len(entrants) > SPARSE_ABOVE),
         "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
     }
     if stopping is not None:
         board["stopping"] = dict(stopping)
     return board
-

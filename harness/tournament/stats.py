@@ -5,7 +5,7 @@ variance, how many more games would settle the rest, and the SPRT of early stopp
 Pure functions of game records (the dicts of games.jsonl: ``id``, ``group``, ``seats``,
 ``places``, ...); records whose ``reason`` is ``not_played`` and games of fewer than two
 seats are left out. Everything is deterministic: records are taken in game-index order and
-the bootstrap draws from ``random.Random(seed)``.
+the bootstrap draws from ``numpy.random.default_rng(seed)``.
 
 The rating
     Plackett–Luce on places: a game is read as the first place being chosen from everyone
@@ -42,9 +42,9 @@ How sure the order is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
-import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -66,6 +66,85 @@ def played(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records that count for statistics, in game-index order."""
     return sorted((r for r in records if r.get("reason") != "not_played" and len(r["seats"]) >= 2),
                   key=lambda r: r["id"])
+
+
+@dataclass
+class GameArrays:
+    """The played games as compact arrays, what the statistics read of them, in game-index
+    order: about 30 bytes a game where a record in memory is some 2 KB. Built from records
+    (`from_records`) or kept up as games finish (`tournament.tally.GameTally`)."""
+
+    entrants: list[str]
+    ids: np.ndarray  # int64, ascending
+    group: np.ndarray  # int64: ordinal of the game's deal group, by the group's first game
+    size: np.ndarray  # int64: seats at the table (2 or more)
+    seats: np.ndarray  # int32 (games × widest table): entrant index by seat, −1 past `size`
+    places: np.ndarray  # int16, the same shape: place by seat, 0 past `size`
+
+    @property
+    def games(self) -> int:
+        """The number of games."""
+        return len(self.ids)
+
+    @property
+    def groups(self) -> int:
+        """The number of deal groups."""
+        return int(self.group.max()) + 1 if len(self.group) else 0
+
+    @classmethod
+    def build(cls, entrants: Sequence[str], ids: Any, keys: Any, seats: Any, places: Any) -> "GameArrays":
+        """From parallel arrays in any order: game indices, deal group keys (int64: games
+        with the same key are one deal group), seats and places (−1 / 0 past the table)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        ids, keys = ids[order], np.asarray(keys, dtype=np.int64)[order]
+        seats, places = np.asarray(seats, dtype=np.int32), np.asarray(places, dtype=np.int16)
+        width = seats.shape[-1] if seats.ndim == 2 else 2
+        seats, places = seats.reshape(len(ids), width)[order], places.reshape(len(ids), width)[order]
+        if len(ids):
+            _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+            rank = np.empty(len(first), dtype=np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+            group = rank[inv.ravel()]
+        else:
+            group = np.zeros(0, dtype=np.int64)
+        return cls(list(entrants), ids, group, (seats >= 0).sum(axis=1).astype(np.int64), seats, places)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> "GameArrays":
+        """The played games of `records` (`played`) whose seats are all entrants."""
+        index = {e: i for i, e in enumerate(entrants)}
+        recs = [r for r in played(records) if all(s in index for s in r["seats"])]
+        width = max((len(r["seats"]) for r in recs), default=2)
+        seats = np.full((len(recs), width), -1, dtype=np.int32)
+        places = np.zeros((len(recs), width), dtype=np.int16)
+        codes: dict[Any, int] = {}
+        keys = np.empty(len(recs), dtype=np.int64)
+        for k, r in enumerate(recs):
+            key = r.get("group")
+            keys[k] = codes.setdefault(("game", r["id"]) if key is None else key, len(codes))
+            seats[k, : len(r["seats"])] = [index[s] for s in r["seats"]]
+            places[k, : len(r["places"])] = r["places"]
+        return cls.build(entrants, [r["id"] for r in recs], keys, seats, places)
+
+    def select(self, mask: Any) -> "GameArrays":
+        """The games where `mask` (a boolean array over the games) holds."""
+        m = np.asarray(mask, dtype=bool)
+        return GameArrays.build(self.entrants, self.ids[m], self.group[m], self.seats[m], self.places[m])
+
+    def games_of(self) -> list[int]:
+        """The games each entrant played."""
+        s = self.seats[self.seats >= 0]
+        return np.bincount(s, minlength=len(self.entrants)).tolist()
+
+
+def as_arrays(records: "Iterable[Mapping[str, Any]] | GameArrays", entrants: Sequence[str]) -> GameArrays:
+    """`records` as `GameArrays` of `entrants` (already arrays: as they are)."""
+    if isinstance(records, GameArrays):
+        if list(records.entrants) != list(entrants):
+            raise ValueError(f"games of entrants {records.entrants[:5]}… asked for as entrants {list(entrants)[:5]}…")
+        return records
+    return GameArrays.from_records(records, entrants)
 
 
 def deal_groups(records: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
@@ -263,6 +342,17 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
+def _one_blas_thread() -> Any:
+    """BLAS held to one thread: the refits solve many small systems, where OpenBLAS's
+    threads cost more in handing work over (and in spinning, on a busy machine) than they
+    save (21 s against 4.4 s for 100 entrants' bootstrap on 2 cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 class _Refits:
     """`newton_pl` for the bootstrap's refits, on whole arrays: the risk sets, grouped by
     size, as index arrays into the flat vector a resample adds up (see `DealBootstrap`).
@@ -343,55 +433,75 @@ class DealBootstrap:
     counts how often it drew each type.
     """
 
-    def __init__(self, records: Iterable[Mapping[str, Any]], entrants: Sequence[str], prior: float = PRIOR) -> None:
+    def __init__(self, records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
+                 prior: float = PRIOR) -> None:
         self.entrants = list(entrants)
         self.prior = prior
-        index = {e: i for i, e in enumerate(self.entrants)}
         n = self.n = len(self.entrants)
-        groups = deal_groups(r for r in records if all(s in index for s in r["seats"]))
-        self.groups = len(groups)
-        self.games = sum(len(g) for g in groups)
+        arr = as_arrays(records, self.entrants)
+        self.groups = arr.groups
+        self.games = arr.games
         base: dict[tuple[int, ...], int] = {}
         size = 0
-        g_rows: list[dict[int, float]] = []
-        for grp in groups:
+        # Games of the same kind (seats and places) recur: each kind's part of a group's row
+        # is worked out once, kinds numbered in the order they first occur.
+        kind = _ordinal(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel()
+                        ) if arr.games else np.zeros(0, dtype=np.int64)
+        n_kinds = int(kind.max()) + 1 if len(kind) else 0
+        first = np.full(n_kinds, arr.games, dtype=np.int64)
+        np.minimum.at(first, kind, np.arange(arr.games))
+        part: list[list[tuple[int, float]]] = []
+        for k in first.tolist():
+            key = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
             table: dict[tuple[int, ...], list[float]] = {}
-            flat: dict[int, float] = defaultdict(float)
-            for r in grp:
-                seats = [index[s] for s in r["seats"]]
-                _merge(game_stages(seats, r["places"]), table)
-                for i, p in zip(seats, r["places"]):
-                    flat[-2 * i - 1] += p  # places: negative slots until the sets are numbered
-                    flat[-2 * i - 2] += 1
-            for key, row in table.items():
-                if key not in base:
-                    base[key] = size
+            _merge(game_stages(*key), table)
+            items: list[tuple[int, float]] = []
+            for risk, row in table.items():
+                if risk not in base:
+                    base[risk] = size
                     size += len(row)
-                for j, x in enumerate(row):
-                    flat[base[key] + j] += x
-            g_rows.append(flat)
+                items += [(base[risk] + j, x) for j, x in enumerate(row)]
+            for i, p in zip(*key):  # places: negative slots until the sets are numbered
+                items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
+            part.append(items)
+        types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
+        order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
+        bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True]) if len(order) \
+            else np.zeros(1, dtype=np.int64)
+        lone = np.diff(bounds) == 1
+        group_type = np.empty(len(bounds) - 1, dtype=np.intp)
+        # Groups of one game (every group, with plain deals): the type of their game's kind.
+        lone_kind = kind[order[bounds[:-1][lone]]]
+        kind_type = np.full(n_kinds, -1, dtype=np.intp)
+        for k in np.unique(lone_kind).tolist():
+            kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
+        group_type[lone] = kind_type[lone_kind]
+        del lone_kind, kind_type
+        for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
+            flat: dict[int, float] = defaultdict(float)
+            for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
+                for slot, x in part[k]:
+                    flat[slot] += x
+            group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
+        del part, order, bounds
         self._place_slot = place_slot = size
         self._size = size + 2 * n
-        types: dict[tuple[tuple[int, float], ...], int] = {}
-        self._type_rows: list[tuple[tuple[int, float], ...]] = []
-        self._group_type: list[int] = []
-        for flat in g_rows:
-            sig = tuple(sorted((k if k >= 0 else place_slot - k - 1, v) for k, v in flat.items()))
-            if sig not in types:
-                types[sig] = len(self._type_rows)
-                self._type_rows.append(sig)
-            self._group_type.append(types[sig])
+        self._type_rows: list[tuple[tuple[int, float], ...]] = [
+            tuple((k if k >= 0 else place_slot - k - 1, v) for k, v in sig) for sig in types]
+        del types
+        self._group_type = group_type
         self._sets_at = list(base.items())
         # The type rows as flat arrays, for adding up a resample in numpy.
         self._row_type = np.array([t for t, row in enumerate(self._type_rows) for _ in row], dtype=np.intp)
         self._row_slot = np.array([slot for row in self._type_rows for slot, _ in row], dtype=np.intp)
         self._row_value = np.array([v for row in self._type_rows for _, v in row], dtype=float)
         self._refits = _Refits(self._sets_at, n, prior)
-        full = self._total(Counter(self._group_type))
-        sets = self._sets(full)
-        # Hunter's MM climbs surely but slowly near the top; Newton steps finish the job.
-        rough = [math.log(g) for g in fit_pl(sets, n, prior, tol=1e-4, max_iter=2000)]
-        self.theta = newton_pl(sets, n, rough, prior, tol=1e-9)
+        self._type_count = np.bincount(group_type, minlength=len(self._type_rows))
+        full = self._total(dict(enumerate(self._type_count.tolist())))
+        # Newton steps from θ = 0 on arrays (the likelihood is strictly concave, so they find
+        # the one maximum `fit_pl` climbs to; tests/test_stats.py checks they agree).
+        with _one_blas_thread():
+            self.theta = self._refits.fit(np.array(full), np.zeros(n), tol=1e-9).tolist()
         self.mean_place = self._places(full[place_slot:])
         self.entrant_games = [int(full[place_slot + 2 * i + 1]) for i in range(n)]
 
@@ -410,20 +520,27 @@ class DealBootstrap:
         """Mean places from the end of a flat vector (from `_place_slot` on)."""
         return [tail[2 * i] / tail[2 * i + 1] if tail[2 * i + 1] else None for i in range(self.n)]
 
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        """How many times one resample draws each type of deal group: G groups drawn
+        uniformly with replacement, counted by type, is a multinomial draw of G with each
+        type's share of the groups as its probability (one draw per type, not per group,
+        so a resample costs the same at a thousand games as at a million)."""
+        return rng.multinomial(self.groups, self._type_count / self.groups)
+
     def resamples(self, count: int, seed: int) -> Iterator[tuple[list[float], list[float | None]]]:
         """`count` bootstrap resamples: (θ of each entrant, mean place of each entrant or
-        None), drawn from `random.Random(seed)` (none when there are no games)."""
+        None), drawn from `numpy.random.default_rng(seed)` (none when there are no games)."""
         if not self.groups:
             return
-        rng = random.Random(seed)
-        G = self.groups
-        types = len(self._type_rows)
+        rng = np.random.default_rng(seed)
         start = np.array(self.theta)
         ps = self._place_slot
-        for _ in range(count):
-            drawn = np.bincount(rng.choices(self._group_type, k=G), minlength=types)
-            acc = np.bincount(self._row_slot, weights=self._row_value * drawn[self._row_type], minlength=self._size)
-            yield self._refits.fit(acc, start).tolist(), self._places(acc[ps:].tolist())
+        with _one_blas_thread():
+            for _ in range(count):
+                drawn = self.draw(rng)
+                acc = np.bincount(self._row_slot, weights=self._row_value * drawn[self._row_type],
+                                  minlength=self._size)
+                yield self._refits.fit(acc, start).tolist(), self._places(acc[ps:].tolist())
 
 
 @dataclass
@@ -468,14 +585,19 @@ def _above(a: float, b: float) -> float:
     return 1.0 if a > b else 0.5 if a == b else 0.0
 
 
+TIE_DIGITS = 9
+"""θ are compared to this many decimals when ordering: entrants with the same games (equal
+θ in exact arithmetic) are ordered by name, not by the last bits of the fit."""
+
+
 def rank_order(theta: Mapping[str, float], games: Mapping[str, int], among: Iterable[str] | None = None) -> list[str]:
     """Entrants with games, strongest first by θ (then by name)."""
     names = [e for e in (among if among is not None else theta) if games.get(e)]
-    return sorted(names, key=lambda e: (-theta[e], e))
+    return sorted(names, key=lambda e: (-round(theta[e], TIE_DIGITS), e))
 
 
 def analyse(
-    records: Iterable[Mapping[str, Any]], entrants: Sequence[str], resamples: int = RESAMPLES,
+    records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str], resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR,
 ) -> Analysis:
     """Fit θ on all games and bootstrap it (and mean place) over deal groups."""
@@ -504,30 +626,38 @@ def analyse(
     )
 
 
-def pl_theta(records: Iterable[Mapping[str, Any]], entrants: Sequence[str],
+def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
              prior: float = PRIOR) -> tuple[dict[str, float], dict[str, int]]:
     """θ of every entrant (the same fit as `DealBootstrap.theta`, without the bootstrap's
     tables: Newton steps from θ = 0, the likelihood being strictly concave) and its games."""
     names = list(entrants)
-    index = {e: i for i, e in enumerate(names)}
+    arr = as_arrays(records, names)
     table: dict[tuple[int, ...], list[float]] = {}
-    games = [0] * len(names)
-    for r in played(records):
-        if not all(s in index for s in r["seats"]):
-            continue
-        seats = tuple(index[s] for s in r["seats"])
-        for i in seats:
-            games[i] += 1
-        for key, add in _merged(seats, tuple(r["places"])):
+    seen: Counter[tuple[tuple[int, ...], tuple[int, ...]]] = Counter(
+        (tuple(st[:k]), tuple(pl[:k])) for st, pl, k in zip(arr.seats.tolist(), arr.places.tolist(), arr.size.tolist()))
+    for (seats, places), c in seen.items():  # each kind of game once, times how often it was played
+        for key, add in _merged(seats, places):
             row = table.get(key)
             if row is None:
-                table[key] = list(add)
-            else:
-                for j, x in enumerate(add):
-                    row[j] += x
-    sets = [(k, row[0], row[1:]) for k, row in table.items()]
-    theta = newton_pl(sets, len(names), [0.0] * len(names), prior, tol=1e-9)
-    return dict(zip(names, theta)), dict(zip(names, games))
+                row = table[key] = [0.0] * len(add)
+            for j, x in enumerate(add):
+                row[j] += c * x
+    theta = _fit_table(table, len(names), prior)
+    return dict(zip(names, theta)), dict(zip(names, arr.games_of()))
+
+
+def _fit_table(table: Mapping[tuple[int, ...], Sequence[float]], n: int, prior: float) -> list[float]:
+    """θ maximising the likelihood of a `_merge` table (risk set → [weight, chosen of each]):
+    `newton_pl`'s steps from θ = 0, on arrays."""
+    sets_at: list[tuple[tuple[int, ...], int]] = []
+    flat: list[float] = []
+    size = 0
+    for key, row in table.items():
+        sets_at.append((key, size))
+        flat.extend(row)
+        size += len(row)
+    with _one_blas_thread():
+        return _Refits(sets_at, n, prior).fit(np.array(flat, dtype=float), np.zeros(n), tol=1e-9).tolist()
 
 
 @lru_cache(maxsize=65536)
@@ -549,7 +679,7 @@ class SettledCheck:
 
 
 def check_settled(
-    records: Iterable[Mapping[str, Any]], entrants: Sequence[str], top: int | None = None,
+    records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str], top: int | None = None,
     confidence: float = CONFIDENCE, prior: float = PRIOR, among: Sequence[str] | None = None,
 ) -> SettledCheck:
     """Whether the order by θ is settled at `confidence` for early stopping: every adjacent
@@ -558,31 +688,46 @@ def check_settled(
     of the entrants in the order. Its error rate holds however often it is asked. `among`
     limits the order to some entrants (e.g. those not disqualified); all games are fitted
     either way."""
-    recs = played(records)
-    theta, games = pl_theta(recs, entrants, prior)
+    arr = as_arrays(records, entrants)
+    theta, games = pl_theta(arr, entrants, prior)
     order = rank_order(theta, games, among)
     k = len(order) - 1 if top is None else min(top, len(order) - 1)
     pairs = list(zip(order[:k], order[1:k + 1]))
     if not pairs:
         return SettledCheck(False, order, pairs)
-    tests = neighbour_tests(paired_deals(recs, entrants), order[:k + 1], confidence, sequential=True, among=order,
+    tests = neighbour_tests(paired_deals(arr, entrants), order[:k + 1], confidence, sequential=True, among=order,
                             intervals=False)
     return SettledCheck(all(t["settled"] for t in tests), order, pairs, tests)
 
 
-def pairs_met(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> dict[str, dict[str, int]]:
-    """How many games each pair of entrants played at the same table."""
-    met = {a: {b: 0 for b in entrants if b != a} for a in entrants}
-    for r in played(records):
-        seats = [s for s in r["seats"] if s in met]
-        for a in seats:
-            for b in seats:
-                if a != b:
-                    met[a][b] += 1
-    return met
+SPARSE_ABOVE = 20
+"""With more entrants than this, per-pair tables list only the pairs that met."""
 
 
-def luck_share(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> dict[str, Any]:
+def met_matrix(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> np.ndarray:
+    """n×n (symmetric): how many games each pair of entrants played at the same table."""
+    arr = as_arrays(records, entrants)
+    n = len(entrants)
+    out = np.zeros(n * n, dtype=np.int64)
+    for i, j in combinations(range(arr.seats.shape[1]), 2):
+        a, b = arr.seats[:, i].astype(np.int64), arr.seats[:, j].astype(np.int64)
+        ok = (a >= 0) & (b >= 0) & (a != b)
+        out += np.bincount(a[ok] * n + b[ok], minlength=n * n)
+    m = out.reshape(n, n)
+    return m + m.T
+
+
+def pairs_met(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
+              sparse: bool = False) -> dict[str, dict[str, int]]:
+    """How many games each pair of entrants played at the same table: every pair, or with
+    `sparse` only the pairs that met (≥ 1 game)."""
+    names = list(entrants)
+    m = met_matrix(records, names).tolist()
+    return {a: {b: m[i][j] for j, b in enumerate(names) if j != i and (m[i][j] or not sparse)}
+            for i, a in enumerate(names)}
+
+
+def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> dict[str, Any]:
     """The share of the variance of place that a duplicate deal cancels.
 
     For an entrant, its games are taken table by table (a table = the same set of
@@ -597,48 +742,82 @@ def luck_share(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) ->
     is how many plain-deal games one duplicate game is worth for the precision of a mean
     place. With plain deals (k = 1) nothing is replayed and the share is None.
     """
-    by: dict[str, dict[tuple[str, ...], dict[Any, list[int]]]] = {e: {} for e in entrants}
-    for r in played(records):
-        key = r.get("group", ("game", r["id"]))
-        table = tuple(sorted(r["seats"]))
-        for e, p in zip(r["seats"], r["places"]):
-            if e in by:
-                by[e].setdefault(table, {}).setdefault(key, []).append(p)
-    per: dict[str, Any] = {}
+    names = list(entrants)
+    arr = as_arrays(records, names)
+    per: dict[str, Any] = {e: None for e in names}
+    if arr.groups == arr.games:  # no deal was replayed (plain deals): k = 1 for everyone
+        return {"share": None, "efficiency": None, "by_entrant": per}
+    gi, si = np.nonzero(arr.seats >= 0)  # one row per seat taken, in game order
+    if not len(gi):
+        return {"share": None, "efficiency": None, "by_entrant": per}
+    e = arr.seats[gi, si].astype(np.int64)
+    p = arr.places[gi, si].astype(float)
+    big = np.iinfo(np.int32).max
+    _, table = np.unique(np.sort(np.where(arr.seats >= 0, arr.seats, big), axis=1), axis=0, return_inverse=True)
+    t = table.ravel()[gi]
+    g = arr.group[gi]
+    # cells: (entrant, table); groups: (entrant, table, deal group); numbered in order of first row
+    cell = _ordinal(e * (int(t.max()) + 1) + t)
+    grp = _ordinal(cell * (arr.groups + 1) + g)
+    n_grp = int(grp.max()) + 1
+    g_first = np.full(n_grp, len(grp))
+    np.minimum.at(g_first, grp, np.arange(len(grp)))
+    g_size = np.bincount(grp)
+    g_ent = e[g_first]
+    g_cell = cell[g_first]
+    # k: an entrant's most usual group size (ties: the size it met first, by table then group)
+    k_of = np.zeros(len(names), dtype=np.int64)
+    c_first = np.full(int(cell.max()) + 1, len(cell))
+    np.minimum.at(c_first, cell, np.arange(len(cell)))
+    for ent in np.unique(g_ent).tolist():
+        mine = np.flatnonzero(g_ent == ent)
+        order = np.lexsort((g_first[mine], c_first[g_cell[mine]]))
+        sizes = g_size[mine][order].tolist()
+        k_of[ent] = Counter(sizes).most_common(1)[0][0]
+    full_g = g_size == k_of[g_ent]
+    n_cell = int(cell.max()) + 1
+    n_full = np.bincount(g_cell[full_g], minlength=n_cell)
+    use = full_g[grp] & (n_full[cell] >= 2)  # rows in the full groups of cells with 2 or more of them
+    cnt = np.bincount(cell[use], minlength=n_cell)
+    mean = np.bincount(cell[use], weights=p[use], minlength=n_cell) / np.maximum(cnt, 1)
+    ss_game = np.bincount(cell[use], weights=(p[use] - mean[cell[use]]) ** 2, minlength=n_cell)
+    gmean = np.bincount(grp[use], weights=p[use], minlength=n_grp) / np.maximum(g_size, 1)
+    ug = full_g & (n_full[g_cell] >= 2)
+    ss_deal = np.bincount(g_cell[ug], weights=(gmean[ug] - mean[g_cell[ug]]) ** 2, minlength=n_cell)
+    c_ent = np.zeros(n_cell, dtype=np.int64)
+    c_ent[cell] = e
+    used = n_full >= 2
+    n = len(names)
+    e_ss_game = np.bincount(c_ent[used], weights=ss_game[used], minlength=n)
+    e_ss_deal = np.bincount(c_ent[used], weights=ss_deal[used], minlength=n)
+    e_df_game = np.bincount(c_ent[used], weights=(cnt - 1)[used], minlength=n).astype(np.int64)
+    e_df_deal = np.bincount(c_ent[used], weights=(n_full - 1)[used], minlength=n).astype(np.int64)
+    e_tables = np.bincount(c_ent, minlength=n)
     num = den = 0.0
-    for e in entrants:
-        sizes = Counter(len(g) for cell in by[e].values() for g in cell.values())
-        if not sizes:
-            per[e] = None
+    for i, name in enumerate(names):
+        k = int(k_of[i])
+        if k < 2 or not e_df_deal[i] or not e_ss_game[i]:
             continue
-        k = sizes.most_common(1)[0][0]
-        ss_game = ss_deal = 0.0
-        df_game = df_deal = 0
-        for cell in by[e].values():
-            full = [g for g in cell.values() if len(g) == k]
-            if len(full) < 2:
-                continue
-            xs = [p for g in full for p in g]
-            m = sum(xs) / len(xs)
-            ss_game += sum((x - m) ** 2 for x in xs)
-            df_game += len(xs) - 1
-            ss_deal += sum((sum(g) / k - m) ** 2 for g in full)
-            df_deal += len(full) - 1
-        if k < 2 or not df_deal or not ss_game:
-            per[e] = None
-            continue
-        v_game, v_deal = ss_game / df_game, ss_deal / df_deal
+        v_game, v_deal = e_ss_game[i] / e_df_game[i], e_ss_deal[i] / e_df_deal[i]
         share = 1 - k * v_deal / v_game
-        per[e] = {"k": k, "games": df_game + len(by[e]), "v_game": round(v_game, 5), "v_deal": round(v_deal, 5),
-                  "share": round(share, 4)}
-        num += df_game * k * v_deal
-        den += df_game * v_game
-    total = None if not den else 1 - num / den
+        per[name] = {"k": k, "games": int(e_df_game[i] + e_tables[i]), "v_game": round(float(v_game), 5),
+                     "v_deal": round(float(v_deal), 5), "share": round(float(share), 4)}
+        num += e_df_game[i] * k * v_deal
+        den += e_df_game[i] * v_game
+    total = None if not den else float(1 - num / den)
     return {
         "share": None if total is None else round(total, 4),
         "efficiency": None if total is None or total >= 1 else round(1 / (1 - total), 3),
         "by_entrant": per,
     }
+
+
+def _ordinal(keys: np.ndarray) -> np.ndarray:
+    """Each key's number in the order keys first occur (0, 1, …)."""
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.ravel()]
 
 
 def _var(xs: Sequence[float]) -> float:
@@ -670,11 +849,11 @@ def board_order(theta: Mapping[str, float], games: Mapping[str, int], last: Iter
     """Every entrant in the leaderboard's order: by θ, strongest first, those in `last`
     (disqualified) after the rest and entrants without games at the end; ties by name."""
     out = set(last)
-    return sorted(theta, key=lambda e: (e in out, not games.get(e), -theta[e], e))
+    return sorted(theta, key=lambda e: (e in out, not games.get(e), -round(theta[e], TIE_DIGITS), e))
 
 
 def report(
-    records: Iterable[Mapping[str, Any]], entrants: Sequence[str], resamples: int = RESAMPLES,
+    records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str], resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR, last: Iterable[str] = (),
     sequential: bool = False,
 ) -> tuple[Analysis, dict[str, Any]]:
@@ -684,10 +863,10 @@ def report(
     the anytime-valid one with `sequential`, as a board of early stopping must use) and
     about how many more games would settle it; the games each pair met; the luck share.
     Numbers are rounded for publishing."""
-    recs = played(records)
-    a = analyse(recs, entrants, resamples, confidence, seed, prior)
+    arr = as_arrays(records, entrants)
+    a = analyse(arr, entrants, resamples, confidence, seed, prior)
     shown = board_order(a.theta, a.entrant_games, last)
-    deals = paired_deals(recs, entrants)
+    deals = paired_deals(arr, entrants)
     neighbours = neighbour_tests(deals, shown, confidence, sequential)
     for nb in neighbours:
         nb["diff"] = round(a.theta[nb["upper"]] - a.theta[nb["lower"]], 4)
@@ -738,8 +917,8 @@ def report(
         "order": shown,
         "entrants": ents,
         "neighbours": neighbours,
-        "pairs_met": pairs_met(recs, entrants),
-        "luck": luck_share(recs, entrants),
+        "pairs_met": pairs_met(arr, entrants, sparse=len(entrants) > SPARSE_ABOVE),
+        "luck": luck_share(arr, entrants),
     }
     return a, section
 
@@ -875,26 +1054,19 @@ class PairedDeals:
         return out
 
 
-def paired_deals(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> PairedDeals:
+def paired_deals(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> PairedDeals:
     """The paired deal outcomes of `records` (see above). Vectorised per table size: the
-    cost is one pass over the records plus numpy work per seat pair of a table."""
+    cost is numpy work per seat pair of a table."""
     names = list(entrants)
-    index = {e: i for i, e in enumerate(names)}
+    arr = as_arrays(records, names)
     n = len(names)
-    recs = [r for r in played(records) if all(s in index for s in r["seats"])]
-    gkey: dict[Any, int] = {}
-    gid = np.empty(len(recs), dtype=np.int64)
-    by_size: dict[int, list[int]] = {}
-    for k, r in enumerate(recs):
-        key = r.get("group")
-        gid[k] = gkey.setdefault(("game", r["id"]) if key is None else key, len(gkey))
-        by_size.setdefault(len(r["seats"]), []).append(k)
     keys, signs = [], []
-    span = len(gkey) + 1
-    for t, ks in by_size.items():
-        seats = np.array([[index[s] for s in recs[k]["seats"]] for k in ks], dtype=np.int64)
-        places = np.array([recs[k]["places"] for k in ks], dtype=np.int64)
-        g = gid[ks]
+    span = arr.groups + 1
+    for t in np.unique(arr.size).tolist():
+        rows = arr.size == t
+        seats = arr.seats[rows].astype(np.int64)
+        places = arr.places[rows].astype(np.int64)
+        g = arr.group[rows]
         for i, j in combinations(range(t), 2):
             a, b = seats[:, i], seats[:, j]
             s = np.sign(places[:, j] - places[:, i])  # +1: seat i placed ahead
@@ -910,7 +1082,7 @@ def paired_deals(records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) 
         sign = np.sign(total).astype(np.int64)
     else:
         lo_ = hi_ = group = sign = np.zeros(0, dtype=np.int64)
-    return PairedDeals(names, len(recs), len(gkey), lo_, hi_, group, sign)
+    return PairedDeals(names, arr.games, arr.groups, lo_, hi_, group, sign)
 
 
 _lgamma = np.frompyfunc(math.lgamma, 1, 1)
@@ -949,8 +1121,13 @@ def _tail(n: int, k: int, q: float, upper: bool) -> float:
 def sign_test(wins: Any, losses: Any) -> np.ndarray:
     """The exact two-sided sign test's p-value: 2·P(Bin(n, ½) ≤ min(wins, losses)), at most 1."""
     w, l = np.atleast_1d(np.asarray(wins, dtype=int)), np.atleast_1d(np.asarray(losses, dtype=int))
-    return np.array([min(1.0, 2.0 * _tail(int(a + b), int(min(a, b)), 0.5, False)) if a + b else 1.0
-                     for a, b in zip(w, l)])
+    return np.array([_sign_p(int(a + b), int(min(a, b))) for a, b in zip(w, l)], dtype=float)
+
+
+@lru_cache(maxsize=65536)
+def _sign_p(n: int, k: int) -> float:
+    """`sign_test` of k of n against n − k (pairs with the same counts recur: cached)."""
+    return min(1.0, 2.0 * _tail(n, k, 0.5, False)) if n else 1.0
 
 
 def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.ndarray]:

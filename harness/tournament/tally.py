@@ -1,0 +1,323 @@
+"""Running aggregates of a tournament's games, fed one record at a time: everything the
+leaderboards, the statistics, the digest and disqualification need, in memory that does
+not grow with a game's record.
+
+A `GameTally` is what the runner keeps while games finish (instead of every record) and
+what publishing builds from a streamed games.jsonl (`tally_journal`). Per game it keeps
+only compact arrays for the statistics (the game's index, deal group, seats and places:
+about 30 bytes for a game of two, `stats.GameArrays`); per entrant the sums of the
+standings; per pair of entrants the head-to-head counts; TrueSkill rated in game-index
+order as the games arrive (a game that finishes early waits, as a few bytes, for the ones
+before it); the digest of the records in game order likewise; and, for the few games
+that have them, forfeits and failed starts (disqualification reads those).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import time
+from array import array
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .journal import JournalError, JournalState, digest_bytes, iter_chain
+from .ratings import Ratings
+from .stats import GameArrays
+
+
+_BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
+
+
+class GameTally:
+    """The running aggregates of the games added so far (any order; each game once).
+
+    `ratings`: rate TrueSkill as games arrive (with `draw_probability`); without it the
+    board's ratings must be given (a checkpoint, see `ratings_checkpoint`)."""
+
+    def __init__(self, entrants: Sequence[str], draw_probability: float | None = None, ratings: bool = True,
+                 leader_every_s: float = 0.5) -> None:
+        self.entrants = list(entrants)
+        self.index = {e: i for i, e in enumerate(self.entrants)}
+        n = len(self.entrants)
+        self.count = 0  # records added, not_played ones too
+        self.played = 0  # records that were played (reason not "not_played")
+        self._seen = bytearray()  # bit per game index: added
+        self._seen_far: set[int] = set()  # indices past the bitmap's reach
+        self.sums = {k: [0] * n for k in ("games", "wins", "place", "score", "phases", "faults")}
+        self.place_counts: list[Counter[int]] = [Counter() for _ in range(n)]
+        self.fault_kinds: list[Counter[str]] = [Counter() for _ in range(n)]
+        self.ahead = np.zeros((n, n), dtype=np.int64)  # row placed ahead of column, games
+        self.tied = np.zeros((n, n), dtype=np.int64)
+        # the statistics' games: index, deal group key, seats at the table, then seats and places
+        self._ids, self._keys = array("q"), array("q")
+        self._size = array("b")
+        self._seats, self._places = array("i"), array("h")
+        self._codes: dict[Any, int] = {}
+        # what disqualification reads, for the games that have it (and the games it counts
+        # but the statistics do not: a seat outside the field, or a table of one)
+        self.forfeits: dict[int, list[int]] = {}
+        self.startups: dict[int, list[dict[str, Any]]] = {}
+        self.others: dict[int, tuple[str, ...]] = {}
+        # TrueSkill and the digest, in game-index order
+        self.ratings: Ratings | None = None
+        if ratings:
+            self.ratings = Ratings(self.entrants) if draw_probability is None else Ratings(self.entrants, draw_probability)
+        self._rate_next = 0
+        self._leader_every_s = leader_every_s
+        self._asked = -math.inf
+        self._leader: str | None = None
+        self._rate_wait: dict[int, tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
+        self._digest = hashlib.sha256()
+        self._digest_next = 0
+        self._digest_wait: dict[int, bytes] = {}
+
+    # ----- the runner's questions ------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int) or index < 0:
+            return False
+        if index >= _BITMAP_LIMIT:
+            return index in self._seen_far
+        byte = index >> 3
+        return byte < len(self._seen) and bool(self._seen[byte] >> (index & 7) & 1)
+
+    def leader(self) -> str | None:
+        """The entrant with the highest TrueSkill μ − 3σ over the games rated so far (looked
+        up again at most every `leader_every_s` seconds)."""
+        now = time.monotonic()
+        if now - self._asked >= self._leader_every_s:
+            self._asked = now
+            self._leader = self.ratings.leader() if self.ratings is not None and self._rate_next else None
+        return self._leader
+
+    # ----- adding ----------------------------------------------------------------------------
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        """Count one finished game's record (a game already added is ignored)."""
+        i = rec["id"]
+        if i in self:
+            return
+        if i >= _BITMAP_LIMIT or i < 0:
+            self._seen_far.add(i)
+        else:
+            self._mark(i)
+        self.count += 1
+        self._add_digest(i, digest_bytes(rec))
+        if rec.get("reason") == "not_played":
+            self._add_rating(i, None)
+            return
+        self.played += 1
+        seats, places = rec["seats"], rec["places"]
+        self._add_rating(i, (tuple(seats), tuple(places)))
+        idx = [self.index[s] for s in seats]
+        s = self.sums
+        for k, e in enumerate(idx):
+            p = places[k]
+            s["games"][e] += 1
+            s["wins"][e] += p == 1
+            s["place"][e] += p
+            s["score"][e] += rec["scores"][k]
+            s["phases"][e] += rec["phases"][k]
+            self.place_counts[e][p] += 1
+            for m, o in enumerate(idx):
+                if o != e:
+                    if p < places[m]:
+                        self.ahead[e, o] += 1
+                    elif p == places[m]:
+                        self.tied[e, o] += 1
+        startups = []
+        for f in rec.get("faults", []):
+            e = self.index[f["entrant"]]
+            s["faults"][e] += 1
+            self.fault_kinds[e][f["kind"]] += 1
+            if f.get("kind") == "startup":
+                startups.append({"entrant": f["entrant"], "kind": "startup", "reason": str(f.get("reason", ""))})
+        if startups:
+            self.startups[i] = startups
+        if rec.get("forfeits"):
+            self.forfeits[i] = list(rec["forfeits"])
+        if len(seats) < 2:
+            self.others[i] = tuple(seats)
+            return
+        key = rec.get("group")
+        self._ids.append(i)
+        self._keys.append(key if isinstance(key, int) and not isinstance(key, bool) and key >= 0
+                          else -1 - i if key is None else -(1 << 62) + self._codes.setdefault(key, len(self._codes)))
+        self._size.append(len(idx))
+        self._seats.extend(idx)
+        self._places.extend(places)
+
+    def _mark(self, i: int) -> None:
+        byte = i >> 3
+        if byte >= len(self._seen):
+            self._seen.extend(bytes(max(byte + 1 - len(self._seen), len(self._seen))))
+        self._seen[byte] |= 1 << (i & 7)
+
+    def _add_rating(self, i: int, game: tuple[tuple[str, ...], tuple[int, ...]] | None) -> None:
+        if self.ratings is None:
+            return
+        self._rate_wait[i] = game
+        while self._rate_next in self._rate_wait:
+            g = self._rate_wait.pop(self._rate_next)
+            if g is not None:
+                self.ratings.update(self._rate_next, g[0], g[1])
+            self._rate_next += 1
+
+    def _add_digest(self, i: int, line: bytes) -> None:
+        self._digest_wait[i] = line
+        while self._digest_next in self._digest_wait:
+            self._digest.update(self._digest_wait.pop(self._digest_next))
+            self._digest_next += 1
+
+    # ----- what the boards read --------------------------------------------------------------
+
+    def final_ratings(self) -> Ratings | None:
+        """TrueSkill over every game added, in game-index order (games after a gap rated
+        in order after those before it, as rating the records sorted by index does)."""
+        if self.ratings is None or not self._rate_wait:
+            return self.ratings
+        r = copy.deepcopy(self.ratings)
+        for i in sorted(self._rate_wait):
+            g = self._rate_wait[i]
+            if g is not None:
+                r.update(i, g[0], g[1])
+        return r
+
+    def complete(self) -> bool:
+        """Whether every game added is rated (none waits behind a gap)."""
+        return not self._rate_wait
+
+    def digest(self) -> str:
+        """`journal.results_digest` of the records added."""
+        h = self._digest.copy()
+        for i in sorted(self._digest_wait):
+            h.update(self._digest_wait[i])
+        return h.hexdigest()
+
+    def arrays(self, upto: Sequence[int] | None = None) -> GameArrays:
+        """The games for the statistics (`stats.GameArrays`); with `upto`, only the games
+        whose index is in it."""
+        ids = np.frombuffer(self._ids, dtype=np.int64) if len(self._ids) else np.zeros(0, dtype=np.int64)
+        size = np.frombuffer(self._size, dtype=np.int8).astype(np.int64) if len(self._size) else np.zeros(0, np.int64)
+        width = int(size.max()) if len(size) else 2
+        if len(ids) and int(size.min()) == width:  # every table the same size: the flat arrays reshaped
+            seats = np.frombuffer(self._seats, dtype=np.int32).reshape(len(ids), width).copy()
+            places = np.frombuffer(self._places, dtype=np.int16).reshape(len(ids), width).copy()
+        else:
+            starts = np.cumsum(size) - size
+            col = np.arange(width)
+            inside = col[None, :] < size[:, None]
+            at = (starts[:, None] + col[None, :])[inside]
+            seats = np.full((len(ids), width), -1, dtype=np.int32)
+            places = np.zeros((len(ids), width), dtype=np.int16)
+            if len(ids):
+                seats[inside] = np.frombuffer(self._seats, dtype=np.int32)[at]
+                places[inside] = np.frombuffer(self._places, dtype=np.int16)[at]
+            del starts, inside, at
+        del size
+        keys = np.frombuffer(self._keys, dtype=np.int64) if len(self._keys) else np.zeros(0, dtype=np.int64)
+        if upto is not None:
+            m = np.isin(ids, np.asarray(list(upto), dtype=np.int64))
+            ids, keys, seats, places = ids[m], keys[m], seats[m], places[m]
+        return GameArrays.build(self.entrants, ids.copy(), keys.copy(), seats, places)
+
+    def met(self) -> np.ndarray:
+        """n×n: games each pair played at the same table."""
+        behind = self.ahead.T
+        return self.ahead + behind + self.tied
+
+    def head_to_head(self, sparse: bool = False) -> dict[str, dict[str, dict[str, int]]]:
+        """entrant → opponent → games, ahead, behind, tied: every pair, or with `sparse`
+        only the pairs that met."""
+        names = self.entrants
+        ahead, behind, tied = self.ahead.tolist(), self.ahead.T.tolist(), self.tied.tolist()
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for i, a in enumerate(names):
+            row: dict[str, dict[str, int]] = {}
+            for j, b in enumerate(names):
+                if i == j:
+                    continue
+                g = ahead[i][j] + behind[i][j] + tied[i][j]
+                if g or not sparse:
+                    row[b] = {"games": g, "ahead": ahead[i][j], "behind": behind[i][j], "tied": tied[i][j]}
+            out[a] = row
+        return out
+
+    def disqualification_records(self, upto: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
+        """The games as disqualification reads them (index, seats, forfeits, failed starts),
+        in game-index order; with `upto`, only those games. Games not played are left out
+        (disqualification does not count them)."""
+        arr = self.arrays(upto)
+        keep = None if upto is None else set(upto)
+        others = sorted((i, s) for i, s in self.others.items() if keep is None or i in keep)
+        names = self.entrants
+        rows = zip(arr.ids.tolist(), arr.seats.tolist(), arr.size.tolist())
+        k = 0
+        for i, seats, size in rows:
+            while k < len(others) and others[k][0] < i:
+                yield self._slim(*others[k])
+                k += 1
+            yield self._slim(i, tuple(names[s] for s in seats[:size]))
+        for o in others[k:]:
+            yield self._slim(*o)
+
+    def _slim(self, i: int, seats: tuple[str, ...]) -> dict[str, Any]:
+        return {"id": i, "seats": list(seats), "forfeits": self.forfeits.get(i, []), "faults": self.startups.get(i, [])}
+
+
+def tally_journal(path: Path, entrants: Sequence[str], start: str | None, draw_probability: float | None = None,
+                  ratings: bool = True) -> tuple[GameTally, JournalState]:
+    """A `GameTally` of games.jsonl read one line at a time (its hash chain checked from
+    `start`, as `journal.read_chain` does; nothing kept per line but the tally)."""
+    tally = GameTally(entrants, draw_probability, ratings)
+
+    def add(rec: dict[str, Any]) -> None:
+        if rec["id"] in tally:
+            raise JournalError(f"{path}: game {rec['id']} is recorded twice (line {tally.count + 1})")
+        tally.add(rec)
+
+    state = iter_chain(path, start, add)
+    return tally, state
+
+
+CHECKPOINT = "ratings.checkpoint.json"
+"""TrueSkill as it stood after the published games, so that publishing them again need not
+rate every game again (a million games take half an hour)."""
+
+
+def checkpoint_bytes(ratings: Ratings, head: str, games: int) -> bytes:
+    """OUT/ratings.checkpoint.json for `ratings`: TrueSkill after exactly the `games` lines
+    of games.jsonl whose chain ends in `head`, rated in game-index order. Its SHA-256 goes
+    into tournament.json (`ratings_sha256`)."""
+    return (json.dumps({"journal_head": head, "games": games, "ratings": ratings.state()}) + "\n").encode()
+
+
+def read_checkpoint(out: Path, head: str | None, games: int, sha256: str | None,
+                    draw_probability: float | None = None) -> Ratings | None:
+    """The checkpointed ratings if they are those of the journal just read: the file hashes
+    to `sha256` (tournament.json's `ratings_sha256`, written with it), and its chain head
+    and line count are `head` and `games` of the journal as read (links checked);
+    otherwise (none, stale, edited, another journal) None, and the games are rated again.
+    `p10-tourney verify` never reads it: it rates every game."""
+    try:
+        raw = (out / CHECKPOINT).read_bytes()
+        if not sha256 or hashlib.sha256(raw).hexdigest() != sha256:
+            return None
+        data = json.loads(raw)
+        if not isinstance(data, dict) or data.get("journal_head") != head or data.get("games") != games or not head:
+            return None
+        ratings = Ratings.from_state(data["ratings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if draw_probability is not None and ratings.draw_probability != draw_probability:
+        return None
+    return ratings
