@@ -312,6 +312,15 @@ class HumanSeat:
     def drain_stderr(self) -> None:
         """Nothing to drain."""
 
+    def pause(self, confirm: bool = True) -> None:
+        """A person is not stopped between turns."""
+
+    def confirm_stopped(self) -> None:
+        """Nothing to wait for."""
+
+    def resume(self, check: bool = False) -> None:
+        """Nothing to let run."""
+
     def close_log(self) -> None:
         """No log."""
 
