@@ -7,22 +7,25 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import yaml
 
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.leaderboard import write_leaderboard
-from .config import TournamentConfig
+from .config import Field, TournamentConfig
+from .identity import fingerprint
 from .disqualify import DisqualificationGate, disqualifications
+from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain, results_digest
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import GameSpec, schedule
+from .schedule import GameSpec, Past, full_schedule, schedule, spec_of
 from .standings import build_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
 
@@ -123,13 +126,17 @@ class OpenedResults:
     head: str
 
 
-def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
+def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[str] = ()) -> OpenedResults:
     """Check (or create) the results folder; returns the games already finished.
 
     A folder of another config, another program, or an older format is refused unless
     `fresh`, which removes this program's files from it first; so is a games.jsonl whose
     hash chain is broken. A secret seed is drawn at the first start (kept in seed.secret,
     its commitment in tournament.json) and read back on resume.
+
+    The bots may change between runs (`settle_field`): the config returned plays the
+    current field, with the entrants retired (`retire`, or no longer in the file) kept
+    in its standings.
     """
     out = cfg.output
     if out.exists() and not out.is_dir():
@@ -157,11 +164,12 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
                 f"{out}: written by another version of p10-tourney (format {meta.get('format') if isinstance(meta, dict) else '?'!r}, "
                 f"this one writes {FORMAT!r}); use --fresh to start again or choose another output"
             )
-        if meta.get("fingerprint") != cfg.fingerprint() or meta.get("config_sha256") != cfg.config_sha256():
+        same = meta.get("fingerprint") == cfg.fingerprint() and meta.get("config_sha256") == cfg.config_sha256()
+        if not same and meta.get("settings_sha256") != cfg.settings_sha256():
             raise ResultsError(
-                f"{out}: holds results of a different config (tournament {meta.get('name')!r}, or an older "
-                "version of p10-tourney); "
-                "use --fresh to start again, or set another output"
+                f"{out}: holds results of a different config ({_what_changed(out, cfg, meta)}); only the bots "
+                "may change between runs over one results folder (and the games budget of a random or league "
+                "tournament): use --fresh to start again, or set another output"
             )
         try:
             state = SeedState.from_json(meta)
@@ -176,7 +184,8 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
         if cfg.secret_seed:
             write_secret(out, seed)
         meta = {"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint(),
-                "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT}
+                "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT,
+                "settings_sha256": cfg.settings_sha256()}
         meta |= seed_state(cfg.with_seed(seed), reveal=False).to_json()
         meta |= {"finished": False, "games": 0, "journal_head": marker_genesis(meta), "results_sha256": None}
         write_whole(marker, json.dumps(meta, indent=1) + "\n")
@@ -187,10 +196,90 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
         check_published(meta, journal, out / "games.jsonl")
     except JournalError as e:
         raise ResultsError(f"{e}; use --fresh to start again") from None
+    cfg = settle_field(cfg, meta, journal.games, retire)
     # Only once the folder is known to be usable is anything in it rewritten.
+    meta |= {"fingerprint": cfg.fingerprint(), "config_sha256": cfg.config_sha256(),
+             "settings_sha256": cfg.settings_sha256()}
+    write_whole(marker, json.dumps(meta, indent=1) + "\n")
     write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     assert journal.head is not None
     return OpenedResults(cfg, journal.games, journal.head)
+
+
+def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> str:
+    """Which settings differ from those the results folder was played with."""
+    try:
+        before = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        before = None
+    if not isinstance(before, dict):
+        return f"tournament {meta.get('name')!r}, or an older version of p10-tourney"
+    now = cfg.settings()
+    keys = [k for k in dict.fromkeys([*before, *now]) if k not in ("bots", "trusted", "games", "challengers")
+            and before.get(k) != now.get(k)]
+    if "games" in now and before.get("games") != now.get("games") and cfg.format not in ("random", "league"):
+        keys.append("games")
+    return f"{', '.join(keys)} changed" if keys else f"tournament {meta.get('name')!r}"
+
+
+def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Mapping[int, Mapping[str, Any]],
+                 retire: Sequence[str] = ()) -> TournamentConfig:
+    """The field this run plays, from the config and what tournament.json (`meta`, updated
+    here) knows: every entrant that ever played with its fingerprint (`identity`), the
+    entrants retired with --retire, and the fields so far. An entrant whose command or
+    folder changed under its name is refused. A field other than the last one's starts a
+    new field at the first free game index (or replaces the last one if none of its
+    games is played yet)."""
+    out = cfg.output
+    known: dict[str, str] = dict(meta.get("entrants") or {})
+    retired = list(meta.get("retired") or [])
+    for name in retire:
+        if name not in known and name not in cfg.entrants:
+            raise ResultsError(f"--retire {name}: no entrant of that name in the tournament file or in {out}")
+        if name not in retired:
+            retired.append(name)
+    skip = [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
+    active = [b for b in cfg.bots if b.name not in retired]
+    prints = {b.name: fingerprint(b, skip) for b in active}
+    for i, b in enumerate(active):
+        old = known.get(b.name)
+        if old is not None and old != prints[b.name]:
+            raise ResultsError(
+                f"{cfg.source}: bots: {b.name!r} is not the bot that played its games in {out}: its command or the "
+                f"files of its folder changed (fingerprint {old[:12]} -> {prints[b.name][:12]}); give the new "
+                f"version another name (the old one is then retired), or run with --retire {b.name} to retire it")
+    for b in active:
+        known.setdefault(b.name, prints[b.name])
+    order = list(known)
+    names = [n for n in order if n in prints]
+    if len(names) < max(2, cfg.table_size):
+        raise ResultsError(f"{cfg.source}: the field has {len(names)} active entrants ({', '.join(names) or 'none'}); "
+                           f"a table needs {max(2, cfg.table_size)}")
+    if cfg.format == "gauntlet":
+        ch = [c for c in cfg.challengers if c in prints]
+        if not ch or len(names) - len(ch) < cfg.table_size - 1:
+            raise ResultsError(f"{cfg.source}: the gauntlet's active field has {len(ch)} challengers and "
+                               f"{len(names) - len(ch)} other entrants; it needs a challenger and table_size - 1 others")
+    fields = [Field(int(f["start"]), tuple(f["entrants"]), tuple(f.get("challengers") or ()))
+              for f in meta.get("fields") or []]
+    challengers = tuple(c for c in cfg.challengers if c in prints)
+    now = Field(fields[-1].start if fields else 0, tuple(names), challengers)
+    if not fields:
+        fields = [now]
+    elif (fields[-1].entrants, fields[-1].challengers) != (now.entrants, now.challengers):
+        if meta.get("seed_mode") == "secret" and meta.get("seed") is not None:
+            raise ResultsError(f"{out}: its secret seed was revealed when it finished, so the deals of new games "
+                               "would be known in advance; start another results folder (a league, format: league, "
+                               "never reveals its seed)")
+        top = max(games, default=-1)
+        if top < fields[-1].start:  # nothing played in the last field yet: it is replaced
+            fields[-1] = now
+        else:
+            fields.append(replace(now, start=top + 1))
+    meta.setdefault("chain_config_sha256", meta["config_sha256"])
+    meta |= {"entrants": known, "retired": retired, "fields": [f.to_json() for f in fields]}
+    return replace(cfg, bots=tuple(cfg.bot(n) for n in names), field_order=tuple(order), fields=tuple(fields),
+                   challengers=challengers)
 
 
 def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
@@ -199,9 +288,12 @@ def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
     return SeedState(cfg.secret_seed, commitment(cfg.seed), cfg.seed if reveal or not cfg.secret_seed else None)
 
 
-def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path) -> None:
+def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path, base: int = 0) -> None:
+    """Every finished game of the current field (index from `base` on) is its schedule's."""
     by_index = {s.index: s for s in specs}
     for i, rec in done.items():
+        if i < base:
+            continue
         spec = by_index.get(i)
         if spec is None or rec.get("seed") != spec.seed or rec.get("game") != spec.game:
             raise ResultsError(f"{out}/games.jsonl: game {i} does not belong to this schedule; use --fresh")
@@ -222,13 +314,22 @@ def run_tournament(
     fresh: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     build_site: bool = True,
+    retire: Sequence[str] = (),
+    forever: bool = False,
+    stop: threading.Event | None = None,
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
     With `stop_when: settled` the schedule is played in rounds (`plan_rounds`), and after
     each round the games of all finished rounds decide (`check_settled`) whether the order
     is settled and the rest of the schedule is left unplayed. The decision depends only on
-    those games, never on `parallel` or on the order games finish in.
+    those games, never on `parallel` or on the order games finish in. A league
+    (`format: league`) plays rounds matched from the rounds before (`league.py`) until its
+    budget, or with `forever` until `stop` is set.
+
+    `stop` (an event a signal handler sets): no game starts once it is set; the games
+    being played finish, the results are published and the run returns. `retire`: the
+    entrants to retire (`settle_field`).
 
     KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
     finished games kept; the leaderboard of what finished is written, and the exception
@@ -237,25 +338,45 @@ def run_tournament(
     t0 = time.monotonic()
     out = cfg.output
     state = sandbox_state(cfg)  # SandboxError before anything is written
-    opened = prepare_output(cfg, fresh)
+    opened = prepare_output(cfg, fresh, retire)
     cfg, done = opened.cfg, opened.done
     build_bots(cfg, state)
     state = _record_sandbox(out, state)
-    specs = schedule(cfg)
-    _check_done(done, specs, out)
-    gate = DisqualificationGate(specs, cfg.entrants, cfg.disqualify, done)
+    league = cfg.format == "league"
+    if forever and not league:
+        raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
+                           "schedule (use format: league)")
+    current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base))
+    _check_done(done, current, out, cfg.base)
+    specs = [spec_of(done[i]) for i in sorted(done) if league or i < cfg.base] + current
+    gate = DisqualificationGate(specs, cfg.standing, cfg.disqualify, done)
     excluded = gate.excluded  # grown in place as entrants are disqualified
-    todo = [s for s in specs if s.index not in done]
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
     records = dict(done)
-    live = _LiveRatings(cfg.entrants, records, draw_probability=rules_draw_probability(cfg.rules))
-    outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
+    live = _LiveRatings(cfg.standing, records, draw_probability=rules_draw_probability(cfg.rules))
+    total = max(cfg.games or 0, len(records)) if league else len(specs)
+    outcome = Outcome(played=0, total=total, finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
-    rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
+    rounds: list[list[GameSpec]] = plan_rounds(current, cfg.stop.round_games) if cfg.stop_when else [current]
+    matchmaker = Matchmaker(cfg) if league else None
+
+    def league_rounds() -> Iterator[list[GameSpec]]:
+        """The league's rounds, each matched once the one before is played."""
+        assert matchmaker is not None
+        while not (stop is not None and stop.is_set()):
+            start = next_start(cfg, records)
+            if not forever and budget_met(cfg, records, matchmaker, start):
+                outcome.finished = True
+                return
+            rnd = matchmaker.round(start, cfg.entrants, records)
+            if not rnd:
+                return
+            outcome.total = max(outcome.total, len(records) + sum(1 for s in rnd if s.index not in records))
+            yield rnd
 
     finishing = False
     executor: Any = None
@@ -266,25 +387,31 @@ def run_tournament(
         finishing = True
         journal.close()
         stopped = outcome.stopping is not None and bool(outcome.stopping.get("stop"))
-        outcome.finished = stopped or len(records) == len(specs)
+        if not league:
+            outcome.finished = stopped or len(records) == len(specs)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                ratings=live.complete(), sandbox=state, finished=outcome.finished,
+                                ratings=live.complete(), sandbox=state, finished=outcome.finished and not league,
                                 head=journal.head)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
 
     try:
         if on_progress:
-            on_progress(Progress(len(records), len(specs), t0, live.leader()))
+            on_progress(Progress(len(records), outcome.total, t0, live.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
         # machines): the games' own seeds, in the specs, are all it needs.
         executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
-            for r, rnd in enumerate(rounds):
+            for r, rnd in enumerate(league_rounds() if league else rounds):
+                if league:  # judged again with this round's games known
+                    gate = DisqualificationGate([spec_of(records[i]) for i in sorted(records)]
+                                                + [s for s in rnd if s.index not in records],
+                                                cfg.standing, cfg.disqualify, records)
+                    excluded = gate.excluded
                 todo = [s for s in rnd if s.index not in records]
-                for res in _play(executor, todo, gate, excluded):
+                for res in _play(executor, todo, gate, excluded, stop, cfg.parallel):
                     rec = res["record"]
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
@@ -302,11 +429,13 @@ def run_tournament(
                         outcome.first_s = outcome.playing_s
                     live.add(rec)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, live.leader(), rec, outcome.stopping))
+                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), rec, outcome.stopping))
+                if stop is not None and stop.is_set():
+                    break
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, live.leader(), None, outcome.stopping))
+                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), None, outcome.stopping))
                     if outcome.stopping["stop"]:
                         break
             # Every game is done: the workers end their bots while the results are published.
@@ -338,7 +467,9 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
     past (a later round has games) did not stop that run, so it is not asked again (same
     games, same answer)."""
     budget = sum(len(x) for x in rounds)
-    upto = {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
+    base = rounds[0][0].index if rounds and rounds[0] else 0
+    upto = {i: rec for i, rec in records.items() if i < base}  # the fields before this one
+    upto |= {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
     games = sum(len(x) for x in rounds[: r + 1])
     last = r == len(rounds) - 1
     passed = any(s.index in records for x in rounds[r + 1:] for s in x)
@@ -358,7 +489,8 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
         if looked:
             pol = cfg.disqualify
             dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
-                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol, upto)}
+                d.entrant for d in disqualifications([spec_of(upto[i]) for i in sorted(upto) if i < base]
+                                                     + [s for x in rounds for s in x], cfg.standing, pol, upto)}
             settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
@@ -405,16 +537,45 @@ class _Waiting:
         return [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
 
 
-def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str]) -> Iterator[dict[str, Any]]:
+def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str],
+          stop: threading.Event | None = None, parallel: int = 1) -> Iterator[dict[str, Any]]:
     """Run `todo` on `executor`, handing out only the games that `gate` lets start. The
     executor asks for more after each result, once the caller has added that result to
     the gate, so a game starts as soon as the verdicts it waits for are known: there is
-    no pause between rounds while the last game of one is still being played."""
+    no pause between rounds while the last game of one is still being played.
+
+    With `stop`, the executor is handed only as many games as it plays at once (two per
+    worker), one more as each ends, and none once `stop` is set: the games in flight
+    then finish and the run ends."""
     waiting = _Waiting(todo, gate)
-    first = waiting.take()
-    if not first and len(waiting):  # cannot happen: the first game not played is always ready
+    ready: list[GameSpec] = waiting.take()
+    if not ready and len(waiting):  # cannot happen: the first game not played is always ready
         raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
-    yield from executor.run(first, excluded, more=waiting.take)
+    if stop is None:
+        yield from executor.run(ready, excluded, more=waiting.take)
+    else:
+        window = 2 * max(1, parallel)
+        out = 0  # handed out and not finished
+
+        def hand(k: int) -> list[GameSpec]:
+            nonlocal ready, out
+            ready += waiting.take()
+            if stop.is_set():
+                return []
+            given, ready = ready[:k], ready[k:]
+            out += len(given)
+            return given
+
+        def more() -> list[GameSpec]:
+            nonlocal out
+            out -= 1
+            return hand(window - out)
+
+        yield from executor.run(hand(window), excluded, more=more)
+        if stop.is_set():
+            return
+        if ready:  # cannot happen: every game handed out was played
+            raise RuntimeError(f"games never handed out: {[s.game for s in ready[:5]]}")
     if len(waiting):  # cannot happen: every finished game lets later ones start
         raise RuntimeError(f"games never became ready to start: {waiting.head()}")
 
@@ -473,13 +634,17 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]],
     disqualifications, the trusted entrants, the containment (`sandbox`, as recorded in
     tournament.json), the seed (a secret one only if `reveal`), its commitment, and the
     digest of the records (`results_sha256`). `p10-tourney verify` recomputes it."""
-    dqs = disqualifications(schedule(cfg), cfg.entrants, cfg.disqualify, records)
-    board = build_leaderboard(records.values(), cfg.entrants, cfg.name, cfg.seed,
+    dqs = disqualifications(full_schedule(cfg, records), cfg.standing, cfg.disqualify, records)
+    board = build_leaderboard(records.values(), cfg.standing, cfg.name, cfg.seed,
                               disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
                               ratings=ratings, sequential=bool(cfg.stop_when),
                               draw_probability=rules_draw_probability(cfg.rules))
     board["disqualified"] = [d.to_dict() for d in dqs]
+    if cfg.retired:  # entrants no longer in the field: their games stay in the standings
+        board["retired"] = cfg.retired
+        for row in board["entrants"]:
+            row["retired"] = row["entrant"] in cfg.retired
     # Bots whose processes were kept across the seat rotations of a duplicate deal.
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
