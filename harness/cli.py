@@ -269,6 +269,31 @@ def report(results: Path) -> None:
 
 @main.command()
 @click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=8010, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+def serve(results: Path, port: int) -> None:
+    """Serve the site of RESULTS on 127.0.0.1, live: the open page shows the standings,
+    the progress and the newest games as games land, with no reload. Ctrl-C stops."""
+    from .tournament.serve import make_server
+
+    try:
+        server = make_server(results, port)
+    except (FileNotFoundError, ValueError) as e:
+        raise _fail(e) from None
+    except OSError as e:
+        raise click.ClickException(f"127.0.0.1:{port}: {e.strerror or e}") from None
+    bound = server.server_address[1]
+    click.echo(f"serving {results} on http://127.0.0.1:{bound}/ (Ctrl-C to stop)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-replays", is_flag=True, help="Do not play the kept replays again.")
 def verify(results: Path, no_replays: bool) -> None:
     """Check a results folder: the hash chain of games.jsonl, the seed against the

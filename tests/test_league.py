@@ -45,6 +45,7 @@ def write(tmp: Path, names: tuple[str, ...], **over) -> Path:
         "time": {"move_ms": 5000, "startup_ms": 10000}, "replays": "sample", "output": str(tmp / "out"),
     }
     cfg.update(over)
+    cfg = {k: v for k, v in cfg.items() if v is not None}
     path = tmp / "lg.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -227,3 +228,114 @@ def test_other_changes_are_still_refused_naming_what_changed(tmp_path: Path) -> 
         res = CliRunner().invoke(main, ["run", str(write(tmp_path, ("a", "b", "c", "d"), **over)), "--no-site"])
         assert res.exit_code == 1 and res.output.startswith("Error: ") and res.output.count("\n") == 1
         assert f"{key} changed" in res.output and "--fresh" in res.output, res.output
+
+
+# ----- format: league ----------------------------------------------------------------------
+
+def test_matchmaking_pairs_close_ratings_and_prefers_uncertain_ones() -> None:
+    import random as _random
+
+    from harness.tournament.league import match_tables, pair_information
+
+    ratings = {"a": (30.0, 1.0), "b": (29.5, 1.0), "c": (10.0, 1.0), "d": (9.5, 1.0)}
+    tables = match_tables(list(ratings), ratings, {e: 50 for e in ratings}, 2, 2, 10, _random.Random(1))
+    assert sorted(tuple(sorted(t)) for t in tables) == [("a", "b"), ("c", "d")]
+    # Equally close, the more uncertain pair tells more.
+    assert pair_information((25, 8), (25, 8)) > pair_information((25, 2), (25, 2))
+    assert pair_information((25, 3), (26, 3)) > pair_information((25, 3), (40, 3))
+    # Every entrant sits at its share of the round's tables; the one short of games first.
+    names = [f"e{i}" for i in range(6)]
+    flat = {e: (25.0, 8.0) for e in names}
+    tables = match_tables(names, flat, {"e5": 0} | {e: 20 for e in names[:5]}, 3, 2, 10, _random.Random(2))
+    assert sorted(x for t in tables for x in t) == sorted(names)
+    assert tables[0][0] == "e5"
+
+
+def league_file(tmp: Path, names: tuple[str, ...], **over) -> Path:
+    return write(tmp, names, format="league", games=16, league={"round_games": 8, "min_games": 6},
+                 games_per_table=None, **over)
+
+
+def _league_sequence(tmp: Path, parallel: int) -> Path:
+    run(league_file(tmp, ("a", "b", "c", "d"), parallel=parallel, duplicate=True))
+    run(league_file(tmp, ("a", "b", "c", "d", "e"), parallel=parallel, duplicate=True))
+    return tmp / "out"
+
+
+def test_a_league_plays_rounds_to_its_budget_and_a_newcomer_its_minimum(tmp_path: Path) -> None:
+    outs = []
+    for par in (1, 2):
+        (tmp_path / f"p{par}").mkdir()
+        outs.append(_league_sequence(tmp_path / f"p{par}", par))
+    a, b = outs
+    assert no_durations(a) == no_durations(b)
+    for name in ("leaderboard.json", "leaderboard.md", "leaderboard.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    rows = no_durations(a)
+    meta = json.loads((a / "tournament.json").read_text())
+    start = meta["fields"][1]["start"]
+    assert start == 16 and len(rows) % 8 == 0  # whole rounds: 16 games, then the newcomer's rounds
+    played = {e: sum(e in r["seats"] for r in rows) for e in "abcde"}
+    assert played["e"] >= 6 and all(n >= 6 for n in played.values())
+    assert all("e" not in r["seats"] for r in rows[:start])
+    # Duplicate: each table plays one deal in both seat orders.
+    for k in range(0, len(rows), 2):
+        assert rows[k]["seed"] == rows[k + 1]["seed"] and rows[k]["seats"] == rows[k + 1]["seats"][::-1]
+    assert meta["finished"] is False and meta["seed_mode"] == "fixed"
+    v = verify_results(a)
+    assert v.ok, [(c.name, c.detail) for c in v.checks if c.ok is False]
+    assert any(c.name == "schedule" and c.ok for c in v.checks)
+    assert run(league_file(tmp_path / "p1", ("a", "b", "c", "d", "e"), duplicate=True)).played == 0
+
+
+def test_verify_catches_a_league_game_that_is_not_the_matchmakings(tmp_path: Path) -> None:
+    from harness.tournament.league import Matchmaker
+
+    out = _league_sequence(tmp_path, 1)
+    cfg = load_config(league_file(tmp_path, ("a", "b", "c", "d", "e"), duplicate=True)).with_seed(5)
+    mm = Matchmaker(cfg)
+    rnd = mm.round(0, ["a", "b", "c", "d"], {})
+    assert [s.game for s in rnd] == [f"g{i:06d}" for i in range(8)]
+    assert [list(s.seats) for s in rnd] == [r["seats"] for r in no_durations(out)[:8]]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_run_forever_stops_on_a_signal_finishing_the_games_in_flight(tmp_path: Path, sig: int) -> None:
+    path = write(tmp_path, ("a", "b", "c", "d"), format="league", games=8, games_per_table=None,
+                 league={"round_games": 8, "min_games": 2}, parallel=2)
+    out = tmp_path / "out"
+    log = open(tmp_path / "run.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "run", str(path),
+                             "--forever", "--no-site", "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
+                            cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # past the budget of 8: it goes on
+            if (out / "games.jsonl").exists() and len(lines(out)) >= 12:
+                break
+            assert proc.poll() is None, (tmp_path / "run.log").read_text()
+            time.sleep(0.1)
+        else:
+            pytest.fail("the league did not play 12 games")
+        proc.send_signal(sig)
+        rc = proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+    text = (tmp_path / "run.log").read_text()
+    assert rc == 0, text
+    assert f"{signal.Signals(sig).name}: finishing the games being played" in text
+    data = (out / "games.jsonl").read_bytes()
+    assert data.endswith(b"\n")  # no torn line: every game handed out finished
+    n = len(data.splitlines())
+    assert n >= 12
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["games"] == n and json.loads((out / "tournament.json").read_text())["games"] == n
+    assert json.loads((out / "progress.json").read_text())["running"] is False
+    assert json.loads((out / "stats.json").read_text())["incidents"] == []
+    assert verify_results(out).ok
+    # A plain run afterwards completes the round that was cut short, and checks.
+    after = run(path)
+    assert len(lines(out)) % 8 == 0 and after.played == len(lines(out)) - n
+    assert verify_results(out).ok

@@ -31,8 +31,9 @@ from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, 
 
 _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
-        "disqualified.json")
-_TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
+        "disqualified.json", "progress.json")
+_TMP = ".p10tmp-"
+PUBLISH_EVERY_S = 60.0  # run --forever: the leaderboard files are published between rounds this often  # prefix of files being written (renamed into place when whole)
 
 
 class ResultsError(ValueError):
@@ -347,7 +348,8 @@ def run_tournament(
         raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
                            "schedule (use format: league)")
     current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base))
-    _check_done(done, current, out, cfg.base)
+    if not league:
+        _check_done(done, current, out, cfg.base)
     specs = [spec_of(done[i]) for i in sorted(done) if league or i < cfg.base] + current
     gate = DisqualificationGate(specs, cfg.standing, cfg.disqualify, done)
     excluded = gate.excluded  # grown in place as entrants are disqualified
@@ -375,11 +377,23 @@ def run_tournament(
             rnd = matchmaker.round(start, cfg.entrants, records)
             if not rnd:
                 return
+            _check_done({s.index: records[s.index] for s in rnd if s.index in records}, rnd, out, start)
             outcome.total = max(outcome.total, len(records) + sum(1 for s in rnd if s.index not in records))
             yield rnd
 
     finishing = False
     executor: Any = None
+    shown = [0.0]
+    published = [time.monotonic()]
+
+    def show(running: bool = True, force: bool = False) -> None:
+        """progress.json, for `p10-tourney serve` (at most twice a second while playing)."""
+        now = time.monotonic()
+        if force or now - shown[0] >= 0.5:
+            shown[0] = now
+            write_whole(out / "progress.json", json.dumps({
+                "done": len(records), "total": outcome.total, "running": running, "forever": forever,
+                "format": cfg.format, "updated": round(time.time(), 3)}) + "\n")
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -395,8 +409,10 @@ def run_tournament(
                                 ratings=live.complete(), sandbox=state, finished=outcome.finished and not league,
                                 head=journal.head)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
+        show(running=False, force=True)
 
     try:
+        show(force=True)
         if on_progress:
             on_progress(Progress(len(records), outcome.total, t0, live.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
@@ -428,10 +444,15 @@ def run_tournament(
                     if outcome.played == 1:
                         outcome.first_s = outcome.playing_s
                     live.add(rec)
+                    show()
                     if on_progress:
                         on_progress(Progress(len(records), outcome.total, t0, live.leader(), rec, outcome.stopping))
                 if stop is not None and stop.is_set():
                     break
+                if forever and time.monotonic() - published[0] >= PUBLISH_EVERY_S:
+                    # The leaderboard lives: published between rounds, not only at the end.
+                    published[0] = time.monotonic()
+                    publish(cfg, records, build_site=False, ratings=live.complete(), sandbox=state, head=journal.head)
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
                     if on_progress:
