@@ -124,13 +124,13 @@ class LiveView:
             fields = meta.get("fields") or []
             active = set(fields[-1]["entrants"]) if fields else set(self.stats)
             table = self.ratings.table()
-            board = []
+            board: list[dict[str, Any]] = []
             for e, (g, w, p) in self.stats.items():
                 mu, sigma = table[e]
                 board.append({"entrant": e, "mu": round(mu, 3), "sigma": round(sigma, 3),
                               "conservative": round(mu - 3 * sigma, 3), "games": int(g), "wins": int(w),
                               "mean_place": round(p / g, 3) if g else 0.0, "retired": e not in active})
-            board.sort(key=lambda r: (-float(r["conservative"]), str(r["entrant"])))
+            board.sort(key=lambda r: (-r["conservative"], r["entrant"]))
             published = self._json("leaderboard.json").get("games")
             return {"name": meta.get("name"), "games": self.games, "progress": self._json("progress.json"),
                     "board": board, "newest": list(self.newest), "published": published}
