@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -70,31 +70,16 @@ def test_serve_answers_live_json_and_the_page_with_its_script(tmp_path: Path) ->
 
 # ----- in a browser --------------------------------------------------------------------------
 
-try:
-    from test_site_browser import CHROMIUM, DevTools
-except ImportError:  # pragma: no cover - run from elsewhere
-    CHROMIUM, DevTools = None, None  # type: ignore[assignment,misc]
+from test_site_browser import CHROMIUM, FLAGS, browser  # noqa: E402,F401 - the DevTools fixture
 
 
-@pytest.fixture
-def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    if CHROMIUM is None or DevTools is None:
-        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
+@pytest.fixture(autouse=True)
+def _reach_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Still no host name resolves in the browser, but the server on 127.0.0.1 is reached."""
     import test_site_browser
 
-    # Still no host name resolves, but the server on 127.0.0.1 can be reached.
-    flags = [f + ", EXCLUDE 127.0.0.1" if f.startswith("--host-resolver-rules=") else f
-             for f in test_site_browser.FLAGS]
-    monkeypatch.setattr(test_site_browser, "FLAGS", flags)
-    tools = DevTools(str(tmp_path / "profile"))
-    try:
-        try:
-            tools.call("Browser.getVersion", session=False, timeout=30)
-        except (TimeoutError, ConnectionError, OSError) as e:
-            pytest.skip(f"Chromium did not answer on --remote-debugging-pipe ({e})")
-        yield tools
-    finally:
-        tools.close()
+    monkeypatch.setattr(test_site_browser, "FLAGS", [
+        f + ", EXCLUDE 127.0.0.1" if f.startswith("--host-resolver-rules=") else f for f in FLAGS])
 
 
 def _league(tmp: Path) -> Path:
@@ -109,6 +94,7 @@ def _league(tmp: Path) -> Path:
     return path
 
 
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install chromium)")
 def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: Path, browser: Any) -> None:
     path = _league(tmp_path)
     out = tmp_path / "out"
