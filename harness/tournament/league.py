@@ -5,14 +5,16 @@ each table playing one game per seat rotation (with `duplicate: true` the rotati
 one deal). The tables of a round are matched from the games of the rounds before it
 only, so they are the same whatever `parallel` is and in whatever order games finish:
 
-- every active entrant (in the current field, not disqualified) sits at about as many
-  tables as the others in each round (at most ⌈seats / entrants⌉), so each plays its
-  share, and entrants short of `league.min_games` games take the first seats;
+- an active entrant (in the current field, not disqualified) short of
+  `league.min_games` games (counting the round's tables so far) takes the first free seat
+  of the next table;
 - the other seats go to the entrants whose result against the table tells most, as
   ladder matchmaking does: for each pair, p(1 − p)·(σa² + σb²), where p is TrueSkill's
   chance that one places ahead of the other (largest when the ratings are close) and the
-  σ² are how uncertain the ratings still are; a pair already matched in the round counts
-  less each time;
+  σ² are how uncertain the ratings still are; a table with no entrant short of games
+  starts with the pair that tells most; a pair matched k times already in the round
+  counts 1 / (1 + k/4) as much;
+- no entrant sits at more than twice its share of a round's tables;
 - ties are broken by a random order drawn from the tournament seed and the round's
   first game index.
 
@@ -35,6 +37,8 @@ from .ratings import SIGMA, Ratings, rules_draw_probability
 from .schedule import GameSpec, derive_seed, game_id, spec_of
 
 BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)
+SHARE = 2  # an entrant sits at most at this many times its share of a round's tables
+REPEAT = 0.25  # a pair already matched k times in the round tells 1 / (1 + REPEAT·k) as much
 
 
 def pair_information(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -48,30 +52,36 @@ def pair_information(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 def match_tables(entrants: Sequence[str], ratings: Mapping[str, tuple[float, float]], games: Mapping[str, int],
                  tables: int, size: int, min_games: int, rng: random.Random) -> list[tuple[str, ...]]:
-    """`tables` tables of `size` of `entrants` (see the module): each entrant at most
-    ⌈tables·size / len(entrants)⌉ of them where it can be, the first seat to the entrant
-    most in need of games, the rest to those whose results tell most."""
+    """`tables` tables of `size` of `entrants` (see the module): an entrant short of
+    `min_games` (counting the round's tables so far) takes the first free seat, the other
+    seats go to the entrants whose results tell most (the pair that tells most starts a
+    table); each entrant sits at most at `SHARE` times its share of the round's tables."""
     pool = list(entrants)
     if len(pool) < size:
         return []
     tie = {e: i for i, e in enumerate(rng.sample(pool, len(pool)))}
-    cap = -(-tables * size // len(pool))
+    cap = max(1, -(-SHARE * tables * size // len(pool)))
     used: Counter[str] = Counter()
     met: Counter[tuple[str, str]] = Counter()
+
+    def gain(x: str, y: str) -> float:
+        return pair_information(ratings[x], ratings[y]) / (1 + REPEAT * met[min(x, y), max(x, y)])
+
     out = []
     for _ in range(tables):
-        first = min(pool, key=lambda e: (used[e], max(0, min_games - games.get(e, 0)) == 0,
-                                         games.get(e, 0) if games.get(e, 0) < min_games else 0, tie[e]))
-        table = [first]
+        avail = [e for e in pool if used[e] < cap]
+        if len(avail) < size:
+            avail = pool
+        short = [e for e in avail if games.get(e, 0) + size * used[e] < min_games]
+        if short:
+            table = [min(short, key=lambda e: (games.get(e, 0) + size * used[e], tie[e]))]
+        else:
+            x, y = max(((x, y) for i, x in enumerate(avail) for y in avail[i + 1:]),
+                       key=lambda p: (gain(*p), -tie[p[0]] - tie[p[1]], -tie[p[0]]))
+            table = [x, y]
         while len(table) < size:
-            cands = [e for e in pool if e not in table and used[e] < cap] or [e for e in pool if e not in table]
-            low = min(used[e] for e in cands)
-            cands = [e for e in cands if used[e] == low]  # the fewest tables this round first
-
-            def score(y: str) -> tuple[float, int]:
-                gain = sum(pair_information(ratings[x], ratings[y]) / (1 + met[min(x, y), max(x, y)]) for x in table)
-                return gain, -tie[y]
-            table.append(max(cands, key=score))
+            cands = [e for e in avail if e not in table] or [e for e in pool if e not in table]
+            table.append(max(cands, key=lambda y: (sum(gain(x, y) for x in table), -used[y], -tie[y])))
         for x in table:
             used[x] += 1
             for y in table:
@@ -91,6 +101,7 @@ class Matchmaker:
         self.games: Counter[str] = Counter()
         self.fed = 0  # games with an index below this are rated
         self.records: dict[int, Mapping[str, Any]] = {}
+        self.faulty = False  # a game fed had a fault or a forfeit (else no one can be disqualified)
 
     def feed(self, records: Mapping[int, Mapping[str, Any]], upto: int) -> None:
         """Rate the games of `records` with an index below `upto` not rated yet."""
@@ -101,12 +112,13 @@ class Matchmaker:
                 continue
             self.ratings.update(i, r["seats"], r["places"])
             self.games.update(r["seats"])
+            self.faulty = self.faulty or bool(r.get("faults") or r.get("forfeits"))
         self.fed = max(self.fed, upto)
 
     def excluded(self, start: int) -> set[str]:
         """Entrants disqualified by the games before `start`."""
         pol = self.cfg.disqualify
-        if pol.startup_failures is None and pol.forfeit_share is None:
+        if not self.faulty or pol.startup_failures is None and pol.forfeit_share is None:
             return set()
         specs = [spec_of(self.records[i]) for i in sorted(self.records)]
         return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, self.records)
@@ -119,7 +131,8 @@ class Matchmaker:
         assert cfg.seed is not None
         self.feed(records, start)
         n = cfg.table_size
-        out = [e for e in entrants if e not in self.excluded(start)]
+        gone = self.excluded(start)
+        out = [e for e in entrants if e not in gone]
         rng = random.Random(derive_seed(cfg.seed, "league", start))
         tables = match_tables(out, self.ratings.table(), self.games, cfg.league.round_games // n, n,
                               cfg.league.min_games, rng)
