@@ -319,6 +319,9 @@ def test_run_forever_stops_on_a_signal_finishing_the_games_in_flight(tmp_path: P
             time.sleep(0.1)
         else:
             pytest.fail("the league did not play 12 games")
+        # The host's second run over the folder while the league plays is refused.
+        other = CliRunner().invoke(main, ["run", str(path), "--no-site"])
+        assert other.exit_code == 1 and "another run is playing into this folder" in other.output, other.output
         proc.send_signal(sig)
         rc = proc.wait(timeout=300)
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboar
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
         "disqualified.json", "progress.json")
 _TMP = ".p10tmp-"
+LOCK = ".p10-lock"  # held by the run playing into the folder
 PUBLISH_EVERY_S = 60.0  # run --forever: the leaderboard files are published between rounds this often  # prefix of files being written (renamed into place when whole)
 
 
@@ -144,7 +146,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
         raise ResultsError(f"{out}: exists and is not a folder")
     marker = out / MARKER
     if fresh and out.exists():
-        if any(out.iterdir()) and not marker.exists():
+        if any(p.name != LOCK for p in out.iterdir()) and not marker.exists():
             raise ResultsError(f"{out}: not a p10-tourney results folder; refusing to clear it (choose another output)")
         for name in _OWN:
             p = out / name
@@ -177,7 +179,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
             seed = read_secret(out, state.sha256) if cfg.secret_seed else cfg.seed
         except ValueError as e:  # SeedError too
             raise ResultsError(f"{marker}: {e}") from None
-    elif any(p.name != SECRET for p in out.iterdir()):
+    elif any(p.name not in (SECRET, LOCK) for p in out.iterdir()):
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
     else:  # the first start: a secret seed is drawn now, and only its hash published
         seed = draw_seed() if cfg.secret_seed else cfg.seed
@@ -339,6 +341,37 @@ def run_tournament(
     t0 = time.monotonic()
     out = cfg.output
     state = sandbox_state(cfg)  # SandboxError before anything is written
+    with _lock(out):
+        return _run(cfg, t0, state, fresh, on_progress, build_site, retire, forever, stop)
+
+
+@contextlib.contextmanager
+def _lock(out: Path) -> Iterator[None]:
+    """Hold the results folder for one run: a second run over it (say, the host's run after
+    adding a bot while `run --forever` plays) is refused instead of writing beside it."""
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "?"
+            raise ResultsError(f"{out}: another run is playing into this folder (process {who}); stop it first "
+                               "(a run --forever stops on Ctrl-C or SIGTERM), then run again") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield
+
+
+def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
+         on_progress: Callable[[Progress], None] | None, build_site: bool, retire: Sequence[str], forever: bool,
+         stop: threading.Event | None) -> Outcome:
+    """`run_tournament` with the results folder held."""
+    out = cfg.output
     opened = prepare_output(cfg, fresh, retire)
     cfg, done = opened.cfg, opened.done
     build_bots(cfg, state)
