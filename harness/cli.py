@@ -616,8 +616,10 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
 @click.option("--rules", "rules_text", help="The game's rules, as for play (default: standard, or the request's phase).")
 @click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True, help="Time allowed for the reply.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable verdict.")
+@click.option("--build", "build", metavar="CMD", help="Run CMD once before the bot starts, in its sandbox with its folder writable.")
+@_sandbox_option
 def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | None, move_ms: int,
-                as_json: bool) -> None:
+                as_json: bool, build: str | None, sandbox: str | None) -> None:
     """Send one request to the bot started by COMMAND; print its reply and whether the
     referee would accept it (with the rule it breaks). Exit status: 0 legal, 1 not.
 
@@ -626,7 +628,7 @@ def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | 
     p10-tourney ask -- python my_bot.py --request request.json
     """
     from .checker.ask import RequestError, ask, load_request
-    from .referee import BotStartError
+    from .referee import BotSpec, BotStartError
 
     argv = list(command)
     if request_file is None and len(argv) >= 3 and argv[-2] == "--request":  # ask -- CMD ... --request FILE
@@ -640,7 +642,8 @@ def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | 
     try:
         request = load_request(request_file)
         rules = _parse_rules(rules_text) if rules_text else None
-        answer = ask(argv, request, rules, move_ms=move_ms)
+        spec = _contained([BotSpec("candidate", tuple(argv))], sandbox, {"candidate": build} if build else {})["candidate"]
+        answer = ask(argv, request, rules, move_ms=move_ms, sandbox=spec.sandbox)
     except (RequestError, BotStartError) as e:
         raise _fail(e) from None
     if as_json:

@@ -286,3 +286,33 @@ def test_replays_sample_keeps_clean_games_of_every_entrant_on_the_site(tmp_path:
     assert len(kept) < len(games)
     index = (out / "site" / "replay.html").read_text()
     assert all(g["game"] in index for g in kept)
+
+
+PEEKER = """import os, sys
+sys.stdin.readline()
+print('{"type": "hello", "name": "peek"}', flush=True)
+print("secret: " + ("readable" if os.access(SECRET, os.R_OK) else "unreadable"), file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_ask_runs_the_bot_in_its_sandbox_as_a_tournament_would(tmp_path: Path, mode: str) -> None:
+    """`ask --sandbox` (default auto) contains the bot as `run` and `check-bot` do: a file
+    outside the folders it is given is not there for it."""
+    from harness.referee.sandbox import bwrap_available
+
+    ok, why = bwrap_available()
+    if mode == "bwrap" and not ok:
+        pytest.skip(why)
+    secret = tmp_path / "private" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("opponents' cards")
+    bot = tmp_path / "bot" / "peek.py"
+    bot.parent.mkdir()
+    bot.write_text(f"SECRET = {str(secret)!r}\n" + PEEKER)  # named in the command, its folder would be shown
+    req = write(tmp_path, "draw.json", spec_requests()[0])
+    result = CliRunner().invoke(main, ["ask", "--json", "--sandbox", mode, "--request", str(req), "--", PY, str(bot)])
+    assert result.exit_code == 1, result.output
+    verdict = json.loads(result.output[result.output.index("{"):])  # after the warning when unsandboxed
+    assert verdict["verdict"] == "crash"
+    assert ("secret: unreadable" if mode == "bwrap" else "secret: readable") in verdict["stderr"]

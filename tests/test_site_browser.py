@@ -313,12 +313,23 @@ class DevTools:
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[DevTools]:
+    """A headless Chromium on its DevTools pipe. A slow start (a loaded machine) gets a
+    second try; a browser that never answers skips the test on a developer's machine but
+    fails it in CI (`CI` set), where .ci/run has installed Chromium for these tests."""
     tools = DevTools(str(tmp_path / "profile"))
     try:
         try:
-            tools.call("Browser.getVersion", session=False, timeout=30)
-        except (TimeoutError, ConnectionError, OSError) as e:
-            pytest.skip(f"Chromium did not answer on --remote-debugging-pipe ({e})")
+            tools.call("Browser.getVersion", session=False, timeout=60)
+        except (TimeoutError, ConnectionError, OSError):
+            tools.close()
+            tools = DevTools(str(tmp_path / "profile-2"))
+            try:
+                tools.call("Browser.getVersion", session=False, timeout=120)
+            except (TimeoutError, ConnectionError, OSError) as e:
+                why = f"Chromium ({CHROMIUM}) did not answer on --remote-debugging-pipe twice ({e})"
+                if os.environ.get("CI"):
+                    pytest.fail(why)
+                pytest.skip(why)
         yield tools
     finally:
         tools.close()

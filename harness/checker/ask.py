@@ -18,6 +18,7 @@ from ..engine import Game, IllegalMove, Rules
 from ..referee import BotDied, BotProcess, BotSpec, BotStartError, BotTimeout, LineTooLong, TimeControl
 from ..referee import MalformedMessage, decode, encode, handshake
 from ..referee.codec import as_int, parse_reply
+from ..referee.sandbox import Sandbox
 from .context import what_to_change
 from .schemas import Schemas
 
@@ -116,14 +117,14 @@ def judge(request: dict[str, Any], line: bytes, rules: Rules | None = None,
 
 
 def ask(argv: Sequence[str], request: dict[str, Any], rules: Rules | None = None, move_ms: int = 2000,
-        startup_ms: int = 10000, cwd: str | None = None) -> Answer:
+        startup_ms: int = 10000, cwd: str | None = None, sandbox: Sandbox | None = None) -> Answer:
     """Start the bot `argv`, send it `request` (after hello and a game_start) and judge its
     reply. Raises BotStartError if the bot does not start or answer hello. Without
     `rules`: the standard rules, or a game of the request's own phase if it is not one of
-    them."""
+    them. The bot runs in `sandbox` (default: auto), as in a tournament."""
     rules = rules or rules_for(request)
     state = request["state"]
-    bot = BotProcess(BotSpec("candidate", tuple(argv), cwd=cwd))
+    bot = BotProcess(BotSpec("candidate", tuple(argv), cwd=cwd, sandbox=sandbox or Sandbox()))
     tc = TimeControl(move_ms=move_ms, startup_ms=startup_ms)
     try:
         handshake(bot, "candidate", tc)
