@@ -16,14 +16,15 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 
-__all__ = ["Field", "GameSpec", "Past", "derive_seed", "full_schedule", "game_id", "number", "schedule", "spec_of", "tables_for"]
+__all__ = ["Field", "GameSpec", "Past", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+           "tables_for"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GameSpec:
     """One scheduled game: index, id, entrants by seat, seed, deal group, and whether its
     replay is kept though it is clean (`replays: sample`)."""
@@ -90,11 +91,6 @@ def game_id(index: int) -> str:
     return f"g{index:06d}"
 
 
-def _rotations(table: Sequence[str], games: int) -> list[tuple[str, ...]]:
-    n = len(table)
-    return [tuple(table[k % n:]) + tuple(table[: k % n]) for k in range(games)]
-
-
 def tables_for(cfg: TournamentConfig, entrants: Sequence[str] | None = None) -> list[tuple[str, ...]]:
     """The tables (entrants, in base seat order) of a round-robin or gauntlet of
     `entrants` (default: the config's)."""
@@ -108,14 +104,13 @@ def tables_for(cfg: TournamentConfig, entrants: Sequence[str] | None = None) -> 
     raise ValueError(cfg.format)
 
 
-def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> list[tuple[str, ...]]:
+def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> Iterator[tuple[str, ...]]:
     """`count` tables where entrants play equally often and pairs meet as evenly as
-    possible, counting the games of `past` too (a new entrant plays first)."""
+    possible, counting the games of `past` too (a new entrant plays first), one at a time."""
     assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables", *([past.base] if past.base else [])))
     played = {x: past.games.get(x, 0) for x in names}
     met = {(a, b): past.met.get((a, b), 0) for a in names for b in names}
-    out = []
     for _ in range(count):
         table: list[str] = []
         while len(table) < cfg.table_size:
@@ -129,12 +124,19 @@ def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past
                 if x != y:
                     met[x, y] += 1
         rng.shuffle(table)
-        out.append(tuple(table))
-    return out
+        yield tuple(table)
 
 
 def schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None, past: Past | None = None) -> list[GameSpec]:
-    """Every game of the tournament (of its field from `past.base` on), in index order.
+    """Every game of the tournament (of its field from `past.base` on), in index order:
+    `iter_schedule` as a list."""
+    return list(iter_schedule(cfg, entrants, past))
+
+
+def iter_schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None,
+                  past: Past | None = None) -> Iterator[GameSpec]:
+    """Every game of the tournament (of its field from `past.base` on), in index order,
+    one at a time (nothing of the schedule is held but the tables).
 
     A game's seed depends on its table (the entrants, whatever other entrants the
     tournament has) and its number at that table, so the games between the same entrants
@@ -153,41 +155,55 @@ def schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None, past:
         raise ValueError("a league has no schedule in advance: its rounds are matched as it goes (league.py)")
     names = list(cfg.entrants if entrants is None else entrants)
     past = past or Past()
+    return _number(cfg, _plan(cfg, names, past), past)
+
+
+def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The (seats, seed label) of every game, in schedule order."""
     n = cfg.table_size
-    plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
     if cfg.format == "random":
         assert cfg.games is not None
         at = f"{past.base}:" if past.base else ""
         if cfg.duplicate:
             for g, table in enumerate(_random_tables(cfg, cfg.games // n, names, past)):
-                plan += [(rot, f"deal:{at}{g}") for rot in _rotations(table, n)]
+                for k in range(n):
+                    yield _rotation(table, k), f"deal:{at}{g}"
         else:
-            plan = [(t, f"game:{past.base + i}") for i, t in enumerate(_random_tables(cfg, cfg.games, names, past))]
+            for i, one in enumerate(_random_tables(cfg, cfg.games, names, past)):
+                yield one, f"game:{past.base + i}"
+        return
+    tables = tables_for(cfg, names)
+    keys = [",".join(sorted(t)) for t in tables]
+
+    def block(t: int, b: int) -> Iterator[tuple[tuple[str, ...], str]]:
+        for k in range(b * n, min((b + 1) * n, cfg.games_per_table)):
+            yield _rotation(tables[t], k), f"deal:{keys[t]}:{k // n}" if cfg.duplicate else f"game:{keys[t]}:{k}"
+
+    blocks = -(-cfg.games_per_table // n)
+    if getattr(cfg, "stop_when", None):
+        # Played in rounds that may be the last: every table plays its first block of
+        # table_size games (one deal group), then every table its second, and so on,
+        # so any prefix of the schedule is balanced. The games are the same games.
+        for b in range(blocks):
+            for t in range(len(tables)):
+                yield from block(t, b)
     else:
-        blocks: list[tuple[int, int, list[tuple[tuple[str, ...], str]]]] = []
-        for t, table in enumerate(tables_for(cfg, names)):
-            key = ",".join(sorted(table))
-            for k, rot in enumerate(_rotations(table, cfg.games_per_table)):
-                label = f"deal:{key}:{k // n}" if cfg.duplicate else f"game:{key}:{k}"
-                if k % n == 0:
-                    blocks.append((k // n, t, []))
-                blocks[-1][2].append((rot, label))
-        if getattr(cfg, "stop_when", None):
-            # Played in rounds that may be the last: every table plays its first block of
-            # table_size games (one deal group), then every table its second, and so on,
-            # so any prefix of the schedule is balanced. The games are the same games.
-            blocks.sort(key=lambda b: (b[0], b[1]))
-        for _, _, games in blocks:
-            plan += games
-    return number(cfg, plan, past)
+        for t in range(len(tables)):
+            for b in range(blocks):
+                yield from block(t, b)
 
 
-def number(cfg: TournamentConfig, plan: Iterable[tuple[tuple[str, ...], str]], past: Past) -> list[GameSpec]:
+def _rotation(table: Sequence[str], k: int) -> tuple[str, ...]:
+    """Seat rotation `k` of a table: its entrants from seat k % n on, then the rest."""
+    j = k % len(table)
+    return tuple(table[j:]) + tuple(table[:j])
+
+
+def _number(cfg: TournamentConfig, plan: Iterable[tuple[tuple[str, ...], str]], past: Past) -> Iterator[GameSpec]:
     """GameSpecs of (seats, seed label) pairs: the games `past` does not hold, numbered
     from `past.base`; the games of one duplicate deal share a group (the one `past` gave
     that deal, if any), every other game has its own."""
     assert cfg.seed is not None
-    specs = []
     groups: dict[str, int] = {}
     sampling = getattr(cfg, "replays", None) == "sample"
     seen: dict[str, int] = dict(past.games)
@@ -210,9 +226,8 @@ def number(cfg: TournamentConfig, plan: Iterable[tuple[tuple[str, ...], str]], p
         if sample:
             for x in seats:
                 seen[x] = seen.get(x, 0) + 1
-        specs.append(GameSpec(i, game_id(i), seats, seed, group, sample))
+        yield GameSpec(i, game_id(i), seats, seed, group, sample)
         i += 1
-    return specs
 
 
 def full_schedule(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> list[GameSpec]:
