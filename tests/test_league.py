@@ -344,3 +344,49 @@ def test_run_forever_stops_on_a_signal_finishing_the_games_in_flight(tmp_path: P
     after = run(path)
     assert len(lines(out)) % 8 == 0 and after.played == len(lines(out)) - n
     assert verify_results(out).ok
+
+
+# ----- property: any sequence of fields --------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.schedule import Past  # noqa: E402
+
+NAMES = [f"n{i}" for i in range(7)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(fmt=st.sampled_from(["round-robin", "gauntlet"]), size=st.integers(2, 3), dup=st.booleans(),
+       fields=st.lists(st.sets(st.sampled_from(NAMES), min_size=4), min_size=1, max_size=4))
+def test_any_sequence_of_fields_plays_each_game_once_and_every_game_of_the_last(fmt: str, size: int, dup: bool,
+                                                                              fields: list[set[str]]) -> None:
+    """Fields one after another, each played out: no game is played twice, the ids run on
+    without a gap, and the games played include every game of the last field's own
+    schedule (the same seats and deal)."""
+    def cfg_of(names: list[str]) -> object:
+        data = {"name": "p", "seed": 3, "format": fmt, "table_size": size, "games_per_table": size * 2,
+                "duplicate": dup, "sandbox": "none", "bots": [{"name": n, "cmd": ["python", "-c", "pass"]} for n in names]}
+        if fmt == "gauntlet":
+            data["challengers"] = names[:1]
+        return parse_config(data)
+
+    records: dict[int, dict] = {}
+    order: list[str] = []
+    for field in fields:
+        order += [n for n in NAMES if n in field and n not in order]
+        names = [n for n in order if n in field]
+        cfg = cfg_of(names)
+        base = max(records, default=-1) + 1
+        new = schedule(cfg, names, Past.of(records.values(), base))
+        assert [s.index for s in new] == list(range(base, base + len(new)))
+        played = {(tuple(r["seats"]), r["seed"]) for r in records.values()}
+        assert not played & {(s.seats, s.seed) for s in new}
+        groups = {r["group"] for r in records.values()}
+        fresh = {s.group for s in new if all(s.seed != r["seed"] for r in records.values())}
+        assert not fresh & groups  # a new deal never shares a group number with an old one
+        for s in new:
+            records[s.index] = {"id": s.index, "seats": list(s.seats), "seed": s.seed, "group": s.group}
+        own = {(s.seats, s.seed) for s in schedule(cfg, names)}
+        assert own <= {(tuple(r["seats"]), r["seed"]) for r in records.values()}
