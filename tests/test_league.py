@@ -390,3 +390,16 @@ def test_any_sequence_of_fields_plays_each_game_once_and_every_game_of_the_last(
             records[s.index] = {"id": s.index, "seats": list(s.seats), "seed": s.seed, "group": s.group}
         own = {(s.seats, s.seed) for s in schedule(cfg, names)}
         assert own <= {(tuple(r["seats"]), r["seed"]) for r in records.values()}
+
+
+def test_a_random_fields_newcomer_plays_first_and_its_tables_are_matched(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(write(tmp_path, ("a", "b", "c", "d"), format="random", games=12, games_per_table=None))
+    before = lines(out)
+    outcome = run(write(tmp_path, ("a", "b", "c", "d", "e"), format="random", games=12, games_per_table=None))
+    assert outcome.played == 12 and lines(out)[:12] == before
+    new = [r for i, r in sorted(recs(out).items()) if i >= 12]
+    # The newcomer sits at every table until it has the minimum (10) of games.
+    assert all("e" in r["seats"] for r in new[:10])
+    v = verify_results(out)
+    assert v.ok, [(c.name, c.detail) for c in v.checks if c.ok is False]

@@ -380,7 +380,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     if forever and not league:
         raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
                            "schedule (use format: league)")
-    current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base))
+    current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base, cfg.format == "random"))
     if not league:
         _check_done(done, current, out, cfg.base)
     specs = [spec_of(done[i]) for i in sorted(done) if league or i < cfg.base] + current

@@ -49,10 +49,13 @@ class Past:
     next_group: int = 0
     games: Mapping[str, int] = field(default_factory=dict)
     met: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    ratings: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (μ, σ), if rated
 
     @classmethod
-    def of(cls, records: Iterable[Mapping[str, Any]], base: int) -> "Past":
-        """The history of the games with an index below `base`."""
+    def of(cls, records: Iterable[Mapping[str, Any]], base: int, rate: bool = False) -> "Past":
+        """The history of the games with an index below `base` (with `rate`, TrueSkill
+        over them too, in index order, as a random field's later tables need)."""
+        records = [r for r in records if r["id"] < base]
         played = set()
         groups: dict[int, int] = {}
         games: dict[str, int] = {}
@@ -72,7 +75,16 @@ class Past:
                 for y in seats:
                     if x != y:
                         met[x, y] = met.get((x, y), 0) + 1
-        return cls(base, frozenset(played), groups, top + 1, games, met)
+        ratings: dict[str, tuple[float, float]] = {}
+        if rate:
+            from .ratings import Ratings
+
+            rated = Ratings(sorted(games))
+            for r in sorted(records, key=lambda r: r["id"]):
+                if r.get("reason") != "not_played" and "places" in r:
+                    rated.update(r["id"], r["seats"], r["places"])
+            ratings = dict(rated.table())
+        return cls(base, frozenset(played), groups, top + 1, games, met, ratings)
 
 
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":
@@ -127,6 +139,24 @@ def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past
         yield tuple(table)
 
 
+def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> Iterator[tuple[str, ...]]:
+    """A later field of a random tournament: `count` tables matched where their results
+    tell most from the ratings of the games before it (`league.match_tables`: an entrant
+    short of the league's default `min_games` first, then close ratings and high
+    uncertainty), seats in a random order."""
+    from .config import LeaguePolicy
+    from .league import match_tables
+    from .ratings import MU, SIGMA
+
+    assert cfg.seed is not None
+    rng = random.Random(derive_seed(cfg.seed, "tables", past.base))
+    ratings = {e: past.ratings.get(e, (MU, SIGMA)) for e in names}
+    for table in match_tables(list(names), ratings, past.games, count, cfg.table_size, LeaguePolicy().min_games, rng):
+        seats = list(table)
+        rng.shuffle(seats)
+        yield tuple(seats)
+
+
 def schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None, past: Past | None = None) -> list[GameSpec]:
     """Every game of the tournament (of its field from `past.base` on), in index order:
     `iter_schedule` as a list."""
@@ -147,7 +177,9 @@ def iter_schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None,
 
     `entrants`: the field (default: the config's bots); `past`: the games before this
     field (`Past.of`): those its schedule holds are left out, and the rest are numbered
-    from `past.base`. A random field plays `games` games of its own after `past`.
+    from `past.base`. A random field plays `games` games of its own after `past`: the
+    first field random tables, a later one tables matched from the games before it
+    (`_matched_tables`).
     """
     if cfg.seed is None:
         raise ValueError(f"tournament {cfg.name!r}: the secret seed is not drawn yet (the runner draws it)")
@@ -164,12 +196,13 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
     if cfg.format == "random":
         assert cfg.games is not None
         at = f"{past.base}:" if past.base else ""
+        draw = _random_tables if not past.base else _matched_tables
         if cfg.duplicate:
-            for g, table in enumerate(_random_tables(cfg, cfg.games // n, names, past)):
+            for g, table in enumerate(draw(cfg, cfg.games // n, names, past)):
                 for k in range(n):
                     yield _rotation(table, k), f"deal:{at}{g}"
         else:
-            for i, one in enumerate(_random_tables(cfg, cfg.games, names, past)):
+            for i, one in enumerate(draw(cfg, cfg.games, names, past)):
                 yield one, f"game:{past.base + i}"
         return
     tables = tables_for(cfg, names)
@@ -238,4 +271,4 @@ def full_schedule(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]
     past = [spec_of(records[i]) for i in sorted(records) if i < base]
     if cfg.format == "league":
         return past
-    return past + schedule(cfg, past=Past.of(records.values(), base))
+    return past + schedule(cfg, past=Past.of(records.values(), base, rate=cfg.format == "random"))

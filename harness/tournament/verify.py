@@ -197,7 +197,7 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Mapping[int, 
     for k, f in enumerate(fields):
         end = fields[k + 1].start if k + 1 < len(fields) else None
         fcfg = replace(cfg, challengers=f.challengers) if f.challengers else cfg
-        for spec in schedule(fcfg, f.entrants, Past.of(games.values(), f.start)):
+        for spec in schedule(fcfg, f.entrants, Past.of(games.values(), f.start, cfg.format == "random")):
             if end is None or spec.index < end:
                 specs[spec.index] = spec
     for i, r in games.items():
