@@ -128,6 +128,10 @@ def test_a_removed_entrant_is_never_scheduled_and_keeps_its_history(tmp_path: Pa
     board = json.loads((out / "leaderboard.json").read_text())
     assert sorted(board["retired"]) == ["b", "e"]
     assert verify_results(out).ok
+    from harness.report.site import build_site
+
+    page = (build_site(out) / "index.html").read_text()
+    assert page.count('<span class="hint retired">(retired)</span>') == 2
 
 
 def _sequence(tmp: Path, parallel: int) -> Path:
