@@ -351,6 +351,9 @@ def _lock(out: Path) -> Iterator[None]:
     adding a bot while `run --forever` plays) is refused instead of writing beside it."""
     if out.exists() and not out.is_dir():
         raise ResultsError(f"{out}: exists and is not a folder")
+    if out.is_dir() and not (out / MARKER).exists() and any(p.name not in (SECRET, LOCK) for p in out.iterdir()):
+        yield  # not a results folder: prepare_output refuses it, and nothing is written into it
+        return
     out.mkdir(parents=True, exist_ok=True)
     with open(out / LOCK, "a+") as f:
         try:
