@@ -91,6 +91,12 @@ class FakeBot:
     def drain_stderr(self) -> None:
         pass
 
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+
     def exit_code(self) -> int | None:
         return None if self.alive else 0
 

@@ -455,12 +455,13 @@ def test_cgroup_v2_moves_into_a_leaf_and_enables_memory_and_pids(tmp_path: Path)
     assert backend is not None and backend.kind == "v2" and why == ""
     assert backend.parents == {"": str(here)}
     assert (here / "p10-harness" / "cgroup.procs").read_text() == str(os.getpid())
-    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids"
-    cg = backend.create("bot", memory_mb=512, processes=100)
+    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    cg = backend.create("bot", memory_mb=512, processes=100, cpus=2)
     d = Path(cg.dirs[""])
     assert d.parent == here
     assert (d / "memory.max").read_text() == str(512 << 20)
     assert (d / "pids.max").read_text() == "100"
+    assert (d / "cpu.max").read_text() == "200000 100000" and cg.cpus == 2
     assert cg.procs_files == [str(d / "cgroup.procs")]
     # The counters the faults are named from.
     (d / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 2\n")
@@ -500,12 +501,19 @@ def test_cgroup_v1_memory_and_pids_hierarchies(tmp_path: Path) -> None:
     backend, why = detect_cgroups(str(proc.parent), str(fs))
     assert backend is not None and backend.kind == "v1", why
     assert backend.parents == {"memory": str(fs / "memory/api/x"), "pids": str(fs / "pids")}
-    cg = backend.create("bot", memory_mb=64, processes=10)
+    cg = backend.create("bot", memory_mb=64, processes=10, cpus=1)
     assert Path(cg.dirs["memory"], "memory.limit_in_bytes").read_text() == str(64 << 20)
     assert Path(cg.dirs["pids"], "pids.max").read_text() == "10"
+    assert cg.cpus is None  # no cpu hierarchy: no quota, the other limits hold
+    (fs / "cpu").mkdir()
+    (fs / "cpu" / "cpu.cfs_quota_us").write_text("-1")
+    backend, why = detect_cgroups(str(proc.parent), str(fs))
+    assert backend is not None and backend.parents["cpu"] == str(fs / "cpu")
+    cg = backend.create("bot", memory_mb=64, processes=10, cpus=1)
+    assert Path(cg.dirs["cpu"], "cpu.cfs_quota_us").read_text() == "100000" and cg.cpus == 1
+    assert len(cg.procs_files) == 3
     Path(cg.dirs["memory"], "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
     assert cg.oom_kills() == 1
-    assert len(cg.procs_files) == 2
 
 
 def test_no_cgroups_means_per_process_limits_recorded(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from harness.referee.sandbox import bwrap_available, harness_package
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = ROOT / "tests" / "hostile_bots" / "attacker.py"
 ATTACKS = ["proc_snoop", "ptrace_attach", "killer", "writer", "reader", "network", "daemon", "forker", "memhog",
-           "cpu_raise", "scratch_fill"]
+           "cpu_raise", "scratch_fill", "cpu_thief"]
 HAVE_NODE = shutil.which("node") is not None
 OK, WHY = bwrap_available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
@@ -290,3 +290,9 @@ def test_2_gib_into_scratch(hostile: dict) -> None:
     assert filled and all(f <= 128 for f in filled), filled  # the default scratch_mb
     assert lines(log, "fill-stopped")
 
+
+def test_spinning_processes_are_stopped_between_its_turns(hostile: dict) -> None:
+    """16 spinning children: the bot and all of them are stopped between its turns, and
+    the honest bots have no fault (test_tournament_completes_and_honest_bots_have_no_fault)."""
+    log = assert_ran(hostile, "cpu_thief")
+    assert lines(log, "spinning") and lines(log, "was-stopped")

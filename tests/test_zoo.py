@@ -401,6 +401,7 @@ def test_a_reply_waiting_at_the_deadline_is_read_one_long_past_it_is_not(tmp_pat
         send({"id": msg["id"], "draw": "deck"})
     """, Limits())
     try:
+        bot.resume()  # stopped after its hello until waited for, as the referee does
         for rid in (1, 2):
             bot.send(b'{"type":"request","id":%d}\n' % rid)
             assert select.select([bot.proc.stdout], [], [], 30)[0]  # the reply is in the pipe

@@ -157,6 +157,9 @@ class Context:
         self.bot.note(f"game {sc.label}: {sc.players} players, the bot in seat {sc.seat}")
         result = play_game(bots, names, sc.make_rules(), sc.seed, sc.label, sc.make_deck(), self.tc,
                            self.policy, record=True)
+        # The referee stops a bot between its turns; here the bot runs on after the game, to
+        # read game_end now, so that what it does then is seen as it happens (an exit).
+        self.bot.resume()
         played = Played(check, sc, result, sc.seat, start, len(self.tap))
         self.games.append(played)
         return played

@@ -20,6 +20,8 @@ from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, r
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
+_PAUSE_ROUNDS = 100_000  # member lists read while stopping a bot (its process limit bounds the forks)
+_PAUSE_WAIT_S = 2.0  # how long stopping a bot may wait for its processes to stop
 MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits is stuck
 LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still read
 
@@ -94,6 +96,8 @@ class Limits:
       watchdog counts its processes).
     - `file_mb`: the largest file a process may write (RLIMIT_FSIZE, soft = hard).
     - `scratch_mb`: the size of a sandboxed bot's private /tmp (its HOME too).
+    - `cpus`: how many CPUs' worth of time all of the bot's processes may use at once (a
+      cgroup CPU quota, where the CPU controller can be had).
     """
 
     memory_mb: int | None = 1024
@@ -102,6 +106,7 @@ class Limits:
     processes: int | None = 256
     file_mb: int | None = 64
     scratch_mb: int | None = 128
+    cpus: int | None = 1
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,12 @@ def _stat(pid: int) -> list[str] | None:
     except OSError:
         return None
     return data[data.rfind(b")") + 2 :].decode().split()
+
+
+def _stopped(pid: int) -> bool:
+    """The process is stopped, a zombie, or gone: it runs nothing (and forks nothing)."""
+    st = _stat(pid)
+    return st is None or st[0] in ("T", "t", "Z", "X")
 
 
 def _cpu(fields: list[str], children: bool = False) -> float:
@@ -431,6 +442,7 @@ class BotProcess:
         self._cpu_base = 0.0
         self._last_scan = 0.0
         self.limit_reason: str | None = None
+        self._paused = False  # its processes are stopped (SIGSTOP) until `resume`
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -466,12 +478,13 @@ class BotProcess:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self.log_path, "ab")
         lim = spec.limits
-        backend, _why = cgroups() if (lim.memory_mb or lim.processes) else (None, "")
+        backend, _why = cgroups() if (lim.memory_mb or lim.processes or lim.cpus) else (None, "")
         cgroup = None
         if backend is not None:
             try:
                 # bwrap's own two processes (its monitor and the namespace's init) count too.
-                cgroup = backend.create(spec.name, lim.memory_mb, lim.processes and lim.processes + 2 * (mode == "bwrap"))
+                cgroup = backend.create(spec.name, lim.memory_mb, lim.processes and lim.processes + 2 * (mode == "bwrap"),
+                                        lim.cpus)
             except OSError:
                 cgroup = None  # the limits hold per process (the results say so)
         inv = None
@@ -542,6 +555,7 @@ class BotProcess:
         self._cpu_base = 0.0
         self._last_scan = 0.0
         self.limit_reason = None
+        self._paused = False
         self._note(f"started: {' '.join(argv)} (pid {self.proc.pid}"
                    + (", sandboxed" if self.sandboxed else ", no sandbox") + (f", cgroup {cgroup.kind})" if cgroup else ")"))
 
@@ -551,6 +565,7 @@ class BotProcess:
         proc = self.proc
         if proc is None:
             return None
+        self.resume()  # to read bye or its closed stdin, and exit by itself
         self.proc = None
         try:
             if proc.stdin:
@@ -603,9 +618,12 @@ class BotProcess:
     # ----- I/O ------------------------------------------------------------------------
 
     def send(self, data: bytes) -> None:
-        """Queue one line (ending in \\n) and write as much as the pipe takes now."""
+        """Queue one line (ending in \\n) and write as much as the pipe takes now. A paused
+        bot reads it when it next runs; `bye` resumes it, to exit."""
         if self.proc is None:
             raise BotDied(f"bot {self.spec.name!r} is not running")
+        if self._paused and data.startswith(b'{"type":"bye"'):
+            self.resume()
         if self._out:
             self._out += data
             self._flush()
@@ -677,6 +695,8 @@ class BotProcess:
         proc = self.proc
         if proc is None:
             raise BotDied(f"bot {self.spec.name!r} is not running")
+        if self._paused:
+            self.resume()  # waited for: it may run
         in_fd, out_fd, err_fd = self._in_fd, self._out_fd, self._err_fd
         poller = self._poller
         if poller is None:
@@ -743,6 +763,66 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             pass
         self._drain_stderr()
+
+    # ----- running only when waited for ------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        """Its processes are stopped until `resume` (or a read, or `bye`)."""
+        return self._paused
+
+    def pause(self) -> None:
+        """Stop every process of the bot (SIGSTOP, which no process can catch or ignore)
+        until `resume`. The referee lets a bot run only while it waits for the bot's reply
+        (and to start and to exit), so a bot takes no CPU on others' time: it cannot think
+        on an opponent's turn, nor slow the bots that are thinking. In a cgroup, processes
+        forked while it is being stopped are stopped too (the cgroup's member list is read
+        until it holds no process not yet stopped)."""
+        proc = self.proc
+        if proc is None or self._paused or proc.poll() is not None:
+            return
+        self._paused = True
+        self._signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let the bot's processes run again (SIGCONT) after `pause`."""
+        if not self._paused:
+            return
+        self._paused = False
+        if self.proc is not None:
+            self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, sig: int) -> None:
+        """Send `sig` to every process of the bot. For SIGSTOP, until every process is
+        stopped: a process that was inside fork() when the signal came has a child the
+        member list did not show yet; once the parent has stopped, the child is listed, so
+        the list is read again until it shows nothing new and nothing still running."""
+        assert self.proc is not None
+        if self.cgroup is None and not self.sandboxed:
+            try:
+                os.killpg(self.proc.pid, sig)  # its process group
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+        done: set[int] = set()
+        give_up = time.monotonic() + _PAUSE_WAIT_S
+        for _ in range(_PAUSE_ROUNDS):
+            members = self._members()
+            todo = [p for p in members if p not in done]
+            for pid in todo:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                done.add(pid)
+            if sig == signal.SIGCONT:
+                return  # a process that runs again may fork; nothing needs stopping now
+            if not todo and all(_stopped(p) for p in members):
+                return
+            if time.monotonic() > give_up:
+                return  # a process in uninterruptible sleep stops when it wakes
+            if not todo:
+                time.sleep(0)  # let a process with the signal pending reach its stop
 
     # ----- the watchdog ---------------------------------------------------------------
 

@@ -256,6 +256,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
         raise BotStartError(f"bot {entrant!r} failed the handshake: {why}") from None
     bot.hello = reply
     bot.wants_options = reply.get("options", True) is not False
+    bot.pause()  # it runs again when it is waited for (BotProcess.pause)
 
 
 def _read_more(bot: BotProcess, said: list[str], until: float, most: int = 8) -> None:
@@ -500,6 +501,7 @@ class Referee:
             deadline = t_start + budget
             kind = reason = None
             try:
+                bot.resume()  # it runs while the referee waits for it, and only then
                 bot.send(data)
                 if attempt == 0 and self.work_ahead:  # while the bot thinks: work the game will need next
                     if decision == "play":
@@ -532,6 +534,7 @@ class Referee:
                         raise MalformedMessage(
                             f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
                             f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
+                bot.pause()
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
                 if "id" not in reply:
@@ -544,6 +547,7 @@ class Referee:
                     record.action(n, action, False)
                 return events
             except BotTimeout:
+                bot.pause()
                 seat.think += time.monotonic() - t_start
                 kind = "timeout"
                 if self.tc.game_ms is not None and seat.think >= self.tc.game_ms / 1000:
@@ -557,8 +561,10 @@ class Referee:
                 self._forfeit(seat, "crash", str(e))
                 break
             except LineTooLong as e:
+                bot.pause()
                 kind, reason = "malformed", f"protocol: {e}"
             except MalformedMessage as e:
+                bot.pause()
                 kind, reason = "malformed", f"protocol: {e}"
             except IllegalMove as e:
                 kind, reason = "illegal", str(e)

@@ -443,9 +443,10 @@ class BotCgroup:
     """One bot's cgroup (v2: one directory; v1: one in the memory and one in the pids
     hierarchy). The bot's first process joins it before it runs anything."""
 
-    def __init__(self, kind: str, dirs: Mapping[str, str]) -> None:
+    def __init__(self, kind: str, dirs: Mapping[str, str], cpus: int | None = None) -> None:
         self.kind = kind
-        self.dirs = dict(dirs)  # controller ("memory", "pids", or "" for v2) -> directory
+        self.dirs = dict(dirs)  # controller ("memory", "pids", "cpu", or "" for v2) -> directory
+        self.cpus = cpus  # the CPU quota it holds (CPUs at once), None if none
 
     @property
     def procs_files(self) -> list[str]:
@@ -549,10 +550,13 @@ class CgroupBackend:
 
     kind: str
     parents: dict[str, str]
+    v2_controllers: tuple[str, ...] = ()  # v2: the controllers on in the parent's subtree
 
-    def create(self, label: str, memory_mb: int | None, processes: int | None) -> BotCgroup:
+    def create(self, label: str, memory_mb: int | None, processes: int | None, cpus: int | None = None) -> BotCgroup:
         """A new cgroup for one bot with its limits set (OSError if it cannot be made).
-        `processes` counts the bot's processes and threads."""
+        `processes` counts the bot's processes and threads; `cpus` caps the CPU time of all
+        of them together at that many CPUs (a CFS quota), where the CPU controller can be
+        had (`cpu_quota`); the cgroup's `cpus` says whether it was set."""
         name = f"p10-{label}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         dirs = {ctl: os.path.join(parent, name) for ctl, parent in self.parents.items()}
         made: list[str] = []
@@ -572,6 +576,15 @@ class CgroupBackend:
                     _write(os.path.join(mem, "memory.memsw.limit_in_bytes"), limit, missing_ok=True)
             if processes:
                 _write(os.path.join(pids, "pids.max"), str(processes))
+            held = None
+            if cpus and self.cpu_quota:
+                period = 100_000  # µs
+                if self.kind == "v2":
+                    _write(os.path.join(dirs[""], "cpu.max"), f"{cpus * period} {period}")
+                else:
+                    _write(os.path.join(dirs["cpu"], "cpu.cfs_period_us"), str(period))
+                    _write(os.path.join(dirs["cpu"], "cpu.cfs_quota_us"), str(cpus * period))
+                held = cpus
         except OSError:
             for d in reversed(made):
                 try:
@@ -579,7 +592,15 @@ class CgroupBackend:
                 except OSError:
                     pass
             raise
-        return BotCgroup(self.kind, dirs)
+        return BotCgroup(self.kind, dirs, held)
+
+    @property
+    def cpu_quota(self) -> bool:
+        """Whether a bot's cgroup can hold a CPU quota (v1: a writable cpu hierarchy; v2: the
+        cpu controller on in the subtree)."""
+        if self.kind == "v2":
+            return "cpu" in self.v2_controllers
+        return "cpu" in self.parents
 
 
 def _write(path: str, value: str, missing_ok: bool = False) -> None:
@@ -635,6 +656,11 @@ def _v2_parent(root: str, own: str) -> tuple[str | None, str]:
     except OSError as e:
         return None, f"cgroup v2: {sub} cannot be read ({e.strerror or e})"
     if all(c in enabled for c in ("memory", "pids")):
+        if "cpu" in available and "cpu" not in enabled:
+            try:
+                _write(sub, "+cpu")  # the CPU quota per bot, where it can be had
+            except OSError:
+                pass
         return here, ""
     if not os.access(sub, os.W_OK):
         return None, f"cgroup v2: {here} is not writable by this user (no delegated subtree)"
@@ -652,7 +678,12 @@ def _v2_parent(root: str, own: str) -> tuple[str | None, str]:
         os.makedirs(leaf, exist_ok=True)
         if members:
             _write(os.path.join(leaf, "cgroup.procs"), str(os.getpid()))
-        _write(sub, "+memory +pids")
+        try:
+            _write(sub, "+memory +pids" + " +cpu" * ("cpu" in available))  # cpu: the quota, where it can be had
+        except OSError:
+            if "cpu" not in available:
+                raise
+            _write(sub, "+memory +pids")
     except OSError as e:
         return None, f"cgroup v2: cannot enable memory and pids under {here} ({e.strerror or e})"
     return here, ""
@@ -668,7 +699,12 @@ def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") ->
     if root is not None and "" in own:
         parent, why = _v2_parent(root, own[""])
         if parent is not None:
-            return CgroupBackend("v2", {"": parent}), ""
+            try:
+                with open(os.path.join(parent, "cgroup.subtree_control")) as fh:
+                    on = tuple(c.lstrip("+") for c in fh.read().split())
+            except OSError:
+                on = ("memory", "pids")
+            return CgroupBackend("v2", {"": parent}, on), ""
         reasons.append(why)
     parents: dict[str, str] = {}
     for ctl in ("memory", "pids"):
@@ -682,6 +718,11 @@ def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") ->
             break
         parents[ctl] = d
     else:
+        # The CPU quota needs the cpu hierarchy; without it the other limits still hold.
+        mount = os.path.join(fs_root, "cpu")
+        d = os.path.normpath(os.path.join(mount, own.get("cpu", "/").lstrip("/")))
+        if os.path.exists(os.path.join(d, "cpu.cfs_quota_us")) and os.access(d, os.W_OK):
+            parents["cpu"] = d
         return CgroupBackend("v1", parents), ""
     return None, "; ".join(reasons) or "no cgroup file system"
 

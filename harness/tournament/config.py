@@ -266,7 +266,7 @@ TOP_KEYS = {
     "sandbox", "trusted", "league",
 }
 BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
-LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb")
+LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A hostile entrant: runs one attack (argv[1]) in a thread while it plays greedy Phase 10.
+"""A hostile entrant: runs one attack (argv[1]) before its hello, then plays greedy Phase 10.
 
 Everything it manages (or fails) to do is written to stderr as lines
 `HOSTILE <attack> <what> <detail>`, so a test can read the bot's log and check that
@@ -105,9 +105,9 @@ def ptrace_attach() -> None:
             report("attach-refused", f"{pid} errno {ctypes.get_errno()}")
 
 
-def killer() -> None:
-    """SIGSTOP and SIGKILL every process in sight, the parent included, for 4 seconds."""
-    end = time.monotonic() + 3
+def killer(seconds: float = 1.5) -> None:
+    """SIGSTOP and SIGKILL every process in sight, the parent included, for `seconds`."""
+    end = time.monotonic() + seconds
     first = True
     while time.monotonic() < end:
         for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -312,13 +312,37 @@ def scratch_fill() -> None:
                 pass
 
 
+def cpu_thief() -> None:
+    """16 setsid children that spin for two minutes, to take the CPU the others think with."""
+    for _ in range(16):
+        if os.fork() == 0:
+            os.setsid()
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                pass
+            os._exit(0)
+    report("spinning", "16")
+
+    def watch() -> None:  # a stop shows as a gap in a loop of short sleeps
+        seen, last = 0, time.monotonic()
+        while seen < 3:
+            time.sleep(0.02)
+            now = time.monotonic()
+            if now - last > 0.3:
+                seen += 1
+                report("was-stopped", f"{now - last:.2f}")
+            last = now
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
-                                   memhog, cpu_raise, scratch_fill)}
+                                   memhog, cpu_raise, scratch_fill, cpu_thief)}
 
 
 def main() -> None:
-    """Run the attack before answering hello (the killer: in a thread while it plays,
-    waited for at the end), then play."""
+    """Run the attack before answering hello (the killer also in a thread while it
+    plays), then play."""
     attack = ATTACKS.get(ATTACK)
 
     def go() -> None:
@@ -328,18 +352,14 @@ def main() -> None:
             report("error", repr(e))
         report("done", "")
 
-    thread = None
-    if attack is not None and ATTACK == "killer":
-        thread = threading.Thread(target=go, daemon=True)
-        thread.start()
-    elif attack is not None:
+    if attack is not None:
         go()
+    if ATTACK == "killer":  # and on, in its turns (the only time it runs), while it plays
+        threading.Thread(target=lambda: killer(3600), daemon=True).start()
     from harness.players import GreedyStrategy
     from harness.sdk import StrategyBot, run
 
     run(StrategyBot(GreedyStrategy(), name=f"hostile-{ATTACK}"))
-    if thread is not None:
-        thread.join()
 
 
 if __name__ == "__main__":
