@@ -71,11 +71,18 @@ def main() -> None:
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-site", is_flag=True, help="Do not build the HTML site at the end.")
+@click.option("--retire", "retire", multiple=True, metavar="NAME",
+              help="Retire entrant NAME: its games stay in the standings, it is never scheduled again (repeat).")
+@click.option("--forever", is_flag=True,
+              help="A league: play rounds until stopped (Ctrl-C or SIGTERM: the games being played finish, "
+                   "the results are published, exit 0).")
 @_sandbox_option
 def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, executor: str | None,
-        scheduler: str | None, no_progress: bool, no_site: bool, sandbox: str | None) -> None:
+        scheduler: str | None, no_progress: bool, no_site: bool, retire: tuple[str, ...], forever: bool,
+        sandbox: str | None) -> None:
     """Run the tournament described by CONFIG (YAML). Run it again to continue an
-    interrupted tournament."""
+    interrupted tournament, or after adding or removing bots: the games played are kept
+    and only the games the new field needs are played."""
     from rich.console import Console
 
     from .report.leaderboard import print_leaderboard
@@ -97,8 +104,10 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     console = Console(stderr=True)
     show = not no_progress and console.is_terminal
     progress_cb, stop = _progress(console, show)
+    halt = _halt_on_signals() if forever else None
     try:
-        outcome = run_tournament(cfg, fresh=fresh, on_progress=progress_cb, build_site=not no_site)
+        outcome = run_tournament(cfg, fresh=fresh, on_progress=progress_cb, build_site=not no_site,
+                                 retire=retire, forever=forever, stop=halt)
     except KeyboardInterrupt:
         stop()
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "
@@ -121,6 +130,27 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         click.echo(f"worker {i['worker']} lost during game {i['game']} ({i['reason']}); the game was played again")
     click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
                + ("" if no_site else f" (site: {cfg.output}/site/index.html)"))
+
+
+def _halt_on_signals() -> Any:
+    """An event that SIGINT (Ctrl-C) and SIGTERM set: `run --forever` then starts no more
+    games, lets those being played finish and publishes. A second signal stops at once."""
+    import signal
+    import threading
+
+    halt = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        if halt.is_set():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            raise KeyboardInterrupt
+        halt.set()
+        click.echo(f"{signal.Signals(signum).name}: finishing the games being played, then publishing "
+                   "(again to stop at once)", err=True)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return halt
 
 
 def _progress(console: Any, show: bool) -> tuple[Any, Any]:
@@ -235,6 +265,31 @@ def report(results: Path) -> None:
     except (OSError, ValueError) as e:
         raise _fail(e) from None
     click.echo(f"site written: {site}/index.html")
+
+
+@main.command()
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=8010, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+def serve(results: Path, port: int) -> None:
+    """Serve the site of RESULTS on 127.0.0.1, live: the open page shows the standings,
+    the progress and the newest games as games land, with no reload. Ctrl-C stops."""
+    from .tournament.serve import make_server
+
+    try:
+        server = make_server(results, port)
+    except (FileNotFoundError, ValueError) as e:
+        raise _fail(e) from None
+    except OSError as e:
+        raise click.ClickException(f"127.0.0.1:{port}: {e.strerror or e}") from None
+    bound = server.server_address[1]
+    click.echo(f"serving {results} on http://127.0.0.1:{bound}/ (Ctrl-C to stop)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
 
 
 @main.command()

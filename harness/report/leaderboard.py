@@ -154,7 +154,8 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for row in board["entrants"]:
-        name = row["entrant"] + (f" (disqualified: {row['disqualified']})" if row.get("disqualified") else "")
+        name = row["entrant"] + (f" (disqualified: {row['disqualified']})" if row.get("disqualified") else "") + (
+            " (retired)" if row.get("retired") else "")
         vals = [row["rank"], name] + [row[k] for k in COLUMNS[2:]]
         cells = [_fmt(v) for v in vals] + ([_interval(row), _next(row)] if with_stats else [])
         out.append("| " + " | ".join(cells) + " |")
@@ -188,7 +189,8 @@ def to_csv(board: Mapping[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     box = board.get("sandbox") if isinstance(board.get("sandbox"), dict) else None
-    w.writerow(COLUMNS + STATS_COLUMNS + (["sandbox"] if box else []))
+    retired = "retired" in board  # a league's entrants no longer in the field
+    w.writerow(COLUMNS + STATS_COLUMNS + (["sandbox"] if box else []) + (["retired"] if retired else []))
     for row in board["entrants"]:
         extra = [row.get(k) for k in STATS_COLUMNS]
         cells = [row[k] for k in COLUMNS] + ["" if v is None else str(v).lower() if isinstance(v, bool) else v
@@ -196,6 +198,8 @@ def to_csv(board: Mapping[str, Any]) -> str:
         if box:  # how this entrant ran: "bwrap", or "none: bots ran without a sandbox"
             mode = (box.get("bots") or {}).get(row["entrant"], box.get("mode"))
             cells.append("bwrap" if mode == "bwrap" else f"{mode}: bots ran without a sandbox")
+        if retired:
+            cells.append("true" if row.get("retired") else "false")
         w.writerow(cells)
     return buf.getvalue()
 
@@ -349,7 +353,8 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     for h in heads + (["PL [CI]", "next"] if with_stats else []):
         t.add_column(h, justify="left" if h in ("entrant", "PL [CI]") else "right")
     for row in board["entrants"]:
-        name = row["entrant"] + (" [red](DQ)[/red]" if row.get("disqualified") else "")
+        name = row["entrant"] + (" [red](DQ)[/red]" if row.get("disqualified") else "") + (
+            " [dim](retired)[/dim]" if row.get("retired") else "")
         cells = [str(row["rank"]), name, f"{row['mu']:.2f}", f"{row['sigma']:.2f}", f"{row['conservative']:.2f}",
                  str(row["games"]), str(row["wins"]), f"{100 * row['win_rate']:.1f}", f"{row['mean_place']:.2f}",
                  f"{row['mean_score']:.1f}", f"{row['mean_phases']:.2f}", str(row["faults"])]

@@ -837,7 +837,8 @@ def _leaderboard_section(data: _Data) -> str:
         cells = [
             (rank, _esc(rank), "num rank"),
             (e.name, f'<span class="swatch" style="background:{e.color}"></span> '
-                     f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>', "name-cell"),
+                     f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>'
+                     + (' <span class="hint retired">(retired)</span>' if r.get("retired") else ""), "name-cell"),
             (r.get("mu"), _fmt(r.get("mu")), "num"),
             (r.get("sigma"), _fmt(r.get("sigma")), "num"),
             (cons, f"<b>{_fmt(cons)}</b>", "num"),

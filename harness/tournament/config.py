@@ -21,7 +21,7 @@ from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file
 
-FORMATS = ("round-robin", "gauntlet", "random")
+FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
 #: With `replays: sample` (the default), the clean games whose replays are kept: the first
 #: this many games of every entrant (in schedule order), besides every game with a fault.
@@ -80,6 +80,31 @@ class StopPolicy:
 
 
 @dataclass(frozen=True)
+class Field:
+    """The entrants that play from game index `start` on (in the tournament's order: the
+    order each first appeared in)."""
+
+    start: int
+    entrants: tuple[str, ...]
+    challengers: tuple[str, ...] = ()  # a gauntlet's
+
+    def to_json(self) -> dict[str, Any]:
+        """As tournament.json's `fields` holds it."""
+        return {"start": self.start, "entrants": list(self.entrants)} | (
+            {"challengers": list(self.challengers)} if self.challengers else {})
+
+
+@dataclass(frozen=True)
+class LeaguePolicy:
+    """`format: league`: rounds of `round_games` games (whole tables of table_size
+    games, one per seat rotation) matched from the games of the rounds before; a run
+    ends once `games` games are played and every active entrant has `min_games`."""
+
+    round_games: int = 20
+    min_games: int = 10
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A validated tournament."""
 
@@ -109,6 +134,11 @@ class TournamentConfig:
     # every other bot gets a fresh process for each rotation of a duplicate deal.
     trusted: frozenset[str] = frozenset()
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
+    league: LeaguePolicy = field(default_factory=LeaguePolicy)
+    # A field that changed between runs (set from the results folder, not the file):
+    # every entrant that ever played, in the order each first appeared, and the fields.
+    field_order: tuple[str, ...] = field(default=(), compare=False)
+    fields: tuple[Field, ...] = field(default=(), compare=False)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -116,6 +146,23 @@ class TournamentConfig:
     def entrants(self) -> list[str]:
         """Entrant names in config order."""
         return [b.name for b in self.bots]
+
+    @property
+    def standing(self) -> list[str]:
+        """Every entrant of the standings: the active ones and the retired ones, in the
+        order each first appeared."""
+        return list(self.field_order) if self.field_order else self.entrants
+
+    @property
+    def retired(self) -> list[str]:
+        """Entrants with games in the results that are no longer in the field."""
+        active = set(self.entrants)
+        return [e for e in self.standing if e not in active]
+
+    @property
+    def base(self) -> int:
+        """The first game index of the current field (0 unless the field changed)."""
+        return self.fields[-1].start if self.fields else 0
 
     def bot(self, name: str) -> BotSpec:
         """The spec of entrant `name`."""
@@ -147,6 +194,7 @@ class TournamentConfig:
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
         } | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
+            {"league": asdict(self.league)} if self.format == "league" else {}) | (
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
 
     def _stop_settings(self) -> dict[str, Any]:
@@ -163,6 +211,17 @@ class TournamentConfig:
         """SHA-256 of what decides the games (not `parallel`, `output`, the executor or the
         bots' folders; a secret seed as "secret"): `config_hash` of `resolved()`."""
         return config_hash(self.resolved())
+
+    def settings(self) -> dict[str, Any]:
+        """What decides finished games besides the field: `resolved()` without the bots
+        and challengers (and, for the random and league formats, without the budget `games`). A results
+        folder takes a config whose settings are its own, whatever its bots."""
+        return {k: v for k, v in self.resolved().items()
+                if k not in ("bots", "trusted", "challengers") and not (k == "games" and self.format in ("random", "league"))}
+
+    def settings_sha256(self) -> str:
+        """SHA-256 of `settings()` as sorted JSON."""
+        return hashlib.sha256(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()
 
     def fingerprint(self) -> str:
         """A short hash of what decides the games (the start of `config_sha256`), so a
@@ -204,7 +263,7 @@ TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
-    "sandbox", "trusted",
+    "sandbox", "trusted", "league",
 }
 BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
@@ -346,14 +405,16 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         if games_per_table % table_size:
             raise _err(src, "games_per_table",
                        f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
-    else:
+    else:  # random, league
         games = _int(src, "games", games, 1)
         if table_size > len(bots):
             raise _err(src, "table_size", f"is {table_size} but there are only {len(bots)} bots")
-        if duplicate and games % table_size:
+        if fmt == "random" and duplicate and games % table_size:
             raise _err(src, "games", f"must be a multiple of table_size ({table_size}) with duplicate deals, not {games}")
-    if fmt != "random" and games is not None:
-        raise _err(src, "games", f"applies only to the random format (the {fmt} format plays games_per_table per table)")
+    if fmt not in ("random", "league") and games is not None:
+        raise _err(src, "games", f"applies only to the random and league formats (the {fmt} format plays "
+                                 "games_per_table per table)")
+    league = _league(src, data, fmt, table_size, len(bots))
     if fmt != "gauntlet" and data.get("challengers"):
         raise _err(src, "challengers", "applies only to the gauntlet format")
 
@@ -422,14 +483,40 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if affinity and executor != "local":
         raise _err(src, "affinity", "applies to the local executor only (a Dask cluster places its own workers)")
     stop_when, stop = _stop(src, data, [b.name for b in bots])
+    if fmt == "league" and stop_when:
+        raise _err(src, "stop_when", "does not apply to a league (it plays rounds until its games budget, or for "
+                                     "ever with run --forever)")
     return TournamentConfig(
         name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src,
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src, league=league,
         raw=dict(data),
     )
+
+
+LEAGUE_KEYS = {"round_games", "min_games"}
+
+
+def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int, entrants: int) -> LeaguePolicy:
+    """The `league` settings: rounds of `round_games` games (default: 5 per entrant),
+    rounded up to whole tables of table_size games; `min_games` per active entrant
+    (default 10)."""
+    raw = data.get("league")
+    if fmt != "league":
+        if raw is not None:
+            raise _err(src, "league", "applies only to format: league")
+        return LeaguePolicy()
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise _err(src, "league", f"must be a mapping ({', '.join(sorted(LEAGUE_KEYS))})")
+    _check_keys(src, "league.", raw, LEAGUE_KEYS)
+    rg = raw.get("round_games")
+    rg = 5 * entrants if rg is None else _int(src, "league.round_games", rg, 1)
+    rg = -(-rg // table_size) * table_size
+    mg = _int(src, "league.min_games", raw.get("min_games", 10), 0)
+    return LeaguePolicy(round_games=rg, min_games=mg)
 
 
 SETTLED_KEYS = {"top", "confidence", "round_games", "min_games", "resamples"}

@@ -119,8 +119,10 @@ def read_marker(out: Path) -> dict[str, Any]:
 
 
 def marker_genesis(meta: Mapping[str, Any]) -> str:
-    """The chain's genesis for a tournament.json."""
-    return genesis(str(meta["config_sha256"]), str(meta["seed_sha256"]))
+    """The chain's genesis for a tournament.json: from the config the first game was
+    played with (`chain_config_sha256` once the field changed; the chain goes on through
+    every field)."""
+    return genesis(str(meta.get("chain_config_sha256") or meta["config_sha256"]), str(meta["seed_sha256"]))
 
 
 def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) -> None:

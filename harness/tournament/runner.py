@@ -3,35 +3,41 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
 
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.leaderboard import write_leaderboard
-from .config import TournamentConfig
+from .config import Field, TournamentConfig
+from .identity import fingerprint
 from .disqualify import DisqualificationGate, disqualifications
+from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import GameSpec, schedule
+from .schedule import GameSpec, Past, full_schedule, schedule, spec_of
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
 
 _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
-        "disqualified.json", CHECKPOINT)
+        "disqualified.json", "progress.json", CHECKPOINT)
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
+LOCK = ".p10-lock"  # held by the run playing into the folder
+PUBLISH_EVERY_S = 60.0  # run --forever: the leaderboard files are published between rounds this often
 
 
 class ResultsError(ValueError):
@@ -125,20 +131,24 @@ class OpenedResults:
     head: str
 
 
-def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
+def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[str] = ()) -> OpenedResults:
     """Check (or create) the results folder; returns the games already finished.
 
     A folder of another config, another program, or an older format is refused unless
     `fresh`, which removes this program's files from it first; so is a games.jsonl whose
     hash chain is broken. A secret seed is drawn at the first start (kept in seed.secret,
     its commitment in tournament.json) and read back on resume.
+
+    The bots may change between runs (`settle_field`): the config returned plays the
+    current field, with the entrants retired (`retire`, or no longer in the file) kept
+    in its standings.
     """
     out = cfg.output
     if out.exists() and not out.is_dir():
         raise ResultsError(f"{out}: exists and is not a folder")
     marker = out / MARKER
     if fresh and out.exists():
-        if any(out.iterdir()) and not marker.exists():
+        if any(p.name != LOCK for p in out.iterdir()) and not marker.exists():
             raise ResultsError(f"{out}: not a p10-tourney results folder; refusing to clear it (choose another output)")
         for name in _OWN:
             p = out / name
@@ -159,18 +169,19 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
                 f"{out}: written by another version of p10-tourney (format {meta.get('format') if isinstance(meta, dict) else '?'!r}, "
                 f"this one writes {FORMAT!r}); use --fresh to start again or choose another output"
             )
-        if meta.get("fingerprint") != cfg.fingerprint() or meta.get("config_sha256") != cfg.config_sha256():
+        same = meta.get("fingerprint") == cfg.fingerprint() and meta.get("config_sha256") == cfg.config_sha256()
+        if not same and meta.get("settings_sha256") != cfg.settings_sha256():
             raise ResultsError(
-                f"{out}: holds results of a different config (tournament {meta.get('name')!r}, or an older "
-                "version of p10-tourney); "
-                "use --fresh to start again, or set another output"
+                f"{out}: holds results of a different config ({_what_changed(out, cfg, meta)}); only the bots "
+                "may change between runs over one results folder (and the games budget of a random or league "
+                "tournament): use --fresh to start again, or set another output"
             )
         try:
             state = SeedState.from_json(meta)
             seed = read_secret(out, state.sha256) if cfg.secret_seed else cfg.seed
         except ValueError as e:  # SeedError too
             raise ResultsError(f"{marker}: {e}") from None
-    elif any(p.name != SECRET for p in out.iterdir()):
+    elif any(p.name not in (SECRET, LOCK) for p in out.iterdir()):
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
     else:  # the first start: a secret seed is drawn now, and only its hash published
         seed = draw_seed() if cfg.secret_seed else cfg.seed
@@ -178,7 +189,8 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
         if cfg.secret_seed:
             write_secret(out, seed)
         meta = {"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint(),
-                "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT}
+                "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT,
+                "settings_sha256": cfg.settings_sha256()}
         meta |= seed_state(cfg.with_seed(seed), reveal=False).to_json()
         meta |= {"finished": False, "games": 0, "journal_head": marker_genesis(meta), "results_sha256": None}
         write_whole(marker, json.dumps(meta, indent=1) + "\n")
@@ -189,10 +201,90 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False) -> OpenedResults:
         check_published(meta, journal, out / "games.jsonl")
     except JournalError as e:
         raise ResultsError(f"{e}; use --fresh to start again") from None
+    cfg = settle_field(cfg, meta, journal.games, retire)
     # Only once the folder is known to be usable is anything in it rewritten.
+    meta |= {"fingerprint": cfg.fingerprint(), "config_sha256": cfg.config_sha256(),
+             "settings_sha256": cfg.settings_sha256()}
+    write_whole(marker, json.dumps(meta, indent=1) + "\n")
     write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     assert journal.head is not None
     return OpenedResults(cfg, journal.games, journal.head)
+
+
+def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> str:
+    """Which settings differ from those the results folder was played with."""
+    try:
+        before = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        before = None
+    if not isinstance(before, dict):
+        return f"tournament {meta.get('name')!r}, or an older version of p10-tourney"
+    now = cfg.settings()
+    keys = [k for k in dict.fromkeys([*before, *now]) if k not in ("bots", "trusted", "games", "challengers")
+            and before.get(k) != now.get(k)]
+    if "games" in now and before.get("games") != now.get("games") and cfg.format not in ("random", "league"):
+        keys.append("games")
+    return f"{', '.join(keys)} changed" if keys else f"tournament {meta.get('name')!r}"
+
+
+def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Mapping[int, Mapping[str, Any]],
+                 retire: Sequence[str] = ()) -> TournamentConfig:
+    """The field this run plays, from the config and what tournament.json (`meta`, updated
+    here) knows: every entrant that ever played with its fingerprint (`identity`), the
+    entrants retired with --retire, and the fields so far. An entrant whose command or
+    folder changed under its name is refused. A field other than the last one's starts a
+    new field at the first free game index (or replaces the last one if none of its
+    games is played yet)."""
+    out = cfg.output
+    known: dict[str, str] = dict(meta.get("entrants") or {})
+    retired = list(meta.get("retired") or [])
+    for name in retire:
+        if name not in known and name not in cfg.entrants:
+            raise ResultsError(f"--retire {name}: no entrant of that name in the tournament file or in {out}")
+        if name not in retired:
+            retired.append(name)
+    skip = [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
+    active = [b for b in cfg.bots if b.name not in retired]
+    prints = {b.name: fingerprint(b, skip) for b in active}
+    for i, b in enumerate(active):
+        old = known.get(b.name)
+        if old is not None and old != prints[b.name]:
+            raise ResultsError(
+                f"{cfg.source}: bots: {b.name!r} is not the bot that played its games in {out}: its command or the "
+                f"files of its folder changed (fingerprint {old[:12]} -> {prints[b.name][:12]}); give the new "
+                f"version another name (the old one is then retired), or run with --retire {b.name} to retire it")
+    for b in active:
+        known.setdefault(b.name, prints[b.name])
+    order = list(known)
+    names = [n for n in order if n in prints]
+    if len(names) < max(2, cfg.table_size):
+        raise ResultsError(f"{cfg.source}: the field has {len(names)} active entrants ({', '.join(names) or 'none'}); "
+                           f"a table needs {max(2, cfg.table_size)}")
+    if cfg.format == "gauntlet":
+        ch = [c for c in cfg.challengers if c in prints]
+        if not ch or len(names) - len(ch) < cfg.table_size - 1:
+            raise ResultsError(f"{cfg.source}: the gauntlet's active field has {len(ch)} challengers and "
+                               f"{len(names) - len(ch)} other entrants; it needs a challenger and table_size - 1 others")
+    fields = [Field(int(f["start"]), tuple(f["entrants"]), tuple(f.get("challengers") or ()))
+              for f in meta.get("fields") or []]
+    challengers = tuple(c for c in cfg.challengers if c in prints)
+    now = Field(fields[-1].start if fields else 0, tuple(names), challengers)
+    if not fields:
+        fields = [now]
+    elif (fields[-1].entrants, fields[-1].challengers) != (now.entrants, now.challengers):
+        if meta.get("seed_mode") == "secret" and meta.get("seed") is not None:
+            raise ResultsError(f"{out}: its secret seed was revealed when it finished, so the deals of new games "
+                               "would be known in advance; start another results folder (a league, format: league, "
+                               "never reveals its seed)")
+        top = max(games, default=-1)
+        if top < fields[-1].start:  # nothing played in the last field yet: it is replaced
+            fields[-1] = now
+        else:
+            fields.append(replace(now, start=top + 1))
+    meta.setdefault("chain_config_sha256", meta["config_sha256"])
+    meta |= {"entrants": known, "retired": retired, "fields": [f.to_json() for f in fields]}
+    return replace(cfg, bots=tuple(cfg.bot(n) for n in names), field_order=tuple(order), fields=tuple(fields),
+                   challengers=challengers)
 
 
 def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
@@ -201,9 +293,12 @@ def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
     return SeedState(cfg.secret_seed, commitment(cfg.seed), cfg.seed if reveal or not cfg.secret_seed else None)
 
 
-def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path) -> None:
+def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path, base: int = 0) -> None:
+    """Every finished game of the current field (index from `base` on) is its schedule's."""
     by_index = {s.index: s for s in specs}
     for i, rec in done.items():
+        if i < base:
+            continue
         spec = by_index.get(i)
         if spec is None or rec.get("seed") != spec.seed or rec.get("game") != spec.game:
             raise ResultsError(f"{out}/games.jsonl: game {i} does not belong to this schedule; use --fresh")
@@ -224,13 +319,22 @@ def run_tournament(
     fresh: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     build_site: bool = True,
+    retire: Sequence[str] = (),
+    forever: bool = False,
+    stop: threading.Event | None = None,
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
     With `stop_when: settled` the schedule is played in rounds (`plan_rounds`), and after
     each round the games of all finished rounds decide (`check_settled`) whether the order
     is settled and the rest of the schedule is left unplayed. The decision depends only on
-    those games, never on `parallel` or on the order games finish in.
+    those games, never on `parallel` or on the order games finish in. A league
+    (`format: league`) plays rounds matched from the rounds before (`league.py`) until its
+    budget, or with `forever` until `stop` is set.
+
+    `stop` (an event a signal handler sets): no game starts once it is set; the games
+    being played finish, the results are published and the run returns. `retire`: the
+    entrants to retire (`settle_field`).
 
     KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
     finished games kept; the leaderboard of what finished is written, and the exception
@@ -239,27 +343,95 @@ def run_tournament(
     t0 = time.monotonic()
     out = cfg.output
     state = sandbox_state(cfg)  # SandboxError before anything is written
-    opened = prepare_output(cfg, fresh)
+    with _lock(out):
+        return _run(cfg, t0, state, fresh, on_progress, build_site, retire, forever, stop)
+
+
+@contextlib.contextmanager
+def _lock(out: Path) -> Iterator[None]:
+    """Hold the results folder for one run: a second run over it (say, the host's run after
+    adding a bot while `run --forever` plays) is refused instead of writing beside it."""
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{out}: exists and is not a folder")
+    if out.is_dir() and not (out / MARKER).exists() and any(p.name not in (SECRET, LOCK) for p in out.iterdir()):
+        yield  # not a results folder: prepare_output refuses it, and nothing is written into it
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "?"
+            raise ResultsError(f"{out}: another run is playing into this folder (process {who}); stop it first "
+                               "(a run --forever stops on Ctrl-C or SIGTERM), then run again") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield
+
+
+def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
+         on_progress: Callable[[Progress], None] | None, build_site: bool, retire: Sequence[str], forever: bool,
+         stop: threading.Event | None) -> Outcome:
+    """`run_tournament` with the results folder held."""
+    out = cfg.output
+    opened = prepare_output(cfg, fresh, retire)
     cfg, done = opened.cfg, opened.done
     build_bots(cfg, state)
     state = _record_sandbox(out, state)
-    specs = schedule(cfg)
-    _check_done(done, specs, out)
-    gate = DisqualificationGate(specs, cfg.entrants, cfg.disqualify, done)
+    league = cfg.format == "league"
+    if forever and not league:
+        raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
+                           "schedule (use format: league)")
+    current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base, cfg.format == "random"))
+    if not league:
+        _check_done(done, current, out, cfg.base)
+    specs = [spec_of(done[i]) for i in sorted(done) if league or i < cfg.base] + current
+    gate = DisqualificationGate(specs, cfg.standing, cfg.disqualify, done)
     excluded = gate.excluded  # grown in place as entrants are disqualified
-    todo = [s for s in specs if s.index not in done]
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
-    records = tally_records(cfg, done.values())  # running aggregates, not the records
-    outcome = Outcome(played=0, total=len(specs), finished=False, sandbox=state)
+    records = dict(done)
+    live = _LiveRatings(cfg.standing, records, draw_probability=rules_draw_probability(cfg.rules))
+    total = max(cfg.games or 0, len(records)) if league else len(specs)
+    outcome = Outcome(played=0, total=total, finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
-    rounds = plan_rounds(specs, cfg.stop.round_games) if cfg.stop_when else [specs]
+    rounds: list[list[GameSpec]] = plan_rounds(current, cfg.stop.round_games) if cfg.stop_when else [current]
+    matchmaker = Matchmaker(cfg) if league else None
+
+    def league_rounds() -> Iterator[list[GameSpec]]:
+        """The league's rounds, each matched once the one before is played."""
+        assert matchmaker is not None
+        while not (stop is not None and stop.is_set()):
+            start = next_start(cfg, records)
+            if not forever and budget_met(cfg, records, matchmaker, start):
+                outcome.finished = True
+                return
+            rnd = matchmaker.round(start, cfg.entrants, records)
+            if not rnd:
+                return
+            _check_done({s.index: records[s.index] for s in rnd if s.index in records}, rnd, out, start)
+            outcome.total = max(outcome.total, len(records) + sum(1 for s in rnd if s.index not in records))
+            yield rnd
 
     finishing = False
     executor: Any = None
+    shown = [0.0]
+    published = [time.monotonic()]
+
+    def show(running: bool = True, force: bool = False) -> None:
+        """progress.json, for `p10-tourney serve` (at most twice a second while playing)."""
+        now = time.monotonic()
+        if force or now - shown[0] >= 0.5:
+            shown[0] = now
+            write_whole(out / "progress.json", json.dumps({
+                "done": len(records), "total": outcome.total, "running": running, "forever": forever,
+                "format": cfg.format, "updated": round(time.time(), 3)}) + "\n")
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -267,24 +439,33 @@ def run_tournament(
         finishing = True
         journal.close()
         stopped = outcome.stopping is not None and bool(outcome.stopping.get("stop"))
-        outcome.finished = stopped or len(records) == len(specs)
+        if not league:
+            outcome.finished = stopped or len(records) == len(specs)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                sandbox=state, finished=outcome.finished, head=journal.head)
+                                ratings=live.complete(), sandbox=state, finished=outcome.finished and not league,
+                                head=journal.head)
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
+        show(running=False, force=True)
 
     try:
+        show(force=True)
         if on_progress:
-            on_progress(Progress(len(records), len(specs), t0, records.leader()))
+            on_progress(Progress(len(records), outcome.total, t0, live.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
         # machines): the games' own seeds, in the specs, are all it needs.
         executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
-            for r, rnd in enumerate(rounds):
+            for r, rnd in enumerate(league_rounds() if league else rounds):
+                if league:  # judged again with this round's games known
+                    gate = DisqualificationGate([spec_of(records[i]) for i in sorted(records)]
+                                                + [s for s in rnd if s.index not in records],
+                                                cfg.standing, cfg.disqualify, records)
+                    excluded = gate.excluded
                 todo = [s for s in rnd if s.index not in records]
-                for res in _play(executor, todo, gate, excluded):
+                for res in _play(executor, todo, gate, excluded, stop, cfg.parallel):
                     rec = res["record"]
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
@@ -293,19 +474,27 @@ def run_tournament(
                     else:
                         rec["replay"] = None
                     journal.append(rec)
-                    records.add(rec)
+                    records[rec["id"]] = rec
                     excluded.update(d.entrant for d in gate.add(rec))
                     starts_by_worker[res.get("worker", "")] = res.get("starts", {})
                     outcome.played += 1
                     outcome.playing_s = time.monotonic() - t0
                     if outcome.played == 1:
                         outcome.first_s = outcome.playing_s
+                    live.add(rec)
+                    show()
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, records.leader(), rec, outcome.stopping))
+                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), rec, outcome.stopping))
+                if stop is not None and stop.is_set():
+                    break
+                if forever and time.monotonic() - published[0] >= PUBLISH_EVERY_S:
+                    # The leaderboard lives: published between rounds, not only at the end.
+                    published[0] = time.monotonic()
+                    publish(cfg, records, build_site=False, ratings=live.complete(), sandbox=state, head=journal.head)
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, records)
                     if on_progress:
-                        on_progress(Progress(len(records), len(specs), t0, records.leader(), None, outcome.stopping))
+                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), None, outcome.stopping))
                     if outcome.stopping["stop"]:
                         break
             # Every game is done: the workers end their bots while the results are published.
@@ -329,7 +518,7 @@ def run_tournament(
 
 
 def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
-                records: Mapping[int, Mapping[str, Any]] | GameTally) -> dict[str, Any]:
+                records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
     """The early-stopping decision after round `r` (0-based), from the games of rounds
     0..r only. `settled`: is the order of the entrants still in (not disqualified by those
     games) settled by the anytime-valid test? `sprt`: has the log-likelihood ratio of the
@@ -337,8 +526,9 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
     past (a later round has games) did not stop that run, so it is not asked again (same
     games, same answer)."""
     budget = sum(len(x) for x in rounds)
-    records = tally_records(cfg, records)
-    upto = [s.index for x in rounds[: r + 1] for s in x if s.index in records]
+    base = rounds[0][0].index if rounds and rounds[0] else 0
+    upto = {i: rec for i, rec in records.items() if i < base}  # the fields before this one
+    upto |= {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
     games = sum(len(x) for x in rounds[: r + 1])
     last = r == len(rounds) - 1
     passed = any(s.index in records for x in rounds[r + 1:] for s in x)
@@ -348,7 +538,7 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
                            "rounds": len(rounds)}
     if cfg.stop_when == "sprt":
         assert st.candidate is not None
-        test = sprt(deal_scores(paired_deals(records.arrays(upto), cfg.entrants), st.candidate, st.baseline),
+        test = sprt(deal_scores(paired_deals(upto.values(), cfg.entrants), st.candidate, st.baseline),
                     st.elo0, st.elo1, st.alpha, st.beta)
         decision = test["decision"] if looked else None
         reason = {"H1": "accepted", "H0": "rejected"}.get(decision or "", "budget" if last else "playing")
@@ -358,9 +548,9 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
         if looked:
             pol = cfg.disqualify
             dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
-                d.entrant for d in disqualifications([s for x in rounds for s in x], cfg.entrants, pol,
-                                                     records.disqualification_records(upto))}
-            settled = check_settled(records.arrays(upto), cfg.entrants, top=st.top, confidence=st.confidence,
+                d.entrant for d in disqualifications([spec_of(upto[i]) for i in sorted(upto) if i < base]
+                                                     + [s for x in rounds for s in x], cfg.standing, pol, upto)}
+            settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
         out |= {"top": st.top, "confidence": st.confidence}
@@ -406,16 +596,45 @@ class _Waiting:
         return [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
 
 
-def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str]) -> Iterator[dict[str, Any]]:
+def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str],
+          stop: threading.Event | None = None, parallel: int = 1) -> Iterator[dict[str, Any]]:
     """Run `todo` on `executor`, handing out only the games that `gate` lets start. The
     executor asks for more after each result, once the caller has added that result to
     the gate, so a game starts as soon as the verdicts it waits for are known: there is
-    no pause between rounds while the last game of one is still being played."""
+    no pause between rounds while the last game of one is still being played.
+
+    With `stop`, the executor is handed only as many games as it plays at once (two per
+    worker), one more as each ends, and none once `stop` is set: the games in flight
+    then finish and the run ends."""
     waiting = _Waiting(todo, gate)
-    first = waiting.take()
-    if not first and len(waiting):  # cannot happen: the first game not played is always ready
+    ready: list[GameSpec] = waiting.take()
+    if not ready and len(waiting):  # cannot happen: the first game not played is always ready
         raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
-    yield from executor.run(first, excluded, more=waiting.take)
+    if stop is None:
+        yield from executor.run(ready, excluded, more=waiting.take)
+    else:
+        window = 2 * max(1, parallel)
+        out = 0  # handed out and not finished
+
+        def hand(k: int) -> list[GameSpec]:
+            nonlocal ready, out
+            ready += waiting.take()
+            if stop.is_set():
+                return []
+            given, ready = ready[:k], ready[k:]
+            out += len(given)
+            return given
+
+        def more() -> list[GameSpec]:
+            nonlocal out
+            out -= 1
+            return hand(window - out)
+
+        yield from executor.run(hand(window), excluded, more=more)
+        if stop.is_set():
+            return
+        if ready:  # cannot happen: every game handed out was played
+            raise RuntimeError(f"games never handed out: {[s.game for s in ready[:5]]}")
     if len(waiting):  # cannot happen: every finished game lets later ones start
         raise RuntimeError(f"games never became ready to start: {waiting.head()}")
 
@@ -441,10 +660,11 @@ def _write_stats(out: Path, outcome: Outcome) -> None:
 def tally_records(cfg: TournamentConfig,
                   records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | GameTally) -> GameTally:
     """The running aggregates (`GameTally`) of `records` (games by index, or any iterable of
-    them), rated with the variant's draw probability; a tally is returned as it is."""
+    them) over every entrant of the standings, rated with the variant's draw probability; a
+    tally is returned as it is."""
     if isinstance(records, GameTally):
         return records
-    tally = GameTally(cfg.entrants, draw_probability=rules_draw_probability(cfg.rules))
+    tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
     for r in sorted(records.values() if isinstance(records, Mapping) else records, key=lambda r: r["id"]):
         tally.add(r)
     return tally
@@ -461,8 +681,8 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | Ga
     (`sandbox_state`), recorded in the files. `finished`: the tournament is over, so a
     secret seed is revealed. `head`: the hash chain's last link (of the games in
     `records`)."""
-    tally = tally_records(cfg, records)
-    board = make_board(cfg, tally, stopping, ratings, reveal=finished, sandbox=sandbox)
+    board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox)
+    games = len(records)
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
     _write_leaderboard_whole(cfg.output, board)
@@ -471,11 +691,12 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | Ga
     meta |= {k: board[k] for k in ("seed", "seed_mode", "seed_sha256")}
     meta["finished"] = finished
     if head is not None:  # the published games: the journal up to `head`
-        meta |= {"games": len(tally), "journal_head": head, "results_sha256": board["results_sha256"]}
-        rated = ratings or (tally.final_ratings() if tally.complete() else None)
+        meta |= {"games": games, "journal_head": head, "results_sha256": board["results_sha256"]}
+        tally = records if isinstance(records, GameTally) else None
+        rated = ratings or (tally.final_ratings() if tally is not None and tally.complete() else None)
         meta["ratings_sha256"] = None
         if rated is not None:  # TrueSkill kept, so that publishing these games again need not rate them again
-            data = checkpoint_bytes(rated, head, len(tally))
+            data = checkpoint_bytes(rated, head, games)
             write_whole(cfg.output / CHECKPOINT, data)
             meta["ratings_sha256"] = hashlib.sha256(data).hexdigest()
     write_whole(marker, json.dumps(meta, indent=1) + "\n")
@@ -492,18 +713,26 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
                stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
                reveal: bool = False, sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The leaderboard of `records` (or of their `GameTally`) as leaderboard.json holds it:
-    the standings, the disqualifications, the trusted entrants, the containment (`sandbox`,
-    as recorded in tournament.json), the seed (a secret one only if `reveal`), its
-    commitment, and the digest of the records (`results_sha256`). `p10-tourney verify`
-    recomputes it."""
+    the standings (retired entrants marked), the disqualifications, the trusted entrants,
+    the containment (`sandbox`, as recorded in tournament.json), the seed (a secret one
+    only if `reveal`), its commitment, and the digest of the records (`results_sha256`).
+    `p10-tourney verify` recomputes it."""
     tally = tally_records(cfg, records)
     pol = cfg.disqualify
-    dqs = [] if pol.startup_failures is None and pol.forfeit_share is None else disqualifications(
-        schedule(cfg), cfg.entrants, pol, tally.disqualification_records())
+    if pol.startup_failures is None and pol.forfeit_share is None:
+        dqs = []
+    elif isinstance(records, GameTally):
+        dqs = disqualifications(schedule(cfg), cfg.standing, pol, tally.disqualification_records())
+    else:
+        dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
                               ratings=ratings, sequential=bool(cfg.stop_when))
     board["disqualified"] = [d.to_dict() for d in dqs]
+    if cfg.retired:  # entrants no longer in the field: their games stay in the standings
+        board["retired"] = cfg.retired
+        for row in board["entrants"]:
+            row["retired"] = row["entrant"] in cfg.retired
     # Bots whose processes were kept across the seat rotations of a duplicate deal.
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
@@ -522,3 +751,46 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
             os.replace(p, out / p.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+
+
+class _LiveRatings:
+    """TrueSkill over the finished games with no gap in index order, rated as they arrive:
+    the progress display's leader, and at the end the leaderboard's ratings when every
+    game is in (the same updates in the same order as rating them all at once, done while
+    the workers play instead of after the last game). The leader is worked out at most
+    every `every_s` seconds."""
+
+    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
+                 every_s: float = 0.5, draw_probability: float | None = None) -> None:
+        self.ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
+        self.pending: dict[int, Mapping[str, Any]] = dict(records)
+        self.next = 0
+        self.every_s = every_s
+        self._asked = -every_s
+        self._leader: str | None = None
+        self._advance()
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.pending[rec["id"]] = rec
+        self._advance()
+
+    def leader(self) -> str | None:
+        """The leader over the games rated so far (looked up again if it is time)."""
+        now = time.monotonic()
+        if now - self._asked >= self.every_s:
+            self._asked = now
+            self._leader = self.ratings.leader() if self.next else None
+        return self._leader
+
+    def complete(self) -> Ratings | None:
+        """The ratings if every game added is rated (none waits behind a gap), else None."""
+        return None if self.pending else self.ratings
+
+    def _advance(self) -> None:
+        while self.next in self.pending:
+            r = self.pending.pop(self.next)
+            if r.get("reason") != "not_played":
+                self.ratings.update(r["id"], r["seats"], r["places"])
+            self.next += 1

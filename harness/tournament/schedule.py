@@ -1,21 +1,30 @@
 """Which games a tournament plays: tables, seat rotations and per-game seeds.
 
-Every game's seed comes from the tournament seed and the game's index (or, with duplicate
-deals, its deal group), so the schedule is the same whatever runs it.
+Every game's seed comes from the tournament seed and the game's table and number there
+(or, with duplicate deals, its deal group), so the schedule is the same whatever runs it.
+
+A field that changes (entrants added or retired between runs over one results folder)
+plays in *fields*: each `Field` starts at a game index. The games before it are history
+(`Past`): they keep their ids, and a game of the new field's schedule that history
+already holds (the same seats and deal seed) is not played again; the others are
+numbered from the field's start.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .config import SAMPLE_PER_ENTRANT, TournamentConfig
+from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
+
+__all__ = ["Field", "GameSpec", "Past", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+           "tables_for"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GameSpec:
     """One scheduled game: index, id, entrants by seat, seed, deal group, and whether its
     replay is kept though it is clean (`replays: sample`)."""
@@ -26,6 +35,61 @@ class GameSpec:
     seed: int
     group: int
     sample: bool = False  # one of the first games of one of its entrants (replays: sample)
+
+
+@dataclass(frozen=True)
+class Past:
+    """The games before a field's start, as far as its schedule needs them: the games
+    already played (seats and seed), the deal group of every duplicate deal, the first
+    free group number, and how often each entrant played and each pair met."""
+
+    base: int = 0
+    played: frozenset[tuple[tuple[str, ...], int]] = frozenset()
+    groups: Mapping[int, int] = field(default_factory=dict)  # deal seed -> group
+    next_group: int = 0
+    games: Mapping[str, int] = field(default_factory=dict)
+    met: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    ratings: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (μ, σ), if rated
+
+    @classmethod
+    def of(cls, records: Iterable[Mapping[str, Any]], base: int, rate: bool = False) -> "Past":
+        """The history of the games with an index below `base` (with `rate`, TrueSkill
+        over them too, in index order, as a random field's later tables need)."""
+        records = [r for r in records if r["id"] < base]
+        played = set()
+        groups: dict[int, int] = {}
+        games: dict[str, int] = {}
+        met: dict[tuple[str, str], int] = {}
+        top = -1
+        for r in records:
+            if r["id"] >= base:
+                continue
+            seats = tuple(r["seats"])
+            played.add((seats, r["seed"]))
+            g = r.get("group")
+            if isinstance(g, int):
+                groups.setdefault(r["seed"], g)
+                top = max(top, g)
+            for x in seats:
+                games[x] = games.get(x, 0) + 1
+                for y in seats:
+                    if x != y:
+                        met[x, y] = met.get((x, y), 0) + 1
+        ratings: dict[str, tuple[float, float]] = {}
+        if rate:
+            from .ratings import Ratings
+
+            rated = Ratings(sorted(games))
+            for r in sorted(records, key=lambda r: r["id"]):
+                if r.get("reason") != "not_played" and "places" in r:
+                    rated.update(r["id"], r["seats"], r["places"])
+            ratings = dict(rated.table())
+        return cls(base, frozenset(played), groups, top + 1, games, met, ratings)
+
+
+def spec_of(rec: Mapping[str, Any]) -> "GameSpec":
+    """The spec of a recorded game (history: the game as it was scheduled)."""
+    return GameSpec(rec["id"], rec["game"], tuple(rec["seats"]), rec["seed"], rec.get("group", rec["id"]))
 
 
 def derive_seed(seed: int, *parts: object) -> int:
@@ -39,31 +103,26 @@ def game_id(index: int) -> str:
     return f"g{index:06d}"
 
 
-def _rotations(table: Sequence[str], games: int) -> list[tuple[str, ...]]:
-    n = len(table)
-    return [tuple(table[k % n:]) + tuple(table[: k % n]) for k in range(games)]
-
-
-def tables_for(cfg: TournamentConfig) -> list[tuple[str, ...]]:
-    """The tables (entrants, in base seat order) of a round-robin or gauntlet."""
-    names = cfg.entrants
+def tables_for(cfg: TournamentConfig, entrants: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+    """The tables (entrants, in base seat order) of a round-robin or gauntlet of
+    `entrants` (default: the config's)."""
+    names = list(cfg.entrants if entrants is None else entrants)
     n = cfg.table_size
     if cfg.format == "round-robin":
         return [tuple(t) for t in combinations(names, n)]
     if cfg.format == "gauntlet":
         field = [x for x in names if x not in cfg.challengers]
-        return [(c,) + tuple(rest) for c in cfg.challengers for rest in combinations(field, n - 1)]
+        return [(c,) + tuple(rest) for c in cfg.challengers if c in names for rest in combinations(field, n - 1)]
     raise ValueError(cfg.format)
 
 
-def _random_tables(cfg: TournamentConfig, count: int) -> list[tuple[str, ...]]:
-    """`count` tables where entrants play equally often and pairs meet as evenly as possible."""
+def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> Iterator[tuple[str, ...]]:
+    """`count` tables where entrants play equally often and pairs meet as evenly as
+    possible, counting the games of `past` too (a new entrant plays first), one at a time."""
     assert cfg.seed is not None
-    rng = random.Random(derive_seed(cfg.seed, "tables"))
-    names = cfg.entrants
-    played = {x: 0 for x in names}
-    met = {(a, b): 0 for a in names for b in names}
-    out = []
+    rng = random.Random(derive_seed(cfg.seed, "tables", *([past.base] if past.base else [])))
+    played = {x: past.games.get(x, 0) for x in names}
+    met = {(a, b): past.met.get((a, b), 0) for a in names for b in names}
     for _ in range(count):
         table: list[str] = []
         while len(table) < cfg.table_size:
@@ -77,12 +136,37 @@ def _random_tables(cfg: TournamentConfig, count: int) -> list[tuple[str, ...]]:
                 if x != y:
                     met[x, y] += 1
         rng.shuffle(table)
-        out.append(tuple(table))
-    return out
+        yield tuple(table)
 
 
-def schedule(cfg: TournamentConfig) -> list[GameSpec]:
-    """Every game of the tournament, in index order.
+def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> Iterator[tuple[str, ...]]:
+    """A later field of a random tournament: `count` tables matched where their results
+    tell most from the ratings of the games before it (`league.match_tables`: an entrant
+    short of the league's default `min_games` first, then close ratings and high
+    uncertainty), seats in a random order."""
+    from .config import LeaguePolicy
+    from .league import match_tables
+    from .ratings import MU, SIGMA
+
+    assert cfg.seed is not None
+    rng = random.Random(derive_seed(cfg.seed, "tables", past.base))
+    ratings = {e: past.ratings.get(e, (MU, SIGMA)) for e in names}
+    for table in match_tables(list(names), ratings, past.games, count, cfg.table_size, LeaguePolicy().min_games, rng):
+        seats = list(table)
+        rng.shuffle(seats)
+        yield tuple(seats)
+
+
+def schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None, past: Past | None = None) -> list[GameSpec]:
+    """Every game of the tournament (of its field from `past.base` on), in index order:
+    `iter_schedule` as a list."""
+    return list(iter_schedule(cfg, entrants, past))
+
+
+def iter_schedule(cfg: TournamentConfig, entrants: Sequence[str] | None = None,
+                  past: Past | None = None) -> Iterator[GameSpec]:
+    """Every game of the tournament (of its field from `past.base` on), in index order,
+    one at a time (nothing of the schedule is held but the tables).
 
     A game's seed depends on its table (the entrants, whatever other entrants the
     tournament has) and its number at that table, so the games between the same entrants
@@ -90,43 +174,101 @@ def schedule(cfg: TournamentConfig) -> list[GameSpec]:
     one seed, and so one deal, in every seat rotation. With early stopping (`stop_when`)
     the round-robin and gauntlet schedules take the tables in turn, one block of
     table_size games at a time, instead of one table after another.
+
+    `entrants`: the field (default: the config's bots); `past`: the games before this
+    field (`Past.of`): those its schedule holds are left out, and the rest are numbered
+    from `past.base`. A random field plays `games` games of its own after `past`: the
+    first field random tables, a later one tables matched from the games before it
+    (`_matched_tables`).
     """
     if cfg.seed is None:
         raise ValueError(f"tournament {cfg.name!r}: the secret seed is not drawn yet (the runner draws it)")
+    if cfg.format == "league":
+        raise ValueError("a league has no schedule in advance: its rounds are matched as it goes (league.py)")
+    names = list(cfg.entrants if entrants is None else entrants)
+    past = past or Past()
+    return _number(cfg, _plan(cfg, names, past), past)
+
+
+def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The (seats, seed label) of every game, in schedule order."""
     n = cfg.table_size
-    plan: list[tuple[tuple[str, ...], str]] = []  # (seats, seed label)
     if cfg.format == "random":
         assert cfg.games is not None
+        at = f"{past.base}:" if past.base else ""
+        draw = _random_tables if not past.base else _matched_tables
         if cfg.duplicate:
-            for g, table in enumerate(_random_tables(cfg, cfg.games // n)):
-                plan += [(rot, f"deal:{g}") for rot in _rotations(table, n)]
+            for g, table in enumerate(draw(cfg, cfg.games // n, names, past)):
+                for k in range(n):
+                    yield _rotation(table, k), f"deal:{at}{g}"
         else:
-            plan = [(t, f"game:{i}") for i, t in enumerate(_random_tables(cfg, cfg.games))]
+            for i, one in enumerate(draw(cfg, cfg.games, names, past)):
+                yield one, f"game:{past.base + i}"
+        return
+    tables = tables_for(cfg, names)
+    keys = [",".join(sorted(t)) for t in tables]
+
+    def block(t: int, b: int) -> Iterator[tuple[tuple[str, ...], str]]:
+        for k in range(b * n, min((b + 1) * n, cfg.games_per_table)):
+            yield _rotation(tables[t], k), f"deal:{keys[t]}:{k // n}" if cfg.duplicate else f"game:{keys[t]}:{k}"
+
+    blocks = -(-cfg.games_per_table // n)
+    if getattr(cfg, "stop_when", None):
+        # Played in rounds that may be the last: every table plays its first block of
+        # table_size games (one deal group), then every table its second, and so on,
+        # so any prefix of the schedule is balanced. The games are the same games.
+        for b in range(blocks):
+            for t in range(len(tables)):
+                yield from block(t, b)
     else:
-        blocks: list[tuple[int, int, list[tuple[tuple[str, ...], str]]]] = []
-        for t, table in enumerate(tables_for(cfg)):
-            key = ",".join(sorted(table))
-            for k, rot in enumerate(_rotations(table, cfg.games_per_table)):
-                label = f"deal:{key}:{k // n}" if cfg.duplicate else f"game:{key}:{k}"
-                if k % n == 0:
-                    blocks.append((k // n, t, []))
-                blocks[-1][2].append((rot, label))
-        if getattr(cfg, "stop_when", None):
-            # Played in rounds that may be the last: every table plays its first block of
-            # table_size games (one deal group), then every table its second, and so on,
-            # so any prefix of the schedule is balanced. The games are the same games.
-            blocks.sort(key=lambda b: (b[0], b[1]))
-        for _, _, games in blocks:
-            plan += games
-    specs = []
+        for t in range(len(tables)):
+            for b in range(blocks):
+                yield from block(t, b)
+
+
+def _rotation(table: Sequence[str], k: int) -> tuple[str, ...]:
+    """Seat rotation `k` of a table: its entrants from seat k % n on, then the rest."""
+    j = k % len(table)
+    return tuple(table[j:]) + tuple(table[:j])
+
+
+def _number(cfg: TournamentConfig, plan: Iterable[tuple[tuple[str, ...], str]], past: Past) -> Iterator[GameSpec]:
+    """GameSpecs of (seats, seed label) pairs: the games `past` does not hold, numbered
+    from `past.base`; the games of one duplicate deal share a group (the one `past` gave
+    that deal, if any), every other game has its own."""
+    assert cfg.seed is not None
     groups: dict[str, int] = {}
     sampling = getattr(cfg, "replays", None) == "sample"
-    seen: dict[str, int] = {}
-    for i, (seats, label) in enumerate(plan):
-        group = groups.setdefault(label, len(groups)) if label.startswith("deal:") else len(groups) + i
+    seen: dict[str, int] = dict(past.games)
+    i = past.base
+    fresh = past.next_group  # the next group number not taken
+    for seats, label in plan:
+        seed = derive_seed(cfg.seed, label)
+        if (seats, seed) in past.played:
+            continue
+        if label.startswith("deal:"):
+            group = groups.get(label)
+            if group is None:
+                group = past.groups.get(seed)
+                if group is None:
+                    group, fresh = fresh, fresh + 1
+                groups[label] = group
+        else:
+            group, fresh = fresh, fresh + 1
         sample = sampling and any(seen.get(x, 0) < SAMPLE_PER_ENTRANT for x in seats)
         if sample:
             for x in seats:
                 seen[x] = seen.get(x, 0) + 1
-        specs.append(GameSpec(i, game_id(i), seats, derive_seed(cfg.seed, label), group, sample))
-    return specs
+        yield GameSpec(i, game_id(i), seats, seed, group, sample)
+        i += 1
+
+
+def full_schedule(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> list[GameSpec]:
+    """Every game of the tournament as far as it is known: the games of the fields before
+    the current one as they were played (`records`), then the current field's schedule
+    (for a league, whose rounds are matched as it goes: the games played)."""
+    base = cfg.base if cfg.format != "league" else max(records, default=-1) + 1
+    past = [spec_of(records[i]) for i in sorted(records) if i < base]
+    if cfg.format == "league":
+        return past
+    return past + schedule(cfg, past=Past.of(records.values(), base, rate=cfg.format == "random"))

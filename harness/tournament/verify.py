@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,7 +26,7 @@ from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import JournalError, JournalState, read_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .runner import _stop_check, make_board
-from .schedule import schedule
+from .schedule import Field, GameSpec, Past, full_schedule, schedule
 from .stats import plan_rounds
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
@@ -88,7 +88,21 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         raise ValueError(str(e)) from None
     if cfg.config_sha256() != meta["config_sha256"]:  # cannot happen for a file the runner wrote
         raise ValueError(f"{path}: reads back as another config")
-    return cfg
+    return with_fields(cfg, meta)
+
+
+def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentConfig:
+    """`cfg` (the current field's config) with the fields and every entrant that ever
+    played, as tournament.json records them."""
+    fields = tuple(Field(int(f["start"]), tuple(f["entrants"]), tuple(f.get("challengers") or ()))
+                   for f in meta.get("fields") or [])
+    order = tuple(meta.get("entrants") or ())
+    if not fields:
+        return cfg
+    if fields[-1].entrants != tuple(cfg.entrants):
+        raise ValueError(f"tournament.json: the last field's entrants {list(fields[-1].entrants)} are not those of "
+                         f"config.resolved.yaml {cfg.entrants}")
+    return replace(cfg, fields=fields, field_order=order)
 
 
 def verify_results(results: Path, replays: bool = True) -> Verification:
@@ -176,7 +190,16 @@ def _check_seed(v: Verification, results: Path, meta: Mapping[str, Any], state: 
 
 def _check_schedule(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]]) -> bool:
     """Every game's id, seats and seed are the schedule's, which follows from the seed."""
-    specs = {s.index: s for s in schedule(cfg)}
+    if cfg.format == "league":
+        return _check_league(v, cfg, games)
+    fields = cfg.fields or (Field(0, tuple(cfg.entrants)),)
+    specs: dict[int, GameSpec] = {}
+    for k, f in enumerate(fields):
+        end = fields[k + 1].start if k + 1 < len(fields) else None
+        fcfg = replace(cfg, challengers=f.challengers) if f.challengers else cfg
+        for spec in schedule(fcfg, f.entrants, Past.of(games.values(), f.start, cfg.format == "random")):
+            if end is None or spec.index < end:
+                specs[spec.index] = spec
     for i, r in games.items():
         s = specs.get(i)
         if s is None or (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
@@ -185,6 +208,30 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Mapping[int, 
             return False
     v.add("schedule", True, f"every game's id, seats and deal seed follow from the tournament's seed "
                             f"({len(games)} of {len(specs)} scheduled games played)")
+    return True
+
+
+def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]]) -> bool:
+    """Every round of a league is the one its matchmaking gives from the rounds before."""
+    from .league import league_rounds
+
+    records = dict(games)
+    checked = 0
+    for rnd in league_rounds(cfg, records):
+        for s in rnd:
+            r = records.get(s.index)
+            if r is None:
+                continue
+            if (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
+                v.add("schedule", False, f"game {s.index} ({r.get('game')}) is not the game the league's matchmaking "
+                                         f"gives (seats {r.get('seats')}, seed {r.get('seed')})")
+                return False
+            checked += 1
+    if checked != len(records):
+        v.add("schedule", False, f"{len(records) - checked} games are in no round of the league")
+        return False
+    v.add("schedule", True, f"every game's table, seats and deal seed follow from the tournament's seed and the "
+                            f"rounds before it ({checked} games)")
     return True
 
 
@@ -206,10 +253,14 @@ def _check_digest(v: Verification, results: Path, records: Mapping[int, Mapping[
 
 def _stopping(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> tuple[bool, Mapping[str, Any] | None]:
     """(finished, early stopping's decision) of `records`, decided as the runner decides them."""
-    specs = schedule(cfg)
+    specs = full_schedule(cfg, records)
+    if cfg.format == "league":
+        from .league import league_finished
+
+        return league_finished(cfg, records), None
     stopping = None
     if cfg.stop_when:
-        rounds = plan_rounds(specs, cfg.stop.round_games)
+        rounds = plan_rounds([s for s in specs if s.index >= cfg.base], cfg.stop.round_games)
         for r, rnd in enumerate(rounds):
             if any(s.index not in records for s in rnd):
                 break

@@ -1,0 +1,201 @@
+"""`format: league`: games matched where their result tells most, round by round.
+
+A league plays in rounds of `league.round_games` games: tables of table_size entrants,
+each table playing one game per seat rotation (with `duplicate: true` the rotations share
+one deal). The tables of a round are matched from the games of the rounds before it
+only, so they are the same whatever `parallel` is and in whatever order games finish:
+
+- an active entrant (in the current field, not disqualified) short of
+  `league.min_games` games (counting the round's tables so far) takes the first free seat
+  of the next table;
+- the other seats go to the entrants whose result against the table tells most, as
+  ladder matchmaking does: for each pair, p(1 − p)·(σa² + σb²), where p is TrueSkill's
+  chance that one places ahead of the other (largest when the ratings are close) and the
+  σ² are how uncertain the ratings still are; a table with no entrant short of games
+  starts with the pair that tells most; a pair matched k times already in the round
+  counts 1 / (1 + k/4) as much;
+- no entrant sits at more than twice its share of a round's tables;
+- ties are broken by a random order drawn from the tournament seed and the round's
+  first game index.
+
+A plain run plays rounds until `games` games are played and every active entrant has
+`league.min_games` games; `run --forever` plays until it is stopped. A league never
+finishes, so a secret seed is never revealed (the deals of later entrants' games stay
+unknown in advance).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from typing import Any, Iterator, Mapping, Sequence
+
+from .config import SAMPLE_PER_ENTRANT, TournamentConfig
+from .disqualify import disqualifications
+from .ratings import SIGMA, Ratings, rules_draw_probability
+from .schedule import GameSpec, derive_seed, game_id, spec_of
+
+BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)
+SHARE = 2  # an entrant sits at most at this many times its share of a round's tables
+REPEAT = 0.25  # a pair already matched k times in the round tells 1 / (1 + REPEAT·k) as much
+
+
+def pair_information(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """How much a game between ratings `a` and `b` ((μ, σ) each) tells: p(1 − p)·(σa² + σb²),
+    p the chance that `a` places ahead."""
+    (ma, sa), (mb, sb) = a, b
+    c = math.sqrt(2 * BETA * BETA + sa * sa + sb * sb)
+    p = 0.5 * (1 + math.erf((ma - mb) / (c * math.sqrt(2))))
+    return p * (1 - p) * (sa * sa + sb * sb)
+
+
+def match_tables(entrants: Sequence[str], ratings: Mapping[str, tuple[float, float]], games: Mapping[str, int],
+                 tables: int, size: int, min_games: int, rng: random.Random) -> list[tuple[str, ...]]:
+    """`tables` tables of `size` of `entrants` (see the module): an entrant short of
+    `min_games` (counting the round's tables so far) takes the first free seat, the other
+    seats go to the entrants whose results tell most (the pair that tells most starts a
+    table); each entrant sits at most at `SHARE` times its share of the round's tables."""
+    pool = list(entrants)
+    if len(pool) < size:
+        return []
+    tie = {e: i for i, e in enumerate(rng.sample(pool, len(pool)))}
+    cap = max(1, -(-SHARE * tables * size // len(pool)))
+    used: Counter[str] = Counter()
+    met: Counter[tuple[str, str]] = Counter()
+
+    def gain(x: str, y: str) -> float:
+        return pair_information(ratings[x], ratings[y]) / (1 + REPEAT * met[min(x, y), max(x, y)])
+
+    out = []
+    for _ in range(tables):
+        avail = [e for e in pool if used[e] < cap]
+        if len(avail) < size:
+            avail = pool
+        short = [e for e in avail if games.get(e, 0) + size * used[e] < min_games]
+        if short:
+            table = [min(short, key=lambda e: (games.get(e, 0) + size * used[e], tie[e]))]
+        else:
+            x, y = max(((x, y) for i, x in enumerate(avail) for y in avail[i + 1:]),
+                       key=lambda p: (gain(*p), -tie[p[0]] - tie[p[1]], -tie[p[0]]))
+            table = [x, y]
+        while len(table) < size:
+            cands = [e for e in avail if e not in table] or [e for e in pool if e not in table]
+            table.append(max(cands, key=lambda y: (sum(gain(x, y) for x in table), -used[y], -tie[y])))
+        for x in table:
+            used[x] += 1
+            for y in table:
+                if x < y:
+                    met[x, y] += 1
+        out.append(tuple(table))
+    return out
+
+
+class Matchmaker:
+    """The rounds of a league: fed the finished games in index order, it matches the
+    round that starts at a given index from the games before it."""
+
+    def __init__(self, cfg: TournamentConfig) -> None:
+        self.cfg = cfg
+        self.ratings = Ratings(cfg.standing, rules_draw_probability(cfg.rules))
+        self.games: Counter[str] = Counter()
+        self.fed = 0  # games with an index below this are rated
+        self.records: dict[int, Mapping[str, Any]] = {}
+        self.faulty = False  # a game fed had a fault or a forfeit (else no one can be disqualified)
+
+    def feed(self, records: Mapping[int, Mapping[str, Any]], upto: int) -> None:
+        """Rate the games of `records` with an index below `upto` not rated yet."""
+        for i in sorted(k for k in records if self.fed <= k < upto):
+            r = records[i]
+            self.records[i] = r
+            if r.get("reason") == "not_played":
+                continue
+            self.ratings.update(i, r["seats"], r["places"])
+            self.games.update(r["seats"])
+            self.faulty = self.faulty or bool(r.get("faults") or r.get("forfeits"))
+        self.fed = max(self.fed, upto)
+
+    def excluded(self, start: int) -> set[str]:
+        """Entrants disqualified by the games before `start`."""
+        pol = self.cfg.disqualify
+        if not self.faulty or pol.startup_failures is None and pol.forfeit_share is None:
+            return set()
+        specs = [spec_of(self.records[i]) for i in sorted(self.records)]
+        return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, self.records)
+                if d.from_index <= start}
+
+    def round(self, start: int, entrants: Sequence[str], records: Mapping[int, Mapping[str, Any]]) -> list[GameSpec]:
+        """The round of the league starting at game index `start`, matched among
+        `entrants` from the games of `records` before `start`."""
+        cfg = self.cfg
+        assert cfg.seed is not None
+        self.feed(records, start)
+        n = cfg.table_size
+        gone = self.excluded(start)
+        out = [e for e in entrants if e not in gone]
+        rng = random.Random(derive_seed(cfg.seed, "league", start))
+        tables = match_tables(out, self.ratings.table(), self.games, cfg.league.round_games // n, n,
+                              cfg.league.min_games, rng)
+        specs = []
+        seen = Counter(self.games)
+        sampling = cfg.replays == "sample"
+        i = start
+        for t, table in enumerate(tables):
+            base = list(table)
+            rng.shuffle(base)
+            for k in range(n):
+                seats = tuple(base[k:] + base[:k])
+                label = f"league:{start}:{t}" if cfg.duplicate else f"league:{start}:{t}:{k}"
+                group = start + t * n if cfg.duplicate else i
+                sample = sampling and any(seen[x] < SAMPLE_PER_ENTRANT for x in seats)
+                if sample:
+                    seen.update(seats)
+                specs.append(GameSpec(i, game_id(i), seats, derive_seed(cfg.seed, label), group, sample))
+                i += 1
+        return specs
+
+
+def budget_met(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], mm: Matchmaker, start: int) -> bool:
+    """A plain run's end: `games` games played and every active entrant (not
+    disqualified) with `league.min_games` of them."""
+    if len(records) < (cfg.games or 0):
+        return False
+    mm.feed(records, start)
+    out = mm.excluded(start)
+    return all(mm.games[e] >= cfg.league.min_games for e in cfg.entrants if e not in out)
+
+
+def next_start(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> int:
+    """The first game index of the round to play now in the current field: the round
+    of the field's last game if it is not whole, else the one after it."""
+    start = cfg.base
+    size = cfg.league.round_games
+    top = max((i for i in records if i >= start), default=None)
+    if top is None:
+        return start
+    r = (top - start) // size
+    first = start + r * size
+    whole = all(i in records for i in range(first, first + size))
+    return first if not whole else first + size
+
+
+def league_rounds(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> Iterator[list[GameSpec]]:
+    """Every round of the league that has games in `records`, field by field, each
+    matched as the runner matched it (for `verify`)."""
+    from .config import Field
+
+    fields = cfg.fields or (Field(0, tuple(cfg.entrants)),)
+    mm = Matchmaker(cfg)
+    size = cfg.league.round_games
+    top = max(records, default=-1)
+    for k, f in enumerate(fields):
+        end = fields[k + 1].start if k + 1 < len(fields) else top + 1
+        start = f.start
+        while start < end:
+            yield mm.round(start, f.entrants, records)
+            start += size
+
+
+def league_finished(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> bool:
+    """A league never finishes (see the module)."""
+    return False

@@ -1,0 +1,195 @@
+"""`p10-tourney serve RESULTS`: the results site over HTTP on 127.0.0.1, live.
+
+The standard library's threaded HTTP server serves RESULTS/site/ (built first if it is
+not there yet) and two more paths: ``live.json``, the state of the results folder now,
+and ``live.js``, the page script that polls it once a second and updates the live
+standings (TrueSkill over every game so far), the progress and the newest games in the
+open page, with no reload. ``index.html`` is served with that script added; the files on
+disk stay the self-contained static site.
+
+`LiveView` reads games.jsonl as it grows (only the bytes added since the last look, only
+whole lines), so a poll costs little however long the tournament is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections import deque
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from .ledger import MARKER
+from .ratings import Ratings, Trail, draw_probability_for
+
+NEWEST = 10
+_ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
+_PLACEHOLDER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{name}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em}} .hint{{color:#666}} td,th{{padding:2px 8px}}</style></head>
+<body><main><p class="hint">The site is built when the first games are published.</p></main></body></html>
+"""
+
+
+class LiveView:
+    """The live state of a results folder, from games.jsonl read as it grows."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = Path(results)
+        self.lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.offset = 0
+        self.inode: int | None = None
+        self.games = 0
+        self.ratings = Ratings([], self._draw_probability())
+        self.stats: dict[str, list[float]] = {}  # entrant -> [games, wins, sum of places]
+        self.newest: deque[dict[str, Any]] = deque(maxlen=NEWEST)
+
+    def _draw_probability(self) -> float:
+        try:
+            rules = (yaml.safe_load((self.results / "config.resolved.yaml").read_text()) or {}).get("rules") or {}
+            return draw_probability_for(int(rules.get("first_to") or len(rules.get("phases") or range(10))))
+        except (OSError, yaml.YAMLError, TypeError, ValueError):
+            return draw_probability_for(10)
+
+    def refresh(self) -> None:
+        """Take in the whole lines added to games.jsonl since the last look (from the
+        start again if the file was replaced or cut)."""
+        path = self.results / "games.jsonl"
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            if self.games:
+                self._reset()
+            return
+        if st.st_ino != self.inode or st.st_size < self.offset:
+            self._reset()
+            self.inode = st.st_ino
+        if st.st_size == self.offset:
+            return
+        with open(path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(st.st_size - self.offset)
+        end = data.rfind(b"\n") + 1
+        for line in data[:end].splitlines():
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            self._add(rec)
+        self.offset += end
+
+    def _add(self, rec: dict[str, Any]) -> None:
+        seats, places = rec.get("seats") or [], rec.get("places") or []
+        if rec.get("reason") == "not_played" or len(seats) != len(places):
+            return
+        r = self.ratings
+        for e in seats:
+            if e not in r.ratings:
+                r.ratings[e] = r.env.create_rating()
+                r.trails[e] = Trail(2)
+                self.stats[e] = [0, 0, 0]
+        r.update(rec["id"], seats, places)
+        for e, p in zip(seats, places):
+            s = self.stats[e]
+            s[0] += 1
+            s[1] += p == 1
+            s[2] += p
+        self.games += 1
+        self.newest.appendleft({"game": rec.get("game"), "seats": seats, "places": places,
+                                "reason": rec.get("reason"), "replay": rec.get("replay")})
+
+    def _json(self, name: str) -> dict[str, Any]:
+        try:
+            data = json.loads((self.results / name).read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def snapshot(self) -> dict[str, Any]:
+        """What live.json answers: the games so far, the progress (progress.json), the
+        live standings by μ − 3σ, the newest games, and the games of the last published
+        leaderboard."""
+        with self.lock:
+            self.refresh()
+            meta = self._json(MARKER)
+            fields = meta.get("fields") or []
+            active = set(fields[-1]["entrants"]) if fields else set(self.stats)
+            table = self.ratings.table()
+            board: list[dict[str, Any]] = []
+            for e, (g, w, p) in self.stats.items():
+                mu, sigma = table[e]
+                board.append({"entrant": e, "mu": round(mu, 3), "sigma": round(sigma, 3),
+                              "conservative": round(mu - 3 * sigma, 3), "games": int(g), "wins": int(w),
+                              "mean_place": round(p / g, 3) if g else 0.0, "retired": e not in active})
+            board.sort(key=lambda r: (-r["conservative"], r["entrant"]))
+            published = self._json("leaderboard.json").get("games")
+            return {"name": meta.get("name"), "games": self.games, "progress": self._json("progress.json"),
+                    "board": board, "newest": list(self.newest), "published": published}
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """The site's files, index.html with the live script, live.json and live.js."""
+
+    view: LiveView
+
+    def __init__(self, *args: Any, view: LiveView, **kwargs: Any) -> None:
+        self.view = view
+        super().__init__(*args, **kwargs)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        return
+
+    def _send(self, body: bytes, ctype: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        if path == "/live.json":
+            self._send(json.dumps(self.view.snapshot()).encode(), "application/json")
+        elif path == "/live.js":
+            self._send((_ASSETS / "live.js").read_bytes(), "text/javascript; charset=utf-8")
+        elif path in ("/", "/index.html"):
+            index = self.view.results / "site" / "index.html"
+            try:
+                page = index.read_text(encoding="utf-8")
+            except OSError:
+                page = _PLACEHOLDER.format(name=self.view.results.name)
+            tag = '<script src="live.js"></script>'
+            page = page.replace("</body>", tag + "</body>", 1) if "</body>" in page else page + tag
+            self._send(page.encode(), "text/html; charset=utf-8")
+        else:
+            super().do_GET()
+
+
+def make_server(results: Path, port: int = 0, build: bool = True) -> ThreadingHTTPServer:
+    """A server of results folder `results` on 127.0.0.1:`port` (0: any free port; the
+    server's `server_address` says which). The site is built first if `build` and the
+    folder has games but no site yet."""
+    results = Path(results)
+    if not (results / MARKER).exists() and not (results / "games.jsonl").exists():
+        raise FileNotFoundError(f"{results}: not a results folder (no {MARKER}); run a tournament into it first")
+    if build and not (results / "site" / "index.html").exists() and (
+            (results / "leaderboard.json").exists() or (results / "games.jsonl").exists()):
+        from ..report.site import build_site
+
+        build_site(results)
+    site = results / "site"
+    site.mkdir(exist_ok=True)
+    handler = partial(_Handler, view=LiveView(results), directory=os.fspath(site))
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    return server

@@ -1,0 +1,142 @@
+"""`p10-tourney serve`: live.json read as games.jsonl grows, and the open page updated in a
+real browser (headless Chromium, as in test_site_browser.py) while a league plays."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.tournament.serve import LiveView, make_server
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "from harness.cli import main; main()"]
+
+
+def _rec(i: int, seats: list[str], places: list[int]) -> dict[str, Any]:
+    return {"id": i, "game": f"g{i:06d}", "seats": seats, "places": places, "reason": "finished", "replay": None}
+
+
+def test_live_view_takes_in_whole_lines_as_the_journal_grows(tmp_path: Path) -> None:
+    (tmp_path / "tournament.json").write_text(json.dumps({"name": "x", "fields": [{"start": 0, "entrants": ["a", "b"]}]}))
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(json.dumps(_rec(0, ["a", "b"], [1, 2])).encode() + b"\n")
+    view = LiveView(tmp_path)
+    s = view.snapshot()
+    assert s["games"] == 1 and [r["entrant"] for r in s["board"]] == ["a", "b"]
+    line = json.dumps(_rec(1, ["b", "c"], [1, 2])).encode()
+    with open(path, "ab") as f:
+        f.write(line[:10])  # a line being written: not taken in yet
+    assert view.snapshot()["games"] == 1
+    with open(path, "ab") as f:
+        f.write(line[10:] + b"\n")
+    s = view.snapshot()
+    assert s["games"] == 2 and s["newest"][0]["game"] == "g000001"
+    rows = {r["entrant"]: r for r in s["board"]}
+    assert rows["b"]["games"] == 2 and rows["c"]["retired"] is True and rows["a"]["wins"] == 1
+    path.write_bytes(b"")  # started again (--fresh)
+    assert view.snapshot()["games"] == 0
+
+
+def test_serve_answers_live_json_and_the_page_with_its_script(tmp_path: Path) -> None:
+    (tmp_path / "tournament.json").write_text(json.dumps({"name": "x"}))
+    (tmp_path / "games.jsonl").write_bytes(json.dumps(_rec(0, ["a", "b"], [2, 1])).encode() + b"\n")
+    server = make_server(tmp_path, 0, build=False)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        live = json.loads(urllib.request.urlopen(base + "live.json", timeout=30).read())
+        assert live["games"] == 1 and live["board"][0]["entrant"] == "b"
+        page = urllib.request.urlopen(base, timeout=30).read().decode()
+        assert '<script src="live.js"></script>' in page
+        assert b"live.json" in urllib.request.urlopen(base + "live.js", timeout=30).read()
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(FileNotFoundError):
+        make_server(tmp_path / "nothing", 0)
+
+
+# ----- in a browser --------------------------------------------------------------------------
+
+from test_site_browser import CHROMIUM, FLAGS, browser  # noqa: E402,F401 - the DevTools fixture
+
+
+@pytest.fixture(autouse=True)
+def _reach_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Still no host name resolves in the browser, but the server on 127.0.0.1 is reached."""
+    import test_site_browser
+
+    monkeypatch.setattr(test_site_browser, "FLAGS", [
+        f + ", EXCLUDE 127.0.0.1" if f.startswith("--host-resolver-rules=") else f for f in FLAGS])
+
+
+def _league(tmp: Path) -> Path:
+    bots = [{"name": "greedy", "cmd": [sys.executable, str(ROOT / "bots/python/greedy.py")]},
+            {"name": "random", "cmd": [sys.executable, str(ROOT / "bots/python/random_bot.py"), "5"]},
+            {"name": "random2", "cmd": [sys.executable, str(ROOT / "bots/python/random_bot.py"), "7"]}]
+    path = tmp / "league.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "live", "seed": 9, "bots": bots, "format": "league", "games": 4, "table_size": 2,
+        "league": {"round_games": 4, "min_games": 2}, "rules": {"phases": [1, 2], "hand_limit": 20},
+        "time": {"move_ms": 5000, "startup_ms": 10000}, "output": str(tmp / "out"), "parallel": 1}))
+    return path
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install chromium)")
+def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: Path, browser: Any) -> None:
+    path = _league(tmp_path)
+    out = tmp_path / "out"
+    first = subprocess.run(CLI + ["run", str(path), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert (out / "site" / "index.html").exists()
+    serve = subprocess.Popen(CLI + ["serve", str(out), "--port", "0"], stderr=subprocess.PIPE, text=True)
+    league = None
+    try:
+        line = serve.stderr.readline() if serve.stderr else ""
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert port, line
+        browser.open(f"http://127.0.0.1:{port.group(1)}/")
+        browser.wait_for("document.querySelectorAll('#live-board tbody tr').length === 3", timeout=60)
+        before = browser.eval("document.getElementById('live').getAttribute('data-games')")
+        newest = browser.eval("document.querySelector('#live-games li').getAttribute('data-game')")
+        games_of = "Object.fromEntries([...document.querySelectorAll('#live-board tbody tr')].map(" \
+                   "r => [r.dataset.entrant, +r.dataset.games]))"
+        board = browser.eval(games_of)
+        assert before == "4" and newest == "g000003" and sum(board.values()) == 8
+        browser.eval("window.__notReloaded = true")
+        league = subprocess.Popen(CLI + ["run", str(path), "--forever", "--no-site", "--no-progress"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        browser.wait_for("+document.getElementById('live').getAttribute('data-games') >= 6", timeout=300)
+        assert browser.eval("window.__notReloaded") is True  # the same page, updated in place
+        after = browser.eval(games_of)
+        assert sum(after.values()) > sum(board.values())
+        assert any(after[e] > board[e] for e in board)  # the standings moved on
+        assert browser.eval("document.querySelector('#live-games li').getAttribute('data-game')") != newest
+        assert "playing" in browser.eval("document.getElementById('live-progress').textContent")
+        urls = [u for u in browser.requested_urls() if not u.startswith(("data:", "about:"))]
+        assert urls and all(u.startswith(f"http://127.0.0.1:{port.group(1)}/") for u in urls), urls
+    finally:
+        if league is not None:
+            league.send_signal(signal.SIGTERM)
+            try:
+                league.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                league.kill()
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+    assert league is not None and league.returncode == 0
