@@ -175,8 +175,8 @@ def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.Monk
         else:
             for b in bots:
                 b.resume()
-            monkeypatch.setattr(BotProcess, "pause", lambda self: None)
-            monkeypatch.setattr(BotProcess, "resume", lambda self: None)
+            monkeypatch.setattr(BotProcess, "pause", lambda self, *a, **k: None)
+            monkeypatch.setattr(BotProcess, "resume", lambda self, *a, **k: None)
         t = time.perf_counter()
         decisions = 0
         for g in range(3):
