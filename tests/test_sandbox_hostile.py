@@ -292,7 +292,11 @@ def test_2_gib_into_scratch(hostile: dict) -> None:
 
 
 def test_spinning_processes_are_stopped_between_its_turns(hostile: dict) -> None:
-    """16 spinning children: the bot and all of them are stopped between its turns, and
-    the honest bots have no fault (test_tournament_completes_and_honest_bots_have_no_fault)."""
+    """16 spinning children: the honest bots have no fault
+    (test_tournament_completes_and_honest_bots_have_no_fault), and the thief is not taken
+    for a bot that ran while stopped: every one of its processes was stopped. (The CPU it
+    gets over a game is measured in tests/test_pause.py.)"""
     log = assert_ran(hostile, "cpu_thief")
-    assert lines(log, "spinning") and lines(log, "was-stopped")
+    assert lines(log, "spinning")
+    ran = [f for g in hostile["games"] for f in g["faults"] if "ran while it was stopped" in f.get("reason", "")]
+    assert ran == []

@@ -468,6 +468,7 @@ class BotProcess:
         self._confirmed = True  # every thread of it was seen stopped since `pause`
         self._cpu_at_stop: float | None = None  # CPU seconds of its processes when seen stopped
         self._signalled: set[int] = set()  # the processes sent SIGSTOP by this pause
+        self._members_seen: list[int] = []  # its processes when last listed while stopping it
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -817,7 +818,7 @@ class BotProcess:
             self._confirmed = True
             return
         self._signalled = set()
-        self._stop_listed(self._signalled)
+        self._members_seen, _ = self._stop_listed(self._signalled)
         if confirm:
             self.confirm_stopped()
 
@@ -832,11 +833,13 @@ class BotProcess:
         self._confirmed = True
         done = self._signalled
         give_up = time.monotonic() + _PAUSE_WAIT_S
+        members = self._members_seen
         while True:
-            members = self._stop_listed(done)
             running = [p for p in members if not _threads_stopped(p)]
             if not running:
-                if not self._stop_listed(done, only_new=True):
+                members, new = self._stop_listed(done)
+                if not new:  # nothing runs, and nothing was forked before it stopped
+                    self._members_seen = members
                     self._cpu_at_stop = _cpu_of(members)
                     return
                 continue
@@ -850,13 +853,11 @@ class BotProcess:
                     pass
             time.sleep(0.0002)  # let a process with the signal pending reach its stop
 
-    def _stop_listed(self, done: set[int], only_new: bool = False) -> list[int]:
+    def _stop_listed(self, done: set[int]) -> tuple[list[int], list[int]]:
         """SIGSTOP the bot's processes not in `done` (bwrap's monitor aside, which is outside
-        the bot's namespaces and runs none of its code); returns the members listed, or with
-        `only_new` the ones just signalled."""
-        assert self.proc is not None
-        outer = self.proc.pid if self.sandboxed else -1
-        members = [p for p in (self.cgroup.members() if self.cgroup is not None else self._members()) if p != outer]
+        the bot's namespaces and runs none of its code); returns the members listed and the
+        ones just signalled."""
+        members = self._listed()
         new = [p for p in members if p not in done]
         for pid in new:
             try:
@@ -864,7 +865,7 @@ class BotProcess:
             except (ProcessLookupError, PermissionError):
                 pass
             done.add(pid)
-        return new if only_new else members
+        return members, new
 
     def resume(self, check: bool = False) -> None:
         """Let the bot's processes run again (SIGCONT) after `pause`. With `check`, a bot
@@ -874,8 +875,10 @@ class BotProcess:
             return
         proc = self.proc
         ran = 0.0
-        if proc is not None and check and self._cpu_at_stop is not None:
-            ran = _cpu_of(self._listed()) - self._cpu_at_stop
+        # Seen wholly stopped: nothing of it has run since, so the list then is the list now.
+        members = self._members_seen if self._cpu_at_stop is not None else None
+        if proc is not None and check and members is not None and self._cpu_at_stop is not None:
+            ran = _cpu_of(members) - self._cpu_at_stop
         self._paused = False
         if proc is None:
             return
@@ -891,7 +894,7 @@ class BotProcess:
             except (ProcessLookupError, PermissionError):
                 pass
             return
-        for pid in self._listed():
+        for pid in members if members is not None else self._listed():
             try:
                 os.kill(pid, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):

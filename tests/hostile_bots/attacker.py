@@ -323,18 +323,6 @@ def cpu_thief() -> None:
             os._exit(0)
     report("spinning", "16")
 
-    def watch() -> None:  # a stop shows as a gap in a loop of short sleeps
-        seen, last = 0, time.monotonic()
-        while seen < 3:
-            time.sleep(0.02)
-            now = time.monotonic()
-            if now - last > 0.3:
-                seen += 1
-                report("was-stopped", f"{now - last:.2f}")
-            last = now
-
-    threading.Thread(target=watch, daemon=True).start()
-
 
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
                                    memhog, cpu_raise, scratch_fill, cpu_thief)}
