@@ -75,6 +75,16 @@ class CpuClock:
         return timed
 
 
+def replies_files(folder: Path, players: list["Recording"]) -> list[Path]:
+    """Each seat's recorded replies as a file (seat0.jsonl, ...) for tests/bots/instant.py."""
+    files = []
+    for s, p in enumerate(players):
+        path = folder / f"seat{s}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in p.replies))
+        files.append(path)
+    return files
+
+
 class Recording(Strategy):
     """Greedy, keeping a copy of every reply it gives."""
 
@@ -117,11 +127,7 @@ def workload(tmp_path_factory) -> dict[str, Any]:
     game = play_local(RULES, players, seed=SEED, game_id=GAME)
     game_names = {p.name for p in players}
     assert game_names == {"greedy"} and game.over
-    files = []
-    for s, p in enumerate(players):
-        path = d / f"seat{s}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in p.replies))
-        files.append(path)
+    files = replies_files(d, players)
     decisions = sum(len(p.replies) for p in players)
     # One recorded refereed game with the instant bots: the exact bytes the referee sends.
     bots = _instant_bots(files)

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from harness.engine import Rules
@@ -26,7 +25,7 @@ from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake,
 from harness.referee.sandbox import Sandbox, bwrap_available
 from harness.tournament.config import parse_config, with_sandbox
 from harness.tournament.runner import run_tournament
-from test_bench_referee import Recording  # the same recording greedy player
+from test_bench_referee import Recording, replies_files  # the same recording greedy player
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANT = ROOT / "tests" / "bots" / "instant.py"
@@ -97,11 +96,7 @@ def test_cost_per_decision(benchmark, tmp_path: Path) -> None:
     players = [Recording() for _ in names]
     game = play_local(Rules(), players, seed=2024, game_id="g")
     assert game.over
-    files = []
-    for s, p in enumerate(players):
-        path = tmp_path / f"seat{s}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in p.replies))
-        files.append(path)
+    files = replies_files(tmp_path, players)
     decisions = sum(len(p.replies) for p in players)
     bots = {m: [BotProcess(BotSpec(n, (sys.executable, str(INSTANT), str(f)), cwd=str(ROOT),
                                    sandbox=Sandbox(mode=m))) for n, f in zip(names, files)] for m in MODES}
