@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
 from .executor import GameRunner, cpu_to_spare, watchdog_budget
-from .schedule import GameSpec
+from .schedule import GameSpec, IndexSet
 
 try:
     import distributed
@@ -497,8 +497,8 @@ class DaskExecutor:
         token = uuid.uuid4().hex[:8]
         pending = deque(specs)
         inflight: dict[Any, GameSpec] = {}
-        done: set[int] = set()
-        known = {s.index for s in specs}
+        done = IndexSet()  # bitmaps: a bit a game, not a set member's ~60 bytes
+        known = IndexSet(s.index for s in specs)
         results = as_completed(loop=client.loop, with_results=True, raise_errors=False)
 
         def submit() -> None:
@@ -525,7 +525,8 @@ class DaskExecutor:
                 yield res
                 if more is not None:  # after the caller has seen the result (and perhaps disqualified)
                     new = [s for s in more() if s.index not in known]
-                    known.update(s.index for s in new)
+                    for s in new:
+                        known.add(s.index)
                     pending.extend(new)
                 submit()
         finally:

@@ -18,6 +18,7 @@ any finishing order, and on resume (the gate is rebuilt from games.jsonl).
 from __future__ import annotations
 
 import bisect
+from array import array
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -44,8 +45,8 @@ class _Tally:
 
     __slots__ = ("games", "cursor", "unknown", "played", "forfeits", "startups", "last_startup")
 
-    def __init__(self, games: list[int]) -> None:
-        self.games = games  # its scheduled game indices, ascending
+    def __init__(self, games: "array[int]") -> None:
+        self.games = games  # its scheduled game indices, ascending (8 bytes each)
         self.cursor = 0  # games[:cursor] are counted (or waiting in `unknown`)
         self.unknown: set[int] = set()
         self.played = 0
@@ -75,29 +76,39 @@ class DisqualificationGate:
 
     Feed it every finished record (`add`); hand out a game only when `ready(spec)`; play
     it without the entrants in `excluded`.
+
+    What it keeps: nothing when disqualification is off (`specs` is not even read); else
+    each entrant's scheduled game indices (8 bytes a seat) and a finished game's slim
+    record (seats, forfeits, failed starts) only until every entrant at its table has
+    counted it. `specs` and `records` may be iterables read once (a streamed schedule).
     """
 
-    def __init__(self, specs: Sequence[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
-                 records: Mapping[int, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, specs: Iterable[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
+                 records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None = None) -> None:
         self.policy = policy
         self.size = policy.check_every
         self.entrants = list(entrants)
         self.enabled = policy.startup_failures is not None or policy.forfeit_share is not None
-        self.last_round = max((s.index for s in specs), default=0) // self.size
         # Finished games not yet counted for every entrant at their table (then dropped),
         # with how many entrants still have to count each; `_stored`: games ever stored.
         self.records: dict[int, Mapping[str, Any]] = {}
         self._left: dict[int, int] = {}
         self._stored = bytearray()
-        games: dict[str, list[int]] = {e: [] for e in entrants}
-        for s in specs:
-            for e in dict.fromkeys(s.seats):
-                games.setdefault(e, []).append(s.index)
-        self.tally = {e: _Tally(sorted(g)) for e, g in games.items()}
+        games: dict[str, array[int]] = {e: array("q") for e in entrants}
+        top = 0
+        if self.enabled:
+            for s in specs:
+                top = max(top, s.index)
+                for e in dict.fromkeys(s.seats):
+                    games.setdefault(e, array("q")).append(s.index)
+        self.last_round = top // self.size
+        self.tally = {e: _Tally(g if all(g[k] < g[k + 1] for k in range(len(g) - 1)) else array("q", sorted(g)))
+                      for e, g in games.items()}
         self.judged = {e: 0 for e in games}  # boundaries 1..judged[e] judged "stays in"
         self.disqualified: dict[str, Disqualification] = {}
-        for rec in (records or {}).values():
-            self._store(rec)
+        if self.enabled:
+            for rec in (records.values() if isinstance(records, Mapping) else records or ()):
+                self._store(rec)
         for e in self.entrants:
             self._advance(e)
 
@@ -123,7 +134,7 @@ class DisqualificationGate:
         """No game of a later round than this may start now (every table holds an entrant
         still in; none of them is judged further than this)."""
         if not self.enabled:
-            return self.last_round
+            return 1 << 62  # every game may start
         inside = [j for e, j in self.judged.items() if e not in self.disqualified]
         return max(inside) if inside else self.last_round
 
@@ -157,6 +168,7 @@ class DisqualificationGate:
         if byte >= len(self._stored):
             self._stored.extend(bytes(max(byte + 1 - len(self._stored), len(self._stored))))
         self._stored[byte] |= 1 << (i & 7)
+        rec = _slim(rec)
         self.records[i] = rec
         self._left[i] = sum(1 for e in dict.fromkeys(rec.get("seats", [])) if e in self.tally)
         for e in dict.fromkeys(rec.get("seats", [])):
@@ -223,7 +235,17 @@ class DisqualificationGate:
         return True
 
 
-def disqualifications(specs: Sequence[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
+def _slim(rec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What judging reads of a record: its index, seats, forfeits, failed starts, and
+    whether it was played."""
+    faults = [f for f in rec.get("faults", []) if f.get("kind") == "startup"]
+    out = {"id": rec["id"], "seats": rec.get("seats", []), "forfeits": rec.get("forfeits", []), "faults": faults}
+    if rec.get("reason") == "not_played":
+        out["reason"] = "not_played"
+    return out
+
+
+def disqualifications(specs: Iterable[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
                       records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]]) -> list[Disqualification]:
     """The disqualifications that the finished games `records` decide (recomputed, as on
     resume). An iterable is read one record at a time (the verdicts do not depend on the

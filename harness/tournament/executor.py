@@ -9,7 +9,7 @@ import signal
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import multiprocess as mp
 from multiprocess.connection import wait as mp_wait
@@ -420,15 +420,16 @@ class LocalExecutor:
         self._start(self.cfg.parallel if self._keep else min(self.cfg.parallel, len(specs)))
         pending: deque[GameSpec] = deque(specs)
         remaining = len(specs)
+        # The games handed in and not finished yet (a finished one is dropped, so what this
+        # holds does not grow with the games played).
         by_index = {s.index: s for s in specs}
-        done: set[int] = set()
 
         def feed() -> None:
             # In index order, to the worker with the fewest games (a dead one gets none).
             for w in sorted(self.workers, key=lambda w: (len(w.games), w.wid)):
                 while pending and len(w.games) < PER_WORKER:
                     spec = pending.popleft()
-                    if spec.index in done:
+                    if spec.index not in by_index:  # finished
                         continue
                     if not w.games:
                         w.since = time.monotonic()
@@ -446,15 +447,14 @@ class LocalExecutor:
                         got += self._collect(w)
                     if not w.proc.is_alive():
                         got += self._collect(w)  # what it sent before it died counts
-                        self._replace(w, pending, done)
+                        self._replace(w, pending, by_index)
                     elif w.games and self._stalled(w):
                         self._end(w)
-                        self._replace(w, pending, done)
+                        self._replace(w, pending, by_index)
                 for payload in got:
                     index = payload["record"]["id"]
-                    if index not in by_index or index in done:
+                    if by_index.pop(index, None) is None:
                         continue  # not a game of this call (cannot happen), or one played twice
-                    done.add(index)
                     remaining -= 1
                     feed()
                     yield payload
@@ -494,13 +494,13 @@ class LocalExecutor:
                         f"{self.budget_s:.0f} s (the longer of move_ms and startup_ms, plus {WATCHDOG_SLACK_S:.0f} s)")
         return True
 
-    def _replace(self, w: _Worker, pending: deque[GameSpec], done: set[int]) -> None:
+    def _replace(self, w: _Worker, pending: deque[GameSpec], unfinished: Mapping[int, GameSpec]) -> None:
         """A worker died or was ended: start another in its place, and put the games it
         held back at the front of the queue, to be played again from their seeds."""
         if w.proc.exitcode is None:
             self._end(w)
         reason = w.stopped_by or f"the worker process died ({_exit_words(w.proc.exitcode)})"
-        lost = [s for s in w.games if s.index not in done]
+        lost = [s for s in w.games if s.index in unfinished]
         if lost:
             head = lost[0]
             self.incidents.append({"game": head.game, "worker": f"w{w.wid}", "reason": reason})

@@ -92,27 +92,48 @@ def match_tables(entrants: Sequence[str], ratings: Mapping[str, tuple[float, flo
 
 
 class Matchmaker:
-    """The rounds of a league: fed the finished games in index order, it matches the
-    round that starts at a given index from the games before it."""
+    """The rounds of a league: fed the finished games, it matches the round that starts at
+    a given index from the games before it (rated in index order).
 
-    def __init__(self, cfg: TournamentConfig) -> None:
+    It keeps TrueSkill, games per entrant, and the games handed to it (`add`) not rated
+    yet, a few bytes each (the runner hands it each game as it finishes, and a round is
+    matched once the one before is whole, so that is one round's games). To judge
+    disqualifications it reads `history` (the runner's `tally.GameTally`), or the records
+    it is fed (`feed` with a mapping of records: `verify`)."""
+
+    def __init__(self, cfg: TournamentConfig, history: Any = None) -> None:
         self.cfg = cfg
         self.ratings = Ratings(cfg.standing, rules_draw_probability(cfg.rules))
         self.games: Counter[str] = Counter()
         self.fed = 0  # games with an index below this are rated
-        self.records: dict[int, Mapping[str, Any]] = {}
+        self.history = history
+        self.records: dict[int, Mapping[str, Any]] = {}  # without `history`: the games fed, slim
+        self.pending: dict[int, tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
         self.faulty = False  # a game fed had a fault or a forfeit (else no one can be disqualified)
 
-    def feed(self, records: Mapping[int, Mapping[str, Any]], upto: int) -> None:
-        """Rate the games of `records` with an index below `upto` not rated yet."""
-        for i in sorted(k for k in records if self.fed <= k < upto):
-            r = records[i]
-            self.records[i] = r
-            if r.get("reason") == "not_played":
+    def add(self, rec: Mapping[str, Any]) -> None:
+        """Hand it a finished game (rated at the next `feed` whose `upto` is past it)."""
+        i = rec["id"]
+        if i < self.fed or i in self.pending:
+            return
+        played = rec.get("reason") != "not_played"
+        self.pending[i] = (tuple(rec["seats"]), tuple(rec["places"])) if played else None
+        self.faulty = self.faulty or played and bool(rec.get("faults") or rec.get("forfeits"))
+        if self.history is None:
+            self.records[i] = {k: rec[k] for k in ("id", "seats", "forfeits", "faults", "reason") if k in rec}
+
+    def feed(self, records: Any, upto: int) -> None:
+        """Rate the games with an index below `upto` not rated yet: those handed to `add`,
+        and those of `records` (if given)."""
+        if isinstance(records, Mapping):  # else the runner's tally: its games were handed to `add`
+            for i in sorted(k for k in records if self.fed <= k < upto):
+                self.add(records[i])
+        for i in sorted(k for k in self.pending if k < upto):
+            g = self.pending.pop(i)
+            if g is None:
                 continue
-            self.ratings.update(i, r["seats"], r["places"])
-            self.games.update(r["seats"])
-            self.faulty = self.faulty or bool(r.get("faults") or r.get("forfeits"))
+            self.ratings.update(i, g[0], g[1])
+            self.games.update(g[0])
         self.fed = max(self.fed, upto)
 
     def excluded(self, start: int) -> set[str]:
@@ -120,13 +141,18 @@ class Matchmaker:
         pol = self.cfg.disqualify
         if not self.faulty or pol.startup_failures is None and pol.forfeit_share is None:
             return set()
-        specs = [spec_of(self.records[i]) for i in sorted(self.records)]
-        return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, self.records)
+        if self.history is not None:
+            recs = list(self.history.disqualification_records(below=self.fed))
+        else:
+            recs = [self.records[i] for i in sorted(self.records) if i < self.fed]
+        specs = [GameSpec(r["id"], game_id(r["id"]), tuple(r["seats"]), 0, r["id"]) for r in recs]
+        return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, recs)
                 if d.from_index <= start}
 
-    def round(self, start: int, entrants: Sequence[str], records: Mapping[int, Mapping[str, Any]]) -> list[GameSpec]:
+    def round(self, start: int, entrants: Sequence[str], records: Any) -> list[GameSpec]:
         """The round of the league starting at game index `start`, matched among
-        `entrants` from the games of `records` before `start`."""
+        `entrants` from the games before `start`: those of `records` (games by index), or
+        those handed to `add` (the runner passes its tally)."""
         cfg = self.cfg
         assert cfg.seed is not None
         self.feed(records, start)
@@ -155,7 +181,7 @@ class Matchmaker:
         return specs
 
 
-def budget_met(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], mm: Matchmaker, start: int) -> bool:
+def budget_met(cfg: TournamentConfig, records: Any, mm: Matchmaker, start: int) -> bool:
     """A plain run's end: `games` games played and every active entrant (not
     disqualified) with `league.min_games` of them."""
     if len(records) < (cfg.games or 0):
@@ -165,13 +191,14 @@ def budget_met(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]], 
     return all(mm.games[e] >= cfg.league.min_games for e in cfg.entrants if e not in out)
 
 
-def next_start(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> int:
+def next_start(cfg: TournamentConfig, records: Any) -> int:
     """The first game index of the round to play now in the current field: the round
-    of the field's last game if it is not whole, else the one after it."""
+    of the field's last game if it is not whole, else the one after it. `records`: the
+    games by index, or the runner's tally (its `top`: the highest index)."""
     start = cfg.base
     size = cfg.league.round_games
-    top = max((i for i in records if i >= start), default=None)
-    if top is None:
+    top = records.top if hasattr(records, "top") else max(records, default=-1)
+    if top < start:
         return start
     r = (top - start) // size
     first = start + r * size

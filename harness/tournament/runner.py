@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -27,7 +28,7 @@ from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import GameSpec, Past, full_schedule, schedule, spec_of
+from .schedule import CompactSchedule, GameSpec, Past, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
@@ -293,15 +294,41 @@ def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
     return SeedState(cfg.secret_seed, commitment(cfg.seed), cfg.seed if reveal or not cfg.secret_seed else None)
 
 
-def _check_done(done: Mapping[int, Mapping[str, Any]], specs: list[GameSpec], out: Path, base: int = 0) -> None:
+def _check_done(done: Mapping[int, Mapping[str, Any]], sched: CompactSchedule, out: Path, base: int = 0) -> None:
     """Every finished game of the current field (index from `base` on) is its schedule's."""
-    by_index = {s.index: s for s in specs}
     for i, rec in done.items():
         if i < base:
             continue
-        spec = by_index.get(i)
-        if spec is None or rec.get("seed") != spec.seed or rec.get("game") != spec.game:
+        k = i - base
+        if k >= len(sched) or rec.get("seed") != sched.seed(k) or rec.get("game") != game_id(i):
             raise ResultsError(f"{out}/games.jsonl: game {i} does not belong to this schedule; use --fresh")
+
+
+def _check_round(done: Mapping[int, tuple[Any, Any]], rnd: Sequence[GameSpec], out: Path) -> None:
+    """The games of a league round finished before this run (game id, seed by index) are
+    the round's."""
+    for s in rnd:
+        got = done.get(s.index)
+        if got is not None and got != (s.game, s.seed):
+            raise ResultsError(f"{out}/games.jsonl: game {s.index} does not belong to this schedule; use --fresh")
+
+
+def _history_specs(tally: GameTally, below: int | None = None) -> Iterator[GameSpec]:
+    """The games of `tally` (with an index below `below`) as disqualification reads their
+    specs: index and seats."""
+    for r in tally.disqualification_records(below=below):
+        yield GameSpec(r["id"], game_id(r["id"]), tuple(r["seats"]), 0, r["id"])
+
+
+def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], below: int | None) -> DisqualificationGate:
+    """The disqualification gate of a run: the games of `tally` below `below` (all if
+    None) as history, then `specs`, judged from every game of `tally`. Nothing is read
+    when disqualification is off."""
+    pol = cfg.disqualify
+    if pol.startup_failures is None and pol.forfeit_share is None:
+        return DisqualificationGate((), cfg.standing, pol)
+    return DisqualificationGate(itertools.chain(_history_specs(tally, below), specs), cfg.standing, pol,
+                                tally.disqualification_records())
 
 
 def _executor(cfg: TournamentConfig, log_dir: Path) -> Any:
@@ -379,44 +406,63 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     out = cfg.output
     opened = prepare_output(cfg, fresh, retire)
     cfg, done = opened.cfg, opened.done
+    opened.done = {}
     build_bots(cfg, state)
     state = _record_sandbox(out, state)
     league = cfg.format == "league"
     if forever and not league:
         raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
                            "schedule (use format: league)")
-    current: list[GameSpec] = [] if league else schedule(cfg, past=Past.of(done.values(), cfg.base, cfg.format == "random"))
+    # What the run keeps: the running aggregates of the games (`tally`, fed as each game
+    # finishes: standings, head-to-head, TrueSkill in game-index order, the statistics'
+    # compact arrays, the digest), the schedule as arrays (`sched`), and what later
+    # decisions need (the gate's and the matchmaker's compact state); never the records.
+    past = None if league else Past.of(done.values(), cfg.base, cfg.format == "random")
+    sched = CompactSchedule(() if league else iter_schedule(cfg, past=past), cfg.base)
     if not league:
-        _check_done(done, current, out, cfg.base)
-    specs = [spec_of(done[i]) for i in sorted(done) if league or i < cfg.base] + current
-    gate = DisqualificationGate(specs, cfg.standing, cfg.disqualify, done)
+        _check_done(done, sched, out, cfg.base)
+    history = sum(1 for i in done if league or i < cfg.base)
+    tally = tally_records(cfg, done)
+    matchmaker = Matchmaker(cfg, history=tally) if league else None
+    resumed: dict[int, tuple[Any, Any]] = {}  # league: the games of the round to resume
+    if matchmaker is not None:
+        first = next_start(cfg, tally)
+        for rec in done.values():
+            matchmaker.add(rec)
+            if rec["id"] >= first:
+                resumed[rec["id"]] = (rec.get("game"), rec.get("seed"))
+    del done  # the records read back are not kept
+    gate = _gate(cfg, tally, iter(sched), cfg.base)
     excluded = gate.excluded  # grown in place as entrants are disqualified
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
     log_dir.mkdir(exist_ok=True)
-    records = dict(done)
-    live = _LiveRatings(cfg.standing, records, draw_probability=rules_draw_probability(cfg.rules))
-    total = max(cfg.games or 0, len(records)) if league else len(specs)
+    scheduled = history + len(sched)
+    total = max(cfg.games or 0, len(tally)) if league else scheduled
     outcome = Outcome(played=0, total=total, finished=False, sandbox=state)
     journal = Journal(out / "games.jsonl", opened.head)
     interrupted = False
     starts_by_worker: dict[str, Mapping[str, int]] = {}
-    rounds: list[list[GameSpec]] = plan_rounds(current, cfg.stop.round_games) if cfg.stop_when else [current]
-    matchmaker = Matchmaker(cfg) if league else None
+    rounds: Sequence[Sequence[GameSpec]] = (sched.rounds(cfg.stop.round_games) if cfg.stop_when
+                                        else [sched.span(0, len(sched))])
 
-    def league_rounds() -> Iterator[list[GameSpec]]:
+    def full_specs() -> Iterable[GameSpec]:
+        """The tournament's games as far as known (for judging disqualifications)."""
+        return itertools.chain(_history_specs(tally, None if league else cfg.base), iter(sched))
+
+    def league_rounds() -> Iterator[Sequence[GameSpec]]:
         """The league's rounds, each matched once the one before is played."""
         assert matchmaker is not None
         while not (stop is not None and stop.is_set()):
-            start = next_start(cfg, records)
-            if not forever and budget_met(cfg, records, matchmaker, start):
+            start = next_start(cfg, tally)
+            if not forever and budget_met(cfg, tally, matchmaker, start):
                 outcome.finished = True
                 return
-            rnd = matchmaker.round(start, cfg.entrants, records)
+            rnd = matchmaker.round(start, cfg.entrants, tally)
             if not rnd:
                 return
-            _check_done({s.index: records[s.index] for s in rnd if s.index in records}, rnd, out, start)
-            outcome.total = max(outcome.total, len(records) + sum(1 for s in rnd if s.index not in records))
+            _check_round(resumed, rnd, out)
+            outcome.total = max(outcome.total, len(tally) + sum(1 for s in rnd if s.index not in tally))
             yield rnd
 
     finishing = False
@@ -430,7 +476,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         if force or now - shown[0] >= 0.5:
             shown[0] = now
             write_whole(out / "progress.json", json.dumps({
-                "done": len(records), "total": outcome.total, "running": running, "forever": forever,
+                "done": len(tally), "total": outcome.total, "running": running, "forever": forever,
                 "format": cfg.format, "updated": round(time.time(), 3)}) + "\n")
 
     def finish() -> None:
@@ -440,19 +486,19 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         journal.close()
         stopped = outcome.stopping is not None and bool(outcome.stopping.get("stop"))
         if not league:
-            outcome.finished = stopped or len(records) == len(specs)
+            outcome.finished = stopped or len(tally) == scheduled
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
-        outcome.board = publish(cfg, records, build_site=build_site and not interrupted, stopping=outcome.stopping,
-                                ratings=live.complete(), sandbox=state, finished=outcome.finished and not league,
-                                head=journal.head)
+        outcome.board = publish(cfg, tally, build_site=build_site and not interrupted, stopping=outcome.stopping,
+                                sandbox=state, finished=outcome.finished and not league, head=journal.head,
+                                specs=full_specs())
         outcome.disqualified = {d["entrant"]: d["reason"] for d in outcome.board.get("disqualified", [])}
         show(running=False, force=True)
 
     try:
         show(force=True)
         if on_progress:
-            on_progress(Progress(len(records), outcome.total, t0, live.leader()))
+            on_progress(Progress(len(tally), outcome.total, t0, tally.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
         # machines): the games' own seeds, in the specs, are all it needs.
         executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
@@ -460,11 +506,9 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
             for r, rnd in enumerate(league_rounds() if league else rounds):
                 if league:  # judged again with this round's games known
-                    gate = DisqualificationGate([spec_of(records[i]) for i in sorted(records)]
-                                                + [s for s in rnd if s.index not in records],
-                                                cfg.standing, cfg.disqualify, records)
+                    gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None)
                     excluded = gate.excluded
-                todo = [s for s in rnd if s.index not in records]
+                todo = (s for s in rnd if s.index not in tally)  # read as games are handed out
                 for res in _play(executor, todo, gate, excluded, stop, cfg.parallel):
                     rec = res["record"]
                     if res.get("replay"):
@@ -474,27 +518,28 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                     else:
                         rec["replay"] = None
                     journal.append(rec)
-                    records[rec["id"]] = rec
+                    tally.add(rec)
+                    if matchmaker is not None:
+                        matchmaker.add(rec)
                     excluded.update(d.entrant for d in gate.add(rec))
                     starts_by_worker[res.get("worker", "")] = res.get("starts", {})
                     outcome.played += 1
                     outcome.playing_s = time.monotonic() - t0
                     if outcome.played == 1:
                         outcome.first_s = outcome.playing_s
-                    live.add(rec)
                     show()
                     if on_progress:
-                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), rec, outcome.stopping))
+                        on_progress(Progress(len(tally), outcome.total, t0, tally.leader(), rec, outcome.stopping))
                 if stop is not None and stop.is_set():
                     break
                 if forever and time.monotonic() - published[0] >= PUBLISH_EVERY_S:
                     # The leaderboard lives: published between rounds, not only at the end.
                     published[0] = time.monotonic()
-                    publish(cfg, records, build_site=False, ratings=live.complete(), sandbox=state, head=journal.head)
+                    publish(cfg, tally, build_site=False, sandbox=state, head=journal.head, specs=full_specs())
                 if cfg.stop_when:
-                    outcome.stopping = _stop_check(cfg, rounds, r, records)
+                    outcome.stopping = _stop_check(cfg, rounds, r, tally, full_specs)
                     if on_progress:
-                        on_progress(Progress(len(records), outcome.total, t0, live.leader(), None, outcome.stopping))
+                        on_progress(Progress(len(tally), outcome.total, t0, tally.leader(), None, outcome.stopping))
                     if outcome.stopping["stop"]:
                         break
             # Every game is done: the workers end their bots while the results are published.
@@ -517,28 +562,36 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     return outcome
 
 
-def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
-                records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+def _stop_check(cfg: TournamentConfig, rounds: Sequence[Sequence[GameSpec]], r: int,
+                records: Mapping[int, Mapping[str, Any]] | GameTally,
+                specs: Callable[[], Iterable[GameSpec]] | None = None) -> dict[str, Any]:
     """The early-stopping decision after round `r` (0-based), from the games of rounds
-    0..r only. `settled`: is the order of the entrants still in (not disqualified by those
-    games) settled by the anytime-valid test? `sprt`: has the log-likelihood ratio of the
-    candidate's deal scores crossed a bound? A boundary that an earlier run already went
-    past (a later round has games) did not stop that run, so it is not asked again (same
-    games, same answer)."""
+    0..r only (and those of the fields before). `settled`: is the order of the entrants
+    still in (not disqualified by those games) settled by the anytime-valid test? `sprt`:
+    has the log-likelihood ratio of the candidate's deal scores crossed a bound? A
+    boundary that an earlier run already went past (a later round has games) did not
+    stop that run, so it is not asked again (same games, same answer).
+
+    `rounds`: the current field's schedule in rounds (consecutive game indices);
+    `records`: the games by index, or the runner's `GameTally`; `specs`: with a tally,
+    the tournament's games as far as known (for disqualifications)."""
     budget = sum(len(x) for x in rounds)
     base = rounds[0][0].index if rounds and rounds[0] else 0
-    upto = {i: rec for i, rec in records.items() if i < base}  # the fields before this one
-    upto |= {s.index: records[s.index] for x in rounds[: r + 1] for s in x if s.index in records}
+    end = rounds[r][-1].index + 1 if rounds[r] else base  # rounds 0..r: the games below this
     games = sum(len(x) for x in rounds[: r + 1])
     last = r == len(rounds) - 1
-    passed = any(s.index in records for x in rounds[r + 1:] for s in x)
+    tally = records if isinstance(records, GameTally) else None
+    top = tally.top if tally is not None else max(records.keys(), default=-1)  # type: ignore[union-attr]
+    passed = r + 1 < len(rounds) and len(rounds[r + 1]) > 0 and top >= rounds[r + 1][0].index
+    upto: Any = (tally.arrays(below=end, among=cfg.entrants) if tally is not None
+                 else [rec for i, rec in records.items() if i < end])  # type: ignore[union-attr]
     looked = games >= cfg.stop.min_games and not passed
     st = cfg.stop
     out: dict[str, Any] = {"rule": cfg.stop_when, "games": games, "budget": budget, "round": r + 1,
                            "rounds": len(rounds)}
     if cfg.stop_when == "sprt":
         assert st.candidate is not None
-        test = sprt(deal_scores(paired_deals(upto.values(), cfg.entrants), st.candidate, st.baseline),
+        test = sprt(deal_scores(paired_deals(upto, cfg.entrants), st.candidate, st.baseline),
                     st.elo0, st.elo1, st.alpha, st.beta)
         decision = test["decision"] if looked else None
         reason = {"H1": "accepted", "H0": "rejected"}.get(decision or "", "budget" if last else "playing")
@@ -547,10 +600,17 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
         settled = False
         if looked:
             pol = cfg.disqualify
-            dq = set() if pol.startup_failures is None and pol.forfeit_share is None else {
-                d.entrant for d in disqualifications([spec_of(upto[i]) for i in sorted(upto) if i < base]
-                                                     + [s for x in rounds for s in x], cfg.standing, pol, upto)}
-            settled = check_settled(list(upto.values()), cfg.entrants, top=st.top, confidence=st.confidence,
+            dq: set[str] = set()
+            if pol.startup_failures is not None or pol.forfeit_share is not None:
+                if tally is not None:
+                    assert specs is not None
+                    dqs = disqualifications(specs(), cfg.standing, pol, tally.disqualification_records(below=end))
+                else:
+                    dqs = disqualifications([spec_of(rec) for rec in sorted(upto, key=lambda x: x["id"])
+                                             if rec["id"] < base] + [s for x in rounds for s in x],
+                                            cfg.standing, pol, upto)
+                dq = {d.entrant for d in dqs}
+            settled = check_settled(upto, cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
         out |= {"top": st.top, "confidence": st.confidence}
@@ -559,83 +619,99 @@ def _stop_check(cfg: TournamentConfig, rounds: list[list[GameSpec]], r: int,
     return out
 
 
+WINDOW = 1024
+"""Games handed to the executor and not finished, at most (without a stop event): the
+run reads its schedule as games are handed out, so what it holds of it is bounded."""
+HELD = 4096
+"""Games read from the schedule and waiting for the disqualification gate, at most
+(beyond them the next games are read once these are handed out)."""
+
+
 class _Waiting:
-    """The games not handed out yet, by round, taken as soon as `gate` lets them start."""
+    """The games not handed out yet, read from `todo` (in index order) as they are
+    wanted, held by round, and taken as soon as `gate` lets them start."""
 
-    def __init__(self, todo: list[GameSpec], gate: DisqualificationGate) -> None:
+    def __init__(self, todo: Iterable[GameSpec], gate: DisqualificationGate) -> None:
         self.gate = gate
+        self.src = iter(todo)
+        self.next: GameSpec | None = next(self.src, None)
         self.by_round: dict[int, list[GameSpec]] = {}
-        for s in todo:
-            self.by_round.setdefault(gate.round_of(s), []).append(s)
-        self.rounds = sorted(self.by_round)  # rounds with games waiting, ascending
+        self.rounds: list[int] = []  # rounds with games held, ascending
+        self.held = 0
 
-    def __len__(self) -> int:
-        return sum(len(x) for x in self.by_round.values())
+    def __bool__(self) -> bool:
+        return self.held > 0 or self.next is not None
 
-    def take(self) -> list[GameSpec]:
-        """The waiting games that may start now, in index order; they stop waiting. Only
-        rounds up to the gate's horizon are looked at, so a long schedule costs little."""
+    def take(self, want: int) -> list[GameSpec]:
+        """Up to `want` waiting games that may start now, in index order; they stop
+        waiting. Only rounds up to the gate's horizon are looked at (and read from the
+        schedule), so a long schedule costs little."""
         gate = self.gate
-        out: list[GameSpec] = []
         limit = gate.horizon()
+        while self.next is not None and self.held < want + HELD and gate.round_of(self.next) <= limit:
+            r = gate.round_of(self.next)
+            if r not in self.by_round:
+                self.by_round[r] = []
+                self.rounds.append(r)
+            self.by_round[r].append(self.next)
+            self.held += 1
+            self.next = next(self.src, None)
+        out: list[GameSpec] = []
         for r in list(self.rounds):
-            if r > limit:
+            if r > limit or len(out) >= want:
                 break
             keep: list[GameSpec] = []
             for s in self.by_round[r]:
-                (out if gate.ready(s) else keep).append(s)
+                (out if len(out) < want and gate.ready(s) else keep).append(s)
             if keep:
                 self.by_round[r] = keep
             else:
                 del self.by_round[r]
                 self.rounds.remove(r)
+        self.held -= len(out)
         return out
 
     def head(self) -> list[str]:
         """A few waiting games' ids (for an error message)."""
-        return [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
+        held = [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
+        return held or ([self.next.game] if self.next is not None else [])
 
 
-def _play(executor: Any, todo: list[GameSpec], gate: DisqualificationGate, excluded: set[str],
+def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, excluded: set[str],
           stop: threading.Event | None = None, parallel: int = 1) -> Iterator[dict[str, Any]]:
     """Run `todo` on `executor`, handing out only the games that `gate` lets start. The
     executor asks for more after each result, once the caller has added that result to
     the gate, so a game starts as soon as the verdicts it waits for are known: there is
-    no pause between rounds while the last game of one is still being played.
+    no pause between rounds while the last game of one is still being played. At most
+    `WINDOW` games are handed out and not finished at a time.
 
     With `stop`, the executor is handed only as many games as it plays at once (two per
     worker), one more as each ends, and none once `stop` is set: the games in flight
     then finish and the run ends."""
     waiting = _Waiting(todo, gate)
-    ready: list[GameSpec] = waiting.take()
-    if not ready and len(waiting):  # cannot happen: the first game not played is always ready
+    window = 2 * max(1, parallel) if stop is not None else max(WINDOW, 4 * parallel)
+    out = 0  # handed out and not finished
+
+    def hand(k: int) -> list[GameSpec]:
+        nonlocal out
+        if stop is not None and stop.is_set():
+            return []
+        given = waiting.take(k)
+        out += len(given)
+        return given
+
+    def more() -> list[GameSpec]:
+        nonlocal out
+        out -= 1
+        return hand(window - out)
+
+    first = hand(window)
+    if not first and waiting:  # cannot happen: the first game not played is always ready
         raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
-    if stop is None:
-        yield from executor.run(ready, excluded, more=waiting.take)
-    else:
-        window = 2 * max(1, parallel)
-        out = 0  # handed out and not finished
-
-        def hand(k: int) -> list[GameSpec]:
-            nonlocal ready, out
-            ready += waiting.take()
-            if stop.is_set():
-                return []
-            given, ready = ready[:k], ready[k:]
-            out += len(given)
-            return given
-
-        def more() -> list[GameSpec]:
-            nonlocal out
-            out -= 1
-            return hand(window - out)
-
-        yield from executor.run(hand(window), excluded, more=more)
-        if stop.is_set():
-            return
-        if ready:  # cannot happen: every game handed out was played
-            raise RuntimeError(f"games never handed out: {[s.game for s in ready[:5]]}")
-    if len(waiting):  # cannot happen: every finished game lets later ones start
+    yield from executor.run(first, excluded, more=more)
+    if stop is not None and stop.is_set():
+        return
+    if waiting:  # cannot happen: every finished game lets later ones start
         raise RuntimeError(f"games never became ready to start: {waiting.head()}")
 
 
@@ -673,15 +749,15 @@ def tally_records(cfg: TournamentConfig,
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally, build_site: bool = True,
             stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
             sandbox: Mapping[str, Any] | None = None, finished: bool = False,
-            head: str | None = None) -> dict[str, Any]:
+            head: str | None = None, specs: Iterable[GameSpec] | None = None) -> dict[str, Any]:
     """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md, tournament.json's
     state and (optionally) the HTML site. `records`: the games, or their running
     aggregates (`GameTally`); `ratings`: TrueSkill over exactly those games in index
     order, if not the tally's own; `sandbox`: how the bots were contained
     (`sandbox_state`), recorded in the files. `finished`: the tournament is over, so a
     secret seed is revealed. `head`: the hash chain's last link (of the games in
-    `records`)."""
-    board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox)
+    `records`). `specs`: see `make_board`."""
+    board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox, specs=specs)
     games = len(records)
     write_whole(cfg.output / "disqualified.json", json.dumps(
         {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
@@ -711,18 +787,25 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | Ga
 
 def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally,
                stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
-               reveal: bool = False, sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               reveal: bool = False, sandbox: Mapping[str, Any] | None = None,
+               specs: Iterable[GameSpec] | None = None) -> dict[str, Any]:
     """The leaderboard of `records` (or of their `GameTally`) as leaderboard.json holds it:
     the standings (retired entrants marked), the disqualifications, the trusted entrants,
     the containment (`sandbox`, as recorded in tournament.json), the seed (a secret one
     only if `reveal`), its commitment, and the digest of the records (`results_sha256`).
-    `p10-tourney verify` recomputes it."""
+    `p10-tourney verify` recomputes it. With a tally, disqualification judges `specs` (the
+    tournament's games as far as known, `full_schedule`; read once), or the one field's
+    schedule if none are given."""
     tally = tally_records(cfg, records)
     pol = cfg.disqualify
     if pol.startup_failures is None and pol.forfeit_share is None:
         dqs = []
     elif isinstance(records, GameTally):
-        dqs = disqualifications(schedule(cfg), cfg.standing, pol, tally.disqualification_records())
+        if specs is None:
+            if cfg.base or cfg.format == "league":
+                raise ValueError("make_board: a tally of several fields (or a league) needs the schedule (specs)")
+            specs = iter_schedule(cfg)
+        dqs = disqualifications(specs, cfg.standing, pol, tally.disqualification_records())
     else:
         dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
@@ -751,46 +834,3 @@ def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
             os.replace(p, out / p.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-
-
-class _LiveRatings:
-    """TrueSkill over the finished games with no gap in index order, rated as they arrive:
-    the progress display's leader, and at the end the leaderboard's ratings when every
-    game is in (the same updates in the same order as rating them all at once, done while
-    the workers play instead of after the last game). The leader is worked out at most
-    every `every_s` seconds."""
-
-    def __init__(self, entrants: list[str], records: Mapping[int, Mapping[str, Any]],
-                 every_s: float = 0.5, draw_probability: float | None = None) -> None:
-        self.ratings = Ratings(entrants) if draw_probability is None else Ratings(entrants, draw_probability)
-        self.pending: dict[int, Mapping[str, Any]] = dict(records)
-        self.next = 0
-        self.every_s = every_s
-        self._asked = -every_s
-        self._leader: str | None = None
-        self._advance()
-
-    def add(self, rec: Mapping[str, Any]) -> None:
-        self.pending[rec["id"]] = rec
-        self._advance()
-
-    def leader(self) -> str | None:
-        """The leader over the games rated so far (looked up again if it is time)."""
-        now = time.monotonic()
-        if now - self._asked >= self.every_s:
-            self._asked = now
-            self._leader = self.ratings.leader() if self.next else None
-        return self._leader
-
-    def complete(self) -> Ratings | None:
-        """The ratings if every game added is rated (none waits behind a gap), else None."""
-        return None if self.pending else self.ratings
-
-    def _advance(self) -> None:
-        while self.next in self.pending:
-            r = self.pending.pop(self.next)
-            if r.get("reason") != "not_played":
-                self.ratings.update(r["id"], r["seats"], r["places"])
-            self.next += 1

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import random
+from array import array
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 
-__all__ = ["Field", "GameSpec", "Past", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -85,6 +86,129 @@ class Past:
                     rated.update(r["id"], r["seats"], r["places"])
             ratings = dict(rated.table())
         return cls(base, frozenset(played), groups, top + 1, games, met, ratings)
+
+
+class IndexSet:
+    """A set of non-negative game indices as a bitmap: a bit a game index up to the
+    highest one added (125 KB for a million), where a Python set takes some 60 bytes a
+    member."""
+
+    __slots__ = ("_bits", "_count")
+
+    def __init__(self, indices: Iterable[int] = ()) -> None:
+        self._bits = bytearray()
+        self._count = 0
+        for i in indices:
+            self.add(i)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int) or index < 0:
+            return False
+        byte = index >> 3
+        return byte < len(self._bits) and bool(self._bits[byte] >> (index & 7) & 1)
+
+    def add(self, index: int) -> None:
+        """Add `index` (≥ 0)."""
+        if index < 0:
+            raise ValueError(f"game index {index} is negative")
+        byte = index >> 3
+        if byte >= len(self._bits):
+            self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
+        bit = 1 << (index & 7)
+        if not self._bits[byte] & bit:
+            self._bits[byte] |= bit
+            self._count += 1
+
+
+class CompactSchedule:
+    """A field's schedule (games with consecutive indices from `start`) held as arrays:
+    ~25 bytes a game (seats as entrant numbers, seed, deal group, sample flag) where a list
+    of `GameSpec`s takes some 550. Read by position (`spec`, `span`) or in order."""
+
+    def __init__(self, specs: Iterable[GameSpec], start: int = 0) -> None:
+        self.start = start
+        self.names: list[str] = []
+        self._number: dict[str, int] = {}
+        self._seats = array("h")
+        self._width = array("b")
+        self._at = array("q")  # where each game's seats begin in `_seats`
+        self._seed = array("q")
+        self._group = array("q")
+        self._sample = bytearray()
+        for k, s in enumerate(specs):
+            if s.index != start + k:
+                raise ValueError(f"game {s.game}: index {s.index}, expected {start + k} (not consecutive)")
+            self._at.append(len(self._seats))
+            for e in s.seats:
+                n = self._number.get(e)
+                if n is None:
+                    n = self._number[e] = len(self.names)
+                    self.names.append(e)
+                self._seats.append(n)
+            self._width.append(len(s.seats))
+            self._seed.append(s.seed)
+            self._group.append(s.group)
+            self._sample.append(s.sample)
+
+    def __len__(self) -> int:
+        return len(self._seed)
+
+    def __iter__(self) -> Iterator[GameSpec]:
+        return (self.spec(k) for k in range(len(self)))
+
+    def spec(self, k: int) -> GameSpec:
+        """The game at position `k` (index `start + k`)."""
+        at, names = self._at[k], self.names
+        seats = tuple(names[x] for x in self._seats[at:at + self._width[k]])
+        i = self.start + k
+        return GameSpec(i, game_id(i), seats, self._seed[k], self._group[k], bool(self._sample[k]))
+
+    def seed(self, k: int) -> int:
+        """The deal seed of the game at position `k`."""
+        return self._seed[k]
+
+    def span(self, a: int, b: int) -> "ScheduleSpan":
+        """The games at positions a..b-1, as a sequence."""
+        return ScheduleSpan(self, a, b)
+
+    def rounds(self, round_games: int) -> list["ScheduleSpan"]:
+        """`stats.plan_rounds` of the schedule: consecutive games, at least `round_games` a
+        round, never splitting a deal group; the last round takes what is left."""
+        out: list[ScheduleSpan] = []
+        a = 0
+        g = self._group
+        for k in range(1, len(self)):
+            if k - a >= round_games and g[k] != g[k - 1]:
+                out.append(ScheduleSpan(self, a, k))
+                a = k
+        if len(self):
+            out.append(ScheduleSpan(self, a, len(self)))
+        return out
+
+
+class ScheduleSpan(Sequence[GameSpec]):
+    """Consecutive games of a `CompactSchedule`, made into `GameSpec`s as they are read."""
+
+    def __init__(self, sched: CompactSchedule, a: int, b: int) -> None:
+        self.sched, self.a, self.b = sched, a, b
+
+    def __len__(self) -> int:
+        return self.b - self.a
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self.sched.spec(self.a + j) for j in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        return self.sched.spec(self.a + k)
+
+    def __iter__(self) -> Iterator[GameSpec]:
+        return (self.sched.spec(k) for k in range(self.a, self.b))
 
 
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":

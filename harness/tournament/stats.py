@@ -132,6 +132,20 @@ class GameArrays:
         m = np.asarray(mask, dtype=bool)
         return GameArrays.build(self.entrants, self.ids[m], self.group[m], self.seats[m], self.places[m])
 
+    def restrict(self, entrants: Sequence[str]) -> "GameArrays":
+        """The games whose seats are all of `entrants`, as games of them (entrant indices
+        into `entrants`): what `from_records(records, entrants)` gives of the same games."""
+        names = list(entrants)
+        where = {e: i for i, e in enumerate(self.entrants)}
+        to = np.full(len(self.entrants) + 1, -1, dtype=np.int64)  # old index -> new (-1: not among them)
+        for k, e in enumerate(names):
+            if e in where:
+                to[where[e]] = k
+        inside = self.seats >= 0
+        new = np.where(inside, to[np.where(inside, self.seats, len(self.entrants))], -1)
+        keep = ((new >= 0) | ~inside).all(axis=1)
+        return GameArrays.build(names, self.ids[keep], self.group[keep], new[keep].astype(np.int32), self.places[keep])
+
     def games_of(self) -> list[int]:
         """The games each entrant played."""
         s = self.seats[self.seats >= 0]

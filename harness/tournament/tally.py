@@ -46,6 +46,7 @@ class GameTally:
         self.index = {e: i for i, e in enumerate(self.entrants)}
         n = len(self.entrants)
         self.count = 0  # records added, not_played ones too
+        self.top = -1  # the highest game index added
         self.played = 0  # records that were played (reason not "not_played")
         self._seen = bytearray()  # bit per game index: added
         self._seen_far: set[int] = set()  # indices past the bitmap's reach
@@ -64,6 +65,7 @@ class GameTally:
         self.forfeits: dict[int, list[int]] = {}
         self.startups: dict[int, list[dict[str, Any]]] = {}
         self.others: dict[int, tuple[str, ...]] = {}
+        self.unplayed: dict[int, tuple[str, ...]] = {}  # games not played (every seat but one disqualified)
         # TrueSkill and the digest, in game-index order
         self.ratings: Ratings | None = None
         if ratings:
@@ -111,9 +113,11 @@ class GameTally:
         else:
             self._mark(i)
         self.count += 1
+        self.top = max(self.top, i)
         self._add_digest(i, digest_bytes(rec))
         if rec.get("reason") == "not_played":
             self._add_rating(i, None)
+            self.unplayed[i] = tuple(rec.get("seats", ()))
             return
         self.played += 1
         seats, places = rec["seats"], rec["places"]
@@ -203,9 +207,12 @@ class GameTally:
             h.update(self._digest_wait[i])
         return h.hexdigest()
 
-    def arrays(self, upto: Sequence[int] | None = None) -> GameArrays:
+    def arrays(self, upto: Sequence[int] | None = None, below: int | None = None,
+               among: Sequence[str] | None = None) -> GameArrays:
         """The games for the statistics (`stats.GameArrays`); with `upto`, only the games
-        whose index is in it."""
+        whose index is in it; with `below`, only those with a lower index; with `among`,
+        only the games whose seats are all of those entrants, as games of them
+        (`GameArrays.restrict`)."""
         ids = np.frombuffer(self._ids, dtype=np.int64) if len(self._ids) else np.zeros(0, dtype=np.int64)
         size = np.frombuffer(self._size, dtype=np.int8).astype(np.int64) if len(self._size) else np.zeros(0, np.int64)
         width = int(size.max()) if len(size) else 2
@@ -225,10 +232,13 @@ class GameTally:
             del starts, inside, at
         del size
         keys = np.frombuffer(self._keys, dtype=np.int64) if len(self._keys) else np.zeros(0, dtype=np.int64)
-        if upto is not None:
-            m = np.isin(ids, np.asarray(list(upto), dtype=np.int64))
+        if upto is not None or below is not None:
+            m = np.ones(len(ids), dtype=bool) if upto is None else np.isin(ids, np.asarray(list(upto), dtype=np.int64))
+            if below is not None:
+                m &= ids < below
             ids, keys, seats, places = ids[m], keys[m], seats[m], places[m]
-        return GameArrays.build(self.entrants, ids.copy(), keys.copy(), seats, places)
+        arr = GameArrays.build(self.entrants, ids.copy(), keys.copy(), seats, places)
+        return arr if among is None or list(among) == self.entrants else arr.restrict(among)
 
     def met(self) -> np.ndarray:
         """n×n: games each pair played at the same table."""
@@ -252,25 +262,29 @@ class GameTally:
             out[a] = row
         return out
 
-    def disqualification_records(self, upto: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
-        """The games as disqualification reads them (index, seats, forfeits, failed starts),
-        in game-index order; with `upto`, only those games. Games not played are left out
-        (disqualification does not count them)."""
-        arr = self.arrays(upto)
+    def disqualification_records(self, upto: Sequence[int] | None = None,
+                                 below: int | None = None) -> Iterator[dict[str, Any]]:
+        """The games as disqualification reads them (index, seats, forfeits, failed starts;
+        a game not played with its reason), in game-index order; with `upto`, only those
+        games; with `below`, only those with a lower index."""
+        arr = self.arrays(upto, below)
         keep = None if upto is None else set(upto)
-        others = sorted((i, s) for i, s in self.others.items() if keep is None or i in keep)
+        extra = sorted((i, s, k) for d, k in ((self.others, False), (self.unplayed, True)) for i, s in d.items()
+                       if (keep is None or i in keep) and (below is None or i < below))
         names = self.entrants
         rows = zip(arr.ids.tolist(), arr.seats.tolist(), arr.size.tolist())
         k = 0
         for i, seats, size in rows:
-            while k < len(others) and others[k][0] < i:
-                yield self._slim(*others[k])
+            while k < len(extra) and extra[k][0] < i:
+                yield self._slim(*extra[k])
                 k += 1
             yield self._slim(i, tuple(names[s] for s in seats[:size]))
-        for o in others[k:]:
+        for o in extra[k:]:
             yield self._slim(*o)
 
-    def _slim(self, i: int, seats: tuple[str, ...]) -> dict[str, Any]:
+    def _slim(self, i: int, seats: tuple[str, ...], unplayed: bool = False) -> dict[str, Any]:
+        if unplayed:
+            return {"id": i, "seats": list(seats), "reason": "not_played", "forfeits": [], "faults": []}
         return {"id": i, "seats": list(seats), "forfeits": self.forfeits.get(i, []), "faults": self.startups.get(i, [])}
 
 
