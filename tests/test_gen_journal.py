@@ -131,3 +131,47 @@ def test_a_large_field_publishes_only_the_pairs_that_met(gen, tmp_path: Path) ->
     assert f"{len(met) // 2} of {30 * 29 // 2} pairs met" in stats_md
     assert (out / "site" / "index.html").exists()
     assert verify_results(out, replays=False).ok
+
+
+def test_a_run_keeps_no_record_or_spec_per_game(gen, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run's main process keeps grows by a few bytes a game, not by a record (over 1 KB
+    in memory) or a scheduled game (~0.5 KB): a real `run_tournament` (disqualification on,
+    so its gate is exercised) whose games are drawn by the synthetic executor, with the
+    memory allocated from game 60 on and still held at game 340 measured by tracemalloc.
+    Left out: TrueSkill's own allocations and its rating history (bounded per entrant,
+    `ratings.HISTORY_POINTS` points). The window of games handed out and read ahead is made small so that its
+    turnover does not count as growth. The run then publishes and verifies."""
+    import dataclasses
+    import gc
+    import tracemalloc
+
+    from harness.tournament import runner
+    from harness.tournament.config import DisqualifyPolicy
+
+    monkeypatch.setattr(runner, "WINDOW", 4)
+    monkeypatch.setattr(runner, "HELD", 4)
+    cfg = gen.make_config(tmp_path / "r", 10, 360, 2, "round-robin", 3, False, "mem")
+    cfg = dataclasses.replace(cfg, disqualify=DisqualifyPolicy())
+    strengths = dict(zip(cfg.entrants, gen.latent_strengths(10, 3.0).tolist()))
+    snap: list[tracemalloc.Snapshot] = []
+
+    def each(n: int) -> None:
+        if n == 60:
+            gc.collect()
+            tracemalloc.start()
+        elif n == 340:
+            gc.collect()
+            snap.append(tracemalloc.take_snapshot())
+            tracemalloc.stop()
+
+    try:
+        outcome = gen.simulate_run(cfg, strengths, 3, build_site=False, each=each)
+    finally:
+        tracemalloc.stop()
+    assert outcome.finished and outcome.played == 360 == len(read_journal(tmp_path / "r" / "games.jsonl"))
+    kept = snap[0].filter_traces([tracemalloc.Filter(False, "*/trueskill/*"),
+                                  tracemalloc.Filter(False, "*/harness/tournament/ratings.py")])
+    per_game = sum(t.size for t in kept.traces) / 280
+    assert per_game < 300, f"the run keeps {per_game:.0f} bytes a game: " + "; ".join(
+        str(s) for s in kept.statistics("lineno")[:5])
+    assert verify_results(tmp_path / "r", replays=False).ok

@@ -42,7 +42,8 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from collections import deque
+from typing import Any, Callable, Iterable, Iterator, Sequence
 from unittest import mock
 
 import numpy as np
@@ -92,12 +93,26 @@ def make_config(out: Path, entrants: int, games: int, table_size: int, fmt: str,
     return parse_config(data, "<gen_journal>")
 
 
-def synth_records(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: dict[str, float], seed: int,
+def synth_records(cfg: TournamentConfig, specs: Iterable[GameSpec], strengths: dict[str, float], seed: int,
                   fault_rate: float) -> Iterator[dict[str, Any]]:
-    """One games.jsonl record per scheduled game, in index order."""
-    rng = np.random.default_rng([seed, 0x9E3779B9])
-    n_phases = len(cfg.rules.phases) if cfg.rules.first_to is None else cfg.rules.first_to
+    """One games.jsonl record per scheduled game, in the order of `specs`."""
+    draw = Synth(cfg, strengths, seed, fault_rate)
     for spec in specs:
+        yield draw.record(spec)
+
+
+class Synth:
+    """Draws the record of one game after another (the same records, in the same order,
+    as `synth_records`)."""
+
+    def __init__(self, cfg: TournamentConfig, strengths: dict[str, float], seed: int, fault_rate: float) -> None:
+        self.rng = np.random.default_rng([seed, 0x9E3779B9])
+        self.n_phases = len(cfg.rules.phases) if cfg.rules.first_to is None else cfg.rules.first_to
+        self.strengths, self.fault_rate = strengths, fault_rate
+
+    def record(self, spec: GameSpec) -> dict[str, Any]:
+        """The record of `spec`, drawn."""
+        rng, n_phases, strengths = self.rng, self.n_phases, self.strengths
         k = len(spec.seats)
         perf = np.fromiter((strengths[s] for s in spec.seats), float, k) + rng.gumbel(size=k)
         order = np.argsort(-perf, kind="stable")  # best first: the seat in place 1, 2, …
@@ -112,14 +127,52 @@ def synth_records(cfg: TournamentConfig, specs: Sequence[GameSpec], strengths: d
             phases[seat] = int(phases_drawn[place])
             scores[seat] = int(scores_drawn[place])
         faults = []
-        if fault_rate and rng.random() < fault_rate:
+        if self.fault_rate and rng.random() < self.fault_rate:
             seat = int(rng.integers(k))
             faults.append({"seat": seat, "entrant": spec.seats[seat], "kind": "timeout", "reason": FAULT_REASON})
-        yield {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
-               "seats": list(spec.seats), "places": places, "scores": scores, "phases": phases,
-               "winner": int(order[0]), "hands": int(rng.integers(n_phases, 3 * n_phases + 1)),
-               "stalled_hands": 0, "reason": "finished", "faults": faults, "forfeits": [],
-               "duration_s": round(float(rng.uniform(0.02, 0.2)), 4), "replay": None}
+        return {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
+                "seats": list(spec.seats), "places": places, "scores": scores, "phases": phases,
+                "winner": int(order[0]), "hands": int(rng.integers(n_phases, 3 * n_phases + 1)),
+                "stalled_hands": 0, "reason": "finished", "faults": faults, "forfeits": [],
+                "duration_s": round(float(rng.uniform(0.02, 0.2)), 4), "replay": None}
+
+
+class SyntheticExecutor:
+    """An executor (as `run_tournament` uses one) that plays nothing: each game handed to
+    it gets a drawn record (`Synth`), one after another in the order handed. With it a
+    real run's main process (schedule, journal, running aggregates, publishing) is
+    measured at any number of games without bots."""
+
+    def __init__(self, cfg: TournamentConfig, strengths: dict[str, float], seed: int, fault_rate: float = 0.0,
+                 each: Callable[[int], None] | None = None) -> None:
+        self.draw = Synth(cfg, strengths, seed, fault_rate)
+        self.each = each  # called with the number of results handed back so far
+        self.played = 0
+
+    def run(self, specs: Sequence[GameSpec], excluded: Any = (),
+            more: Callable[[], Sequence[GameSpec]] | None = None) -> Iterator[dict[str, Any]]:
+        """Yield a result for each game handed, asking `more` after each."""
+        pending = deque(specs)
+        while pending:
+            spec = pending.popleft()
+            yield {"record": self.draw.record(spec), "worker": "w0", "starts": {}}
+            self.played += 1
+            if self.each is not None:
+                self.each(self.played)
+            if more is not None:
+                pending.extend(more())
+
+
+def simulate_run(cfg: TournamentConfig, strengths: dict[str, float], seed: int, fault_rate: float = 0.0,
+                 build_site: bool = True, each: Callable[[int], None] | None = None) -> Any:
+    """`run_tournament` of `cfg` (fresh) with the `SyntheticExecutor` in place of workers and
+    bots, per-line fsync skipped (see the module); returns its `Outcome`."""
+    from harness.tournament import runner
+
+    executor = SyntheticExecutor(cfg, strengths, seed, fault_rate, each)
+    with mock.patch.object(runner, "_executor", lambda cfg, log_dir: executor), \
+            mock.patch("os.fsync", lambda fd: None):
+        return runner.run_tournament(cfg, fresh=True, build_site=build_site)
 
 
 @contextlib.contextmanager
@@ -220,6 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's; "
                     "with another number, `p10-tourney verify` finds the published files differ from its own)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
+    ap.add_argument("--run", action="store_true", help="write the folder by a real run (`run_tournament`) whose "
+                    "games are drawn instead of played (`SyntheticExecutor`): measures the run's main process, its "
+                    "end of run included")
     ap.add_argument("--unrated", action="store_true", help="publish without TrueSkill (initial ratings, unless a "
                     "checkpoint of these games is there): to measure the rest of publishing at sizes where rating "
                     "every game again takes too long; the leaderboard's TrueSkill columns are then not the games'")
@@ -232,6 +288,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.entrants < 2 or a.table_size < 2 or a.table_size > min(6, a.entrants) or a.games < 1:
             ap.error("needs 2 or more entrants, a table size of 2..6 (at most the entrants) and 1 or more games")
         cfg = make_config(out, a.entrants, a.games, a.table_size, a.format, a.seed, a.duplicate, a.name)
+        if a.run:
+            strengths = dict(zip(cfg.entrants, latent_strengths(len(cfg.entrants), a.spread).tolist()))
+            if a.resamples is not None:
+                cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=a.resamples))
+            marks: dict[str, float] = {}
+
+            def each(n: int) -> None:  # the last call: the last game's result
+                marks["last_game_s"] = time.monotonic() - t0
+                marks["last_game_cpu_s"] = time.process_time()
+
+            done = simulate_run(cfg, strengths, a.seed, a.fault_rate, build_site=not a.no_site, each=each)
+            end = time.monotonic() - t0
+            print(json.dumps({"games": done.played, "finished": done.finished, "run_s": round(end, 2),
+                              "after_last_game_s": round(end - marks.get("last_game_s", end), 2),
+                              "after_last_game_cpu_s": round(time.process_time() - marks.get("last_game_cpu_s", 0), 2),
+                              "cpu_s": round(time.process_time(), 2), "peak_mb": round(_peak_mb()),
+                              "top": [r["entrant"] for r in done.board["entrants"][:5]]}))
+            return 0
         specs = schedule(cfg)
         t1 = time.monotonic()
         print(f"schedule: {len(specs)} games in {t1 - t0:.1f} s")
