@@ -146,7 +146,7 @@ class SyntheticExecutor:
     def __init__(self, cfg: TournamentConfig, strengths: dict[str, float], seed: int, fault_rate: float = 0.0,
                  each: Callable[[int], None] | None = None) -> None:
         self.draw = Synth(cfg, strengths, seed, fault_rate)
-        self.each = each  # called with the number of results handed back so far
+        self.each = each  # called with the number of results handed back so far (0: no game left)
         self.played = 0
 
     def run(self, specs: Sequence[GameSpec], excluded: Any = (),
@@ -161,6 +161,8 @@ class SyntheticExecutor:
                 self.each(self.played)
             if more is not None:
                 pending.extend(more())
+        if self.each is not None:
+            self.each(0)
 
 
 def simulate_run(cfg: TournamentConfig, strengths: dict[str, float], seed: int, fault_rate: float = 0.0,
@@ -294,9 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=a.resamples))
             marks: dict[str, float] = {}
 
-            def each(n: int) -> None:  # the last call: the last game's result
-                marks["last_game_s"] = time.monotonic() - t0
-                marks["last_game_cpu_s"] = time.process_time()
+            def each(n: int) -> None:  # called with 0 once the last game's result has been taken in
+                if n == 0:
+                    marks["last_game_s"] = time.monotonic() - t0
+                    marks["last_game_cpu_s"] = time.process_time()
 
             done = simulate_run(cfg, strengths, a.seed, a.fault_rate, build_site=not a.no_site, each=each)
             end = time.monotonic() - t0

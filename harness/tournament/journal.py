@@ -79,11 +79,19 @@ class JournalState:
     chain's last link, and the link after each line (`links[k-1]`: after line k)."""
 
     def __init__(self, games: dict[int, dict[str, Any]], head: str | None, links: list[str],
-                 lines: int | None = None) -> None:
+                 lines: int | None = None, marks: dict[int, str] | None = None, top: int | None = None) -> None:
         self.games = games
         self.head = head
         self.links = links
         self.lines = len(links) if lines is None else lines  # whole lines read
+        self.marks = marks or {}  # without `links`: the link after some lines, by line number
+        self.top = max(games, default=-1) if top is None else top  # the highest game index read
+
+    def link_after(self, line: int) -> str | None:
+        """The chain link after line `line` (1-based), if it was kept."""
+        if self.links:
+            return self.links[line - 1] if 0 < line <= len(self.links) else None
+        return self.marks.get(line)
 
 
 def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalState:
@@ -142,18 +150,47 @@ def _checked(line: bytes, n: int, prev: str | None, path: Path) -> tuple[dict[st
 def iter_chain(path: Path, start: str | None, each: Callable[[dict[str, Any]], None]) -> JournalState:
     """`read_chain` one line at a time, nothing repaired: each record is handed to `each`
     and not kept (the state's `games` and `links` are empty; `head` and `lines` are
-    set). A game recorded twice is the caller's to notice."""
+    set). A game recorded twice raises `JournalError` (`scan_chain`)."""
+    return scan_chain(path, start, each=each, repair=False)
+
+
+def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dict[str, Any]], None] | None = None,
+               repair: bool = True) -> JournalState:
+    """`read_chain` without keeping the records: every line is checked (its chain link
+    from `start`; a game recorded twice raises `JournalError`), handed to `each` if given,
+    and dropped; a torn last line is cut off if `repair`. The state has the head, the
+    number of lines, the highest game index (`top`) and the link after line `mark`
+    (`link_after(mark)`), and no records or links. Memory: a bit per game index."""
+    from .schedule import IndexSet
+
+    seen = IndexSet()
     prev = start
     n = 0
-    if path.exists():
-        with open(path, "rb") as f:
-            for raw in f:
-                if not raw.endswith(b"\n"):
-                    break  # the torn tail of an interrupted write
-                rec, prev = _checked(raw[:-1], n + 1, prev, path)
-                n += 1
+    top = -1
+    good_end = 0
+    marks: dict[int, str] = {}
+    if not path.exists():
+        return JournalState({}, start, [], lines=0)
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                break  # the torn tail of an interrupted write
+            rec, prev = _checked(raw[:-1], n + 1, prev, path)
+            n += 1
+            i = rec["id"]
+            if i in seen:
+                raise JournalError(f"{path}: game {i} is recorded twice (line {n})")
+            seen.add(i)
+            top = max(top, i)
+            if n == mark:
+                marks[n] = prev
+            good_end += len(raw)
+            if each is not None:
                 each(rec)
-    return JournalState({}, prev, [], lines=n)
+    if repair and good_end < path.stat().st_size:
+        with open(path, "r+b") as f:
+            f.truncate(good_end)
+    return JournalState({}, prev, [], lines=n, marks=marks, top=top)
 
 
 def read_journal(path: Path, repair: bool = True, start: str | None = None) -> dict[int, dict[str, Any]]:

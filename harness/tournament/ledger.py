@@ -131,12 +131,12 @@ def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) 
     file's `journal_head`. (A journal rewritten with its chain recomputed fails here,
     unless tournament.json was rewritten too.)"""
     games, head = meta.get("games"), meta.get("journal_head")
-    n = len(journal.links)
+    n = journal.lines
     if not isinstance(games, int) or games < 0:
         raise ChainError(f"{path.parent / MARKER}: no count of published games")
     if games > n:
         raise ChainError(f"{path}: line {n + 1} is missing: the file ends after line {n}, but {games} games were "
                          "published: lines were removed after the results were published")
-    if head != (journal.links[games - 1] if games else marker_genesis(meta)):
+    if head != (journal.link_after(games) if games else marker_genesis(meta)):
         raise ChainError(f"{path}: line {games} is not the line the published results end with "
                          f"(tournament.json's journal_head): the journal was rewritten")

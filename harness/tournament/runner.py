@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import threading
 import time
+from array import array
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,7 +25,7 @@ from .config import Field, TournamentConfig
 from .identity import fingerprint
 from .disqualify import DisqualificationGate, disqualifications
 from .league import Matchmaker, budget_met, next_start
-from .journal import CHAIN_FORMAT, Journal, JournalError, read_chain
+from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
@@ -128,12 +129,16 @@ class OpenedResults:
     back if secret), the games already finished, and the hash chain's last link."""
 
     cfg: TournamentConfig
-    done: dict[int, dict[str, Any]]
+    done: dict[int, dict[str, Any]]  # empty when opened with `stream` (the run reads them again, one at a time)
     head: str
+    lines: int = 0  # games in games.jsonl
 
 
-def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[str] = ()) -> OpenedResults:
-    """Check (or create) the results folder; returns the games already finished.
+def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[str] = (),
+                   stream: bool = False) -> OpenedResults:
+    """Check (or create) the results folder; returns the games already finished (with
+    `stream`, only their number: games.jsonl is read one line at a time and nothing of
+    it kept).
 
     A folder of another config, another program, or an older format is refused unless
     `fresh`, which removes this program's files from it first; so is a games.jsonl whose
@@ -198,18 +203,21 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
     assert seed is not None
     cfg = cfg.with_seed(seed)
     try:
-        journal = read_chain(out / "games.jsonl", marker_genesis(meta))
+        if stream:
+            journal = scan_chain(out / "games.jsonl", marker_genesis(meta), mark=int(meta.get("games") or 0))
+        else:
+            journal = read_chain(out / "games.jsonl", marker_genesis(meta))
         check_published(meta, journal, out / "games.jsonl")
     except JournalError as e:
         raise ResultsError(f"{e}; use --fresh to start again") from None
-    cfg = settle_field(cfg, meta, journal.games, retire)
+    cfg = settle_field(cfg, meta, [journal.top] if journal.top >= 0 else [], retire)
     # Only once the folder is known to be usable is anything in it rewritten.
     meta |= {"fingerprint": cfg.fingerprint(), "config_sha256": cfg.config_sha256(),
              "settings_sha256": cfg.settings_sha256()}
     write_whole(marker, json.dumps(meta, indent=1) + "\n")
     write_whole(out / "config.resolved.yaml", yaml.safe_dump(cfg.resolved(), sort_keys=False))
     assert journal.head is not None
-    return OpenedResults(cfg, journal.games, journal.head)
+    return OpenedResults(cfg, journal.games, journal.head, journal.lines)
 
 
 def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> str:
@@ -228,10 +236,11 @@ def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> 
     return f"{', '.join(keys)} changed" if keys else f"tournament {meta.get('name')!r}"
 
 
-def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Mapping[int, Mapping[str, Any]],
+def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[int],
                  retire: Sequence[str] = ()) -> TournamentConfig:
-    """The field this run plays, from the config and what tournament.json (`meta`, updated
-    here) knows: every entrant that ever played with its fingerprint (`identity`), the
+    """The field this run plays, from the config, the indices of the games played
+    (`games`: any iterable of them, the highest is what counts) and what tournament.json
+    (`meta`, updated here) knows: every entrant that ever played with its fingerprint (`identity`), the
     entrants retired with --retire, and the fields so far. An entrant whose command or
     folder changed under its name is refused. A field other than the last one's starts a
     new field at the first free game index (or replaces the last one if none of its
@@ -294,13 +303,12 @@ def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
     return SeedState(cfg.secret_seed, commitment(cfg.seed), cfg.seed if reveal or not cfg.secret_seed else None)
 
 
-def _check_done(done: Mapping[int, Mapping[str, Any]], sched: CompactSchedule, out: Path, base: int = 0) -> None:
-    """Every finished game of the current field (index from `base` on) is its schedule's."""
-    for i, rec in done.items():
-        if i < base:
-            continue
+def _check_done(ids: Sequence[int], seeds: Sequence[int], sched: CompactSchedule, out: Path, base: int = 0) -> None:
+    """Every finished game of the current field (`ids`, with their deal `seeds`) is its
+    schedule's."""
+    for i, seed in zip(ids, seeds):
         k = i - base
-        if k >= len(sched) or rec.get("seed") != sched.seed(k) or rec.get("game") != game_id(i):
+        if not 0 <= k < len(sched) or seed != sched.seed(k):
             raise ResultsError(f"{out}/games.jsonl: game {i} does not belong to this schedule; use --fresh")
 
 
@@ -404,9 +412,8 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
          stop: threading.Event | None) -> Outcome:
     """`run_tournament` with the results folder held."""
     out = cfg.output
-    opened = prepare_output(cfg, fresh, retire)
-    cfg, done = opened.cfg, opened.done
-    opened.done = {}
+    opened = prepare_output(cfg, fresh, retire, stream=True)
+    cfg = opened.cfg
     build_bots(cfg, state)
     state = _record_sandbox(out, state)
     league = cfg.format == "league"
@@ -417,21 +424,38 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     # finishes: standings, head-to-head, TrueSkill in game-index order, the statistics'
     # compact arrays, the digest), the schedule as arrays (`sched`), and what later
     # decisions need (the gate's and the matchmaker's compact state); never the records.
-    past = None if league else Past.of(done.values(), cfg.base, cfg.format == "random")
-    sched = CompactSchedule(() if league else iter_schedule(cfg, past=past), cfg.base)
-    if not league:
-        _check_done(done, sched, out, cfg.base)
-    history = sum(1 for i in done if league or i < cfg.base)
-    tally = tally_records(cfg, done)
+    # The games finished before are read back from games.jsonl one at a time into the
+    # same, and their index and seed (16 bytes a game) kept until checked.
+    tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
     matchmaker = Matchmaker(cfg, history=tally) if league else None
-    resumed: dict[int, tuple[Any, Any]] = {}  # league: the games of the round to resume
-    if matchmaker is not None:
-        first = next_start(cfg, tally)
-        for rec in done.values():
+    before: list[dict[str, Any]] = []  # the fields before this one: what `Past` reads of their games
+    ids, seeds = array("q"), array("q")  # the games of this field (every game of a league)
+
+    def resume(rec: dict[str, Any]) -> None:
+        i = rec["id"]
+        tally.add(rec)
+        if matchmaker is not None:
             matchmaker.add(rec)
-            if rec["id"] >= first:
-                resumed[rec["id"]] = (rec.get("game"), rec.get("seed"))
-    del done  # the records read back are not kept
+        if i < cfg.base and not league:
+            before.append({k: rec[k] for k in ("id", "seats", "seed", "group", "reason", "places") if k in rec})
+        else:
+            seed = rec.get("seed")
+            ids.append(i)  # a seed is 63 bits, never negative: -1 matches no game
+            seeds.append(seed if isinstance(seed, int) and rec.get("game") == game_id(i) else -1)
+
+    if opened.lines:
+        iter_chain(out / "games.jsonl", None, resume)
+    past = None if league else Past.of(before, cfg.base, cfg.format == "random")
+    history = len(before) if not league else len(ids)
+    del before
+    sched = CompactSchedule(() if league else iter_schedule(cfg, past=past), cfg.base)
+    resumed: dict[int, tuple[Any, Any]] = {}  # league: the games of the round to resume
+    if not league:
+        _check_done(ids, seeds, sched, out, cfg.base)
+    else:
+        first = next_start(cfg, tally)
+        resumed = {i: (game_id(i), sd) for i, sd in zip(ids, seeds) if i >= first}
+    del ids, seeds
     gate = _gate(cfg, tally, iter(sched), cfg.base)
     excluded = gate.excluded  # grown in place as entrants are disqualified
     (out / "replays").mkdir(exist_ok=True)
