@@ -20,6 +20,11 @@ end.
     python tools/gen_journal.py OUT --entrants 100 --games 10000           # random format
     python tools/gen_journal.py OUT --entrants 100 --games 1000000 --format round-robin --table-size 2
     python tools/gen_journal.py OUT --publish-only                         # re-publish OUT
+    python tools/gen_journal.py OUT --entrants 100 --games 100000 --format round-robin --table-size 2 --run
+
+`--run` writes the folder by a real `run_tournament` whose executor draws each game's
+record instead of playing it (`SyntheticExecutor`): the run's main process (its schedule,
+journal, running aggregates and end of run) measured at any size without bots.
 
 The random format's schedule costs about 3 ms per game at 100 entrants (it balances who
 meets whom), so beyond some 20,000 games use the round-robin format, whose schedule is

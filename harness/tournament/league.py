@@ -34,7 +34,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from .config import SAMPLE_PER_ENTRANT, TournamentConfig
 from .disqualify import disqualifications
 from .ratings import SIGMA, Ratings, rules_draw_probability
-from .schedule import GameSpec, derive_seed, game_id, spec_of
+from .schedule import GameSpec, derive_seed, game_id
 
 BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)
 SHARE = 2  # an entrant sits at most at this many times its share of a round's tables

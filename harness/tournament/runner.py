@@ -31,7 +31,7 @@ from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitm
 from .ratings import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, Past, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
-from .stats import check_settled, deal_scores, paired_deals, plan_rounds, sprt, stop_note
+from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
 
 _OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
@@ -360,7 +360,7 @@ def run_tournament(
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
-    With `stop_when: settled` the schedule is played in rounds (`plan_rounds`), and after
+    With `stop_when: settled` the schedule is played in rounds (`stats.plan_rounds`), and after
     each round the games of all finished rounds decide (`check_settled`) whether the order
     is settled and the rest of the schedule is left unplayed. The decision depends only on
     those games, never on `parallel` or on the order games finish in. A league
