@@ -50,3 +50,15 @@ def test_the_report_prints_every_rate_with_its_interval() -> None:
     assert len(res["false_rates"]) == 6 and len(res["coverage"]) == 6
     assert any("%" in x and "[" in x for x in lines)
     assert all(0 <= r["low"] <= r["rate"] <= r["high"] <= 1 for r in res["false_rates"])
+
+
+def test_a_league_of_equal_entrants_is_looked_at_every_round_with_the_anytime_valid_test(monkeypatch) -> None:
+    monkeypatch.setattr(cal, "LEAGUE_BUDGET", 200)
+    run = cal.league_case((4, 2, False, None, 40_000))  # the board as a league publishes it
+    assert run["looks"] == 200 // cal.LEAGUE_ROUND and run["games"] == 200 and not run["false"]
+    lines: list[str] = []
+    monkeypatch.setattr(cal, "LEAGUE_CASES", ((3, 2, False),))
+    res = cal.calibrate(runs=2, parts=("league",), league_fixed=True, echo=lines.append)
+    rows = res["false_rates"]
+    assert [r["sequential"] for r in rows] == [True, False] and all(r["runs"] == 2 for r in rows)
+    assert any("league, as published" in x for x in lines)
