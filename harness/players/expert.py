@@ -23,16 +23,15 @@ How it decides, from its seat's view and the public events alone:
    player's Skips), the same sample and the same random stream for every candidate
    (common random numbers: the candidates are compared on the same luck, so the
    difference between them is not drowned by the luck of the deal).
-4. **Outcome.** A hand's end is scored for this seat against the best of the others:
-   its phase laid (1) less 1 if any other seat laid its phase, the penalty points of the
-   other seat with the fewest less its own (/ 150), and +3 when the game ends in the
-   rollout and this seat wins, −3 shared among the others when one of them does. At two
-   players that is the one opponent's outcome; at four, the mean of the three opponents'
-   (as it was) made the expert weaker: in-process 4-player duplicate tables at 10 ms of
-   CPU against strong and greedy, the mean placed 0.41 ± 0.25 worse than the best of the
-   others (56 games) and 0.37 ± 0.22 worse than its own outcome alone (84 games):
-   an opponent's phase is the threat when it is the leading one, and the mean of three
-   dilutes it into noise (BENCHMARKS.md).
+4. **Outcome.** A hand's end is scored for this seat: its phase laid (1) against the
+   others' (their mean), the difference of penalty points (/ 150), and ±3 when the game
+   ends in the rollout and this seat wins or another does. Counting instead the best of
+   the others (did any other seat lay its phase; the fewest points among them) or no
+   other seat at all (`others="max"` / `"self"`) changes nothing at two players and was
+   measured at four: in-process 4-player duplicate tables at 10 ms of CPU against strong
+   and greedy, the mean placed 0.06 ± 0.19 places behind the best of the others (104
+   games) and 0.19 ± 0.19 behind this seat's outcome alone (112 games): no difference
+   shown, so the mean stays (BENCHMARKS.md).
 5. **Race and choice.** After 8 samples, a candidate whose paired difference from the
    prior's move is settled — beyond 2.5 standard errors either way, or within 0.02 of
    nothing (3 penalty points) — is no longer played out, and the search stops as soon as
@@ -123,9 +122,9 @@ _DRAW_SHARE = 0.5
 """The share of the budget a draw may use: the search overruled the prior at about one
 draw in ten, and about as often with a fifth of the samples as with all."""
 
-_OTHERS = ("max", "mean", "self")
-"""How a rollout's outcome counts the other seats (`others`): against the best of them
-(the default), their mean, or not at all (this seat's own phase and points only)."""
+_OTHERS = ("mean", "max", "self")
+"""How a rollout's outcome counts the other seats (`others`): their mean (the default),
+the best of them, or not at all (this seat's own phase and points only)."""
 
 _MAX_STEPS = 400  # decisions in one rollout before it is cut off (a stalled hand)
 
@@ -250,7 +249,7 @@ _DECK = Draw("deck")
 _DISCARD = Draw("discard")
 
 
-def rollout(g: Game, me: int, others: str = "max", win: float = 3.0) -> float:
+def rollout(g: Game, me: int, others: str = "mean", win: float = 3.0) -> float:
     """Play `g` to the end of its hand with the fast policy; the outcome for seat `me`."""
     end = None
     game_end = None
@@ -268,7 +267,7 @@ def rollout(g: Game, me: int, others: str = "max", win: float = 3.0) -> float:
 
 
 def outcome(g: Game, me: int, end: dict[str, Any] | None, game_end: dict[str, Any] | None,
-            mode: str = "max", win: float = 3.0) -> float:
+            mode: str = "mean", win: float = 3.0) -> float:
     """A hand's end scored for `me` (see the module docstring); a hand cut off is scored
     by who has laid so far and the points in hand."""
     n_active = [p.seat for p in g.players if p.active]
@@ -351,7 +350,7 @@ class ExpertStrategy(Strategy):
     name = "expert"
 
     def __init__(self, ms: float | None = None, seed: int = 0, rollouts: int | None = None,
-                 width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "max", win: float = 3.0,
+                 width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "mean", win: float = 3.0,
                  few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE) -> None:
         if others not in _OTHERS:
             raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
