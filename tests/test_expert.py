@@ -189,28 +189,45 @@ def _fake_clocks(monkeypatch: pytest.MonkeyPatch, s: ExpertStrategy) -> _Clocks:
 
 def test_cpu_budget_is_not_charged_for_time_without_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """On the CPU clock, wall-clock time in which the bot does not run (other processes
-    busy, or the bot stopped) costs it nothing of its budget, up to the wall-clock cap;
+    busy) costs it nothing of its budget while it gets at least half of the time as CPU;
     its own CPU time ends the decision."""
     s = ExpertStrategy(ms=150, clock="cpu", wall_ms=400)
     c = _fake_clocks(monkeypatch, s)
     over = s._timer(s._budget_start(), 1.0)
-    c.wall += 0.39  # 390 ms waited for a core, no CPU used
+    c.wall += 0.14  # 140 ms waited for a core, no CPU used: not yet judged
     assert not over()
-    c.cpu += 0.149
+    c.cpu += 0.12
+    c.wall += 0.06  # 120 ms of CPU in 200 ms
+    assert not over()
+    c.cpu += 0.029
+    c.wall += 0.05
     assert not over()
     c.cpu += 0.002  # 151 ms of its own CPU time
     assert over()
 
 
-def test_wall_clock_cap_ends_a_starved_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_starved_decision_ends_after_its_budget_of_wall_clock_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Less than half of the wall-clock time as CPU once `ms` of it have passed: the
+    machine is starving the bot, and the decision ends (as the wall clock would end it)."""
     s = ExpertStrategy(ms=150, clock="cpu", wall_ms=400)
     c = _fake_clocks(monkeypatch, s)
     over = s._timer(s._budget_start(), 1.0)
     half = s._timer(s._budget_start(), 0.5)  # a draw's share: half of both
-    c.cpu += 0.01
-    c.wall += 0.201
+    c.cpu += 0.02
+    c.wall += 0.076
     assert half() and not over()
-    c.wall += 0.2
+    c.wall += 0.075
+    assert over()
+
+
+def test_wall_clock_cap_ends_a_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = ExpertStrategy(ms=1000, clock="cpu", wall_ms=400)
+    c = _fake_clocks(monkeypatch, s)
+    over = s._timer(s._budget_start(), 1.0)
+    c.cpu += 0.39
+    c.wall += 0.399
+    assert not over()
+    c.wall += 0.002
     assert over()
 
 

@@ -104,6 +104,10 @@ _CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
 time (what a decision gets on a machine with a core to spare, whatever else runs: the
 in-process strength measurements use it so that their figures do not depend on the load)."""
 
+_MIN_CPU_SHARE = 0.5
+"""On the CPU clock with a wall-clock cap: the share of the wall-clock time a decision
+must get as CPU to go on past `ms` of wall-clock time (see `ExpertStrategy._timer`)."""
+
 _MIN_SAMPLES = 8
 """Samples before a candidate's comparison with the prior may be settled early."""
 _Z = 2.5
@@ -437,7 +441,9 @@ class ExpertStrategy(Strategy):
     def _timer(self, t0: tuple[float, float], share: float) -> Callable[[], bool]:
         """A function that tells when `share` of the budget counted from `t0` is spent: `ms`
         on the budget's clock, or `wall_ms` (if set) on the wall clock, whichever comes
-        first."""
+        first. On the CPU clock with a cap, a decision that has waited `share` × `ms` of
+        wall-clock time and got less than half of it as CPU ends there too: the machine is
+        starving it, and what it still has to do after its deadline would be as slow."""
         clock = self.clock
         end = t0[0] + share * self.ms / 1000.0
         if self.wall_ms is None:
@@ -447,7 +453,17 @@ class ExpertStrategy(Strategy):
         if clock is monotonic:
             end = min(end, wall_end)
             return lambda: monotonic() >= end
-        return lambda: clock() >= end or monotonic() >= wall_end
+        c0, w0 = t0
+        patience = share * min(self.ms, self.wall_ms) / 1000.0
+
+        def over() -> bool:
+            c, w = clock(), monotonic()
+            if c >= end or w >= wall_end:
+                return True
+            waited = w - w0
+            return waited >= patience and c - c0 < _MIN_CPU_SHARE * waited
+
+        return over
 
     def _pile(self, state: dict[str, Any], top: Card | None) -> list[Card]:
         """The discard pile as the events built it, if they agree with the view."""
