@@ -44,8 +44,10 @@ How it decides, from its seat's view and the public events alone:
 Budget: `ms` milliseconds per decision at most (anytime: it samples until the time is up
 or the race is over; wall-clock time, or with `clock="cpu"` the process's CPU time, which
 other processes on a loaded machine do not eat into), and with `wall_ms` never more than
-that many milliseconds of wall-clock time whatever the clock (the bot behind the referee
-runs on its CPU time with such a cap: harness.bots.expert); or a fixed number of
+that many milliseconds of wall-clock time whatever the clock; on the CPU clock with such
+a cap a decision also ends once it has waited `ms` of wall-clock time and got less than
+half of it as CPU (the bot behind the referee runs on its CPU time so:
+harness.bots.expert); or a fixed number of
 samples (`rollouts`, for reproducible play whatever the machine's speed; the time limits
 then only cap it). Its random numbers come from `seed`, the game, the seat and the turn, so the
 same view, events and seed give the same samples.
