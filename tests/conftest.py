@@ -20,6 +20,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the tests marked long (hours of games; left out by default)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Benchmarks and long tests are measured in one process: with --benchmark-enable or
+    --long the test workers that `-n auto` (addopts) asks for are not started, so nothing
+    else runs beside them (and what they print with -s is shown)."""
+    alone = config.getoption("benchmark_enable", False) or config.getoption("--long", False)
+    if alone and getattr(config.option, "dist", "no") != "no":
+        config.option.dist = "no"
+        config.option.tx = []
+        config.option.numprocesses = 0
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `long` run only with --long."""
     if config.getoption("--long"):

@@ -407,3 +407,20 @@ def test_a_random_fields_newcomer_plays_first_and_its_tables_are_matched(tmp_pat
     assert all("e" in r["seats"] for r in new[:10])
     v = verify_results(out)
     assert v.ok, [(c.name, c.detail) for c in v.checks if c.ok is False]
+
+
+def test_a_league_board_is_anytime_valid_and_its_secret_seed_never_revealed(tmp_path: Path) -> None:
+    path = write(tmp_path, ("b", "d", "e", "f"), format="league", games=4, games_per_table=None, seed=None,
+                 league={"round_games": 4, "min_games": 1}, rules={"phases": [1], "hand_limit": 4})
+    run(path)
+    out = tmp_path / "out"
+    meta = json.loads((out / "tournament.json").read_text())
+    assert meta["seed_mode"] == "secret" and meta["seed"] is None
+    # Published again and again while it plays: its marks come from the anytime-valid test.
+    assert json.loads((out / "leaderboard.json").read_text())["statistics"]["test"] == "sequential"
+    seed = {c.name: c for c in verify_results(out).checks}["seed"]
+    assert seed.ok and "secret for good" in seed.detail and "never to be published" in seed.detail
+    (out / "seed.secret").rename(tmp_path / "seed.secret")  # as published: without the host's secret
+    checks = {c.name: c for c in verify_results(out).checks}
+    assert checks["seed"].ok is None and "never reveals its seed" in checks["seed"].detail
+    assert checks["schedule"].ok is None and "never revealed" in checks["schedule"].detail

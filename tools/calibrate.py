@@ -184,6 +184,42 @@ def coverage_case(args: tuple[bool, int, int]) -> bool:
     return bool(nb["share_low"] <= 0.5 <= nb["share_high"])
 
 
+LEAGUE_CASES = ((4, 2, False), (4, 2, True), (8, 2, False), (5, 4, True))  # entrants, table size, duplicate
+LEAGUE_BUDGET, LEAGUE_ROUND = 800, 40
+
+
+def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]:
+    """A league of equal entrants (`format: league`, the real `Matchmaker`, rounds of
+    LEAGUE_ROUND games to LEAGUE_BUDGET): its board is looked at after every round, as a
+    league publishes it (`sequential_board`; or with the test `sequential` forced). Was
+    any order ever marked settled, and after how many games?"""
+    from harness.tournament.league import Matchmaker
+    from harness.tournament.runner import sequential_board
+    from harness.tournament.standings import tally_leaderboard
+    from harness.tournament.tally import GameTally
+
+    entrants, size, duplicate, sequential, seed = args
+    cfg = parse_config({
+        "name": "calibration", "seed": seed, "format": "league", "games": LEAGUE_BUDGET, "table_size": size,
+        "duplicate": duplicate, "rules": SHORT, "output": "/nonexistent/calibration", "faults": {"disqualify": False},
+        "league": {"round_games": LEAGUE_ROUND, "min_games": 10},
+        "bots": [{"name": f"e{i}", "cmd": "true"} for i in range(entrants)]})
+    seq = sequential_board(cfg) if sequential is None else sequential
+    mm, games = Matchmaker(cfg), DrawnGames(seed)
+    records: dict[int, dict[str, Any]] = {}
+    tally = GameTally(cfg.standing, ratings=False)  # the board's TrueSkill decides no mark: not run
+    looks = 0
+    while len(records) < LEAGUE_BUDGET:
+        for s in mm.round(len(records), cfg.entrants, records):
+            records[s.index] = games.play(s)
+            tally.add(records[s.index])
+        looks += 1
+        board = tally_leaderboard(tally, cfg.name, cfg.seed, resamples=0, sequential=seq, ratings=Ratings(cfg.entrants))
+        if any(r.get("settled_above") for r in board["entrants"]):
+            return {"false": True, "games": len(records), "looks": looks}
+    return {"false": False, "games": len(records), "looks": looks}
+
+
 POWER_FIELD = {"greedy": 0.0, "noisy0.15": 0.15, "noisy0.5": 0.5}  # true order: as listed
 
 
@@ -253,10 +289,13 @@ def pool_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[
 
 def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None = None, jobs: int = 1,
               power_budget: int = 600, echo: Callable[[str], None] = print,
-              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "power"),
-              only: Sequence[str] = (), power_kinds: Sequence[str] = ("duplicate", "plain")) -> dict[str, Any]:
+              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "league", "power"),
+              only: Sequence[str] = (), power_kinds: Sequence[str] = ("duplicate", "plain"),
+              league_fixed: bool = False) -> dict[str, Any]:
     """Run the `parts` asked for (of the equal-entrant cases, those whose label holds one of
-    `only`, if given); returns the figures (and prints them through `echo`)."""
+    `only`, if given); returns the figures (and prints them through `echo`). `league_fixed`:
+    the first league case is also run with the fixed-sample test on its boards, to show
+    what looking again and again does to that test."""
     t0 = time.monotonic()
     result: dict[str, Any] = {"runs": runs, "false_rates": [], "coverage": [], "power": []}
     echo(f"False settles / false SPRT accepts, equal entrants, {runs} tournaments each "
@@ -288,6 +327,26 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
                                        "low": lo, "high": hi, "ok": r_ >= 0.93})
             echo(f"  {'duplicate' if dup else 'plain'}, {deals} deals: {k}/{cov_runs} = {100 * r_:.1f} % "
                  f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+    if "league" in parts:
+        echo(f"False settles in leagues of equal entrants, the board looked at after every round of {LEAGUE_ROUND} "
+             f"games to {LEAGUE_BUDGET}, {runs} leagues each (target: rate <= {TARGET_RATE:.0%}):")
+        cases_: list[tuple[int, int, bool, bool | None]] = [(n, t, dup, None) for n, t, dup in LEAGUE_CASES]
+        if league_fixed:  # the first case again, its boards judged by the fixed-sample test
+            cases_.insert(1, (*LEAGUE_CASES[0], False))
+        for n, t, dup, seq in cases_:
+            res = pool_map(league_case, [(n, t, dup, seq, 40_000 + s) for s in range(runs)], jobs)
+            k = sum(r["false"] for r in res)
+            r_, lo, hi = rate(k, runs)
+            test = "the fixed-sample test (not what a league publishes)" if seq is False else "as published"
+            label = f"{n} entrants (tables of {t}), {'duplicate' if dup else 'plain'}, league, {test}"
+            firsts = sorted(r["games"] for r in res if r["false"])
+            row = {"case": label, "rule": "league", "sequential": seq is None, "false": k, "runs": runs, "rate": r_,
+                   "low": lo, "high": hi, "looks": LEAGUE_BUDGET // LEAGUE_ROUND,
+                   "ok": r_ <= TARGET_RATE and hi <= TARGET_UPPER,
+                   "median_games_to_false": float(np.median(firsts)) if firsts else None}
+            result["false_rates"].append(row)
+            echo(f"  {label}: {k}/{runs} = {100 * r_:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]"
+                 f"{'' if seq is False or row['ok'] else '  <-- above target'}")
     if power_seeds and "power" in parts:
         echo(f"Power: greedy vs noisy greedy 0.15 vs noisy greedy 0.5, one table of three, real games "
              f"(phases [1, 2]), stop_when: settled with the defaults, budget {power_budget} games, {power_seeds} seeds:")
@@ -332,7 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--power-budget", type=int, default=600, help="games per power run at most (default 600)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    ap.add_argument("--parts", default="fixed,settled,sprt,coverage,power",
+    ap.add_argument("--league-fixed", action="store_true",
+                    help="also run the first league case with the fixed-sample test on its boards")
+    ap.add_argument("--parts", default="fixed,settled,sprt,coverage,league,power",
                     help="which parts to run, comma-separated (default: all)")
     ap.add_argument("--power-kinds", default="duplicate,plain", help="power runs with these deals (default both)")
     ap.add_argument("--only", default="", help="only the equal-entrant cases whose label holds one of these "
@@ -340,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     res = calibrate(a.runs, a.power_seeds, a.coverage_runs, a.jobs, a.power_budget, echo=lambda s: print(s, flush=True),
                     parts=a.parts.split(","), only=[o for o in a.only.split(",") if o],
-                    power_kinds=a.power_kinds.split(","))
+                    power_kinds=a.power_kinds.split(","), league_fixed=a.league_fixed)
     if a.json:
         a.json.write_text(json.dumps(res, indent=1) + "\n")
     return 0

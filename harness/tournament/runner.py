@@ -727,7 +727,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
         dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
-                              ratings=ratings, sequential=bool(cfg.stop_when))
+                              ratings=ratings, sequential=sequential_board(cfg))
     board["disqualified"] = [d.to_dict() for d in dqs]
     if cfg.retired:  # entrants no longer in the field: their games stay in the standings
         board["retired"] = cfg.retired
@@ -740,6 +740,16 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
     board |= seed_state(cfg, reveal).to_json()
     board["results_sha256"] = tally.digest()
     return board
+
+
+def sequential_board(cfg: TournamentConfig) -> bool:
+    """Whether the board's "settled" marks come from the anytime-valid test: a tournament
+    that stops early (its boards are looked at after every round), a league (its board is
+    published again and again, and read live, while it plays) and any results folder
+    whose field has changed (each field's board was a look), so that a mark is right at
+    its confidence however often the board is looked at. Other tournaments are judged
+    once, at their planned size, by the exact fixed-sample test."""
+    return bool(cfg.stop_when) or cfg.format == "league" or len(cfg.fields) > 1
 
 
 def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:

@@ -144,8 +144,9 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
     if seed is None:
-        v.add("schedule", None, "not checked: the seed is not known here (a secret seed is revealed when the "
-                                "tournament has finished)")
+        v.add("schedule", None, "not checked: the seed is not known here (" + (
+            f"a league's secret seed is never revealed; its host checks with {SECRET} beside the results)"
+            if cfg.format == "league" else "a secret seed is revealed when the tournament has finished)"))
         _check_digest(v, results, records)
     else:
         cfg = cfg.with_seed(seed)
@@ -181,11 +182,20 @@ def _check_seed(v: Verification, results: Path, meta: Mapping[str, Any], state: 
         except SeedError as e:
             v.add("seed", False, str(e))
             return None
-        v.add("seed", True, f"secret until the end; {SECRET} here holds the seed of the published SHA-256 "
-                            f"({state.sha256[:16]}…); do not publish {SECRET} before the end")
+        until = "never to be published (a league never ends)" if cfg.format == "league" else "do not publish it before the end"
+        v.add("seed", True, f"{_secret_for(cfg)}; {SECRET} here holds the seed of the published SHA-256 "
+                            f"({state.sha256[:16]}…): {until}")
         return seed
-    v.add("seed", None, f"secret until the end (SHA-256 {state.sha256[:16]}… published); checked once revealed")
+    v.add("seed", None, f"{_secret_for(cfg)} (SHA-256 {state.sha256[:16]}… published); " + (
+        "the schedule is checked by the league's host, who holds its seed" if cfg.format == "league"
+        else "checked once revealed"))
     return None
+
+
+def _secret_for(cfg: TournamentConfig) -> str:
+    """How long the seed stays secret: to the end, or for good in a league (which never
+    finishes, so the deals of games still to come stay unknown)."""
+    return "secret for good (a league never reveals its seed)" if cfg.format == "league" else "secret until the end"
 
 
 def _check_schedule(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]]) -> bool:
