@@ -10,16 +10,18 @@ tests/benchmarks/test_bench_expert.py.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.bots import STRONG_ARGV, expert_argv
-from harness.bots.expert import parse_args
+import harness.players.expert as expert_module
+from harness.bots.expert import DEFAULT_WALL_MS, make_bot, parse_args
 from harness.engine import PHASES, Card, Deck, Game, Rules, action_from_json, missing, parse_cards
 from harness.players import GreedyStrategy, RandomStrategy, StrongStrategy, make_strategy, play_local
-from harness.players.expert import ExpertStrategy, _Tracker
+from harness.players.expert import DEFAULT_MS, ExpertStrategy, _Tracker
 from harness.players.strong import memo_missing, rank_discards, unseen_counts
 from harness.referee import TimeControl, play_game
 
@@ -160,9 +162,98 @@ def test_make_strategy_names() -> None:
 
 def test_expert_command_line() -> None:
     args = parse_args(["--ms", "80", "--seed", "4"])
-    assert (args.ms, args.seed, args.rollouts) == (80, 4, None)
-    with pytest.raises(SystemExit):
-        parse_args(["--ms", "-1"])
+    assert (args.ms, args.seed, args.rollouts, args.clock, args.wall_ms) == (80, 4, None, "cpu", DEFAULT_WALL_MS)
+    assert parse_args(["--clock", "wall", "--wall-ms", "90"]).wall_ms == 90
+    for bad in (["--ms", "-1"], ["--wall-ms", "0"], ["--clock", "sundial"]):
+        with pytest.raises(SystemExit):
+            parse_args(bad)
+    bot = make_bot(parse_args([]))
+    assert isinstance(bot.strategy, ExpertStrategy)
+    assert bot.strategy.clock is time.process_time and bot.strategy.ms == DEFAULT_MS
+
+
+class _Clocks:
+    """A fake CPU clock and wall clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.wall = 100.0
+
+
+def _fake_clocks(monkeypatch: pytest.MonkeyPatch, s: ExpertStrategy) -> _Clocks:
+    c = _Clocks()
+    s.clock = lambda: c.cpu
+    monkeypatch.setattr(expert_module.time, "monotonic", lambda: c.wall)
+    return c
+
+
+def test_cpu_budget_is_not_charged_for_time_without_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the CPU clock, wall-clock time in which the bot does not run (other processes
+    busy) costs it nothing of its budget while it gets at least half of the time as CPU;
+    its own CPU time ends the decision."""
+    s = ExpertStrategy(ms=150, clock="cpu", wall_ms=400)
+    c = _fake_clocks(monkeypatch, s)
+    over = s._timer(s._budget_start(), 1.0)
+    c.wall += 0.14  # 140 ms waited for a core, no CPU used: not yet judged
+    assert not over()
+    c.cpu += 0.12
+    c.wall += 0.06  # 120 ms of CPU in 200 ms
+    assert not over()
+    c.cpu += 0.029
+    c.wall += 0.05
+    assert not over()
+    c.cpu += 0.002  # 151 ms of its own CPU time
+    assert over()
+
+
+def test_a_starved_decision_ends_after_its_budget_of_wall_clock_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Less than half of the wall-clock time as CPU once `ms` of it have passed: the
+    machine is starving the bot, and the decision ends (as the wall clock would end it)."""
+    s = ExpertStrategy(ms=150, clock="cpu", wall_ms=400)
+    c = _fake_clocks(monkeypatch, s)
+    over = s._timer(s._budget_start(), 1.0)
+    half = s._timer(s._budget_start(), 0.5)  # a draw's share: half of both
+    c.cpu += 0.02
+    c.wall += 0.076
+    assert half() and not over()
+    c.wall += 0.075
+    assert over()
+
+
+def test_wall_clock_cap_ends_a_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = ExpertStrategy(ms=1000, clock="cpu", wall_ms=400)
+    c = _fake_clocks(monkeypatch, s)
+    over = s._timer(s._budget_start(), 1.0)
+    c.cpu += 0.39
+    c.wall += 0.399
+    assert not over()
+    c.wall += 0.002
+    assert over()
+
+
+def test_wall_clock_budget_takes_the_earlier_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the wall clock, the budget and the cap are one clock: the lesser counts."""
+    s = ExpertStrategy(ms=500, clock="wall", wall_ms=100)
+    c = _fake_clocks(monkeypatch, s)
+    s.clock = expert_module.time.monotonic  # the wall clock, faked
+    over = s._timer(s._budget_start(), 1.0)
+    c.wall += 0.099
+    assert not over()
+    c.wall += 0.002
+    assert over()
+    with pytest.raises(ValueError, match="wall_ms must be positive"):
+        ExpertStrategy(wall_ms=0)
+
+
+def test_expert_bot_keeps_its_cap_inside_the_games_time_limit() -> None:
+    """The wall-clock cap is the lesser of --wall-ms and 40 % of the announced move_ms."""
+    bot = make_bot(parse_args(["--wall-ms", "400"]))
+    bot.on_game_start({"type": "game_start", "game": "g", "seat": 0, "time": {"move_ms": 500, "game_ms": None}})
+    assert bot.strategy.wall_ms == pytest.approx(200)
+    bot.on_game_start({"type": "game_start", "game": "g", "seat": 0, "time": {"move_ms": 5000, "game_ms": None}})
+    assert bot.strategy.wall_ms == 400
+    bot.on_game_start({"type": "game_start", "game": "g", "seat": 0})
+    assert bot.strategy.wall_ms == 400
 
 
 def test_strong_and_expert_bots_over_the_protocol(start) -> None:

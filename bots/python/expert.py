@@ -4,7 +4,9 @@ cards it cannot see at random (consistently with everything public), plays the h
 in-process with a fast policy for each of the strong player's best moves, and keeps the
 move with the best outcome.
 
-Usage: expert.py [--ms N] [--seed S] [--rollouts K]   (N ms per decision, default 150)
+Usage: expert.py [--ms N] [--seed S] [--rollouts K] [--clock cpu|wall] [--wall-ms W]
+(N ms of its own CPU time per decision, default 150; at most W ms of wall-clock time,
+default 400, and 40 % of the game's move_ms)
 """
 
 from harness.bots.expert import main

@@ -1,7 +1,7 @@
 """The bundled bots as modules, so a command line or a config can name them without
 knowing where the repository is: ``python -m harness.bots.greedy``,
 ``python -m harness.bots.random [SEED]``, ``python -m harness.bots.strong`` and
-``python -m harness.bots.expert [--ms N] [--seed S]``.
+``python -m harness.bots.expert [--ms N] [--seed S] [--clock cpu|wall] [--wall-ms W]``.
 
 `bots/python/` keeps the same bots as files for authors to read and copy.
 """

@@ -25,7 +25,13 @@ How it decides, from its seat's view and the public events alone:
    difference between them is not drowned by the luck of the deal).
 4. **Outcome.** A hand's end is scored for this seat: its phase laid (1) against the
    others' (their mean), the difference of penalty points (/ 150), and ±3 when the game
-   ends in the rollout and this seat wins or another does.
+   ends in the rollout and this seat wins or another does. Counting instead the best of
+   the others (did any other seat lay its phase; the fewest points among them) or no
+   other seat at all (`others="max"` / `"self"`) changes nothing at two players and was
+   measured at four: in-process 4-player duplicate tables at 10 ms of CPU against strong
+   and greedy, the mean placed 0.06 ± 0.19 places behind the best of the others (104
+   games) and 0.19 ± 0.19 behind this seat's outcome alone (112 games): no difference
+   shown, so the mean stays (BENCHMARKS.md).
 5. **Race and choice.** After 8 samples, a candidate whose paired difference from the
    prior's move is settled — beyond 2.5 standard errors either way, or within 0.02 of
    nothing (3 penalty points) — is no longer played out, and the search stops as soon as
@@ -36,9 +42,14 @@ How it decides, from its seat's view and the public events alone:
    draw has half the budget.
 
 Budget: `ms` milliseconds per decision at most (anytime: it samples until the time is up
-or the race is over; wall-clock time, or with `clock="cpu"` the process's CPU time), or a fixed number of
-samples (`rollouts`, for reproducible play whatever the machine's speed; `ms` then only
-caps it). Its random numbers come from `seed`, the game, the seat and the turn, so the
+or the race is over; wall-clock time, or with `clock="cpu"` the process's CPU time, which
+other processes on a loaded machine do not eat into), and with `wall_ms` never more than
+that many milliseconds of wall-clock time whatever the clock; on the CPU clock with such
+a cap a decision also ends once it has waited `ms` of wall-clock time and got less than
+half of it as CPU (the bot behind the referee runs on its CPU time so:
+harness.bots.expert); or a fixed number of
+samples (`rollouts`, for reproducible play whatever the machine's speed; the time limits
+then only cap it). Its random numbers come from `seed`, the game, the seat and the turn, so the
 same view, events and seed give the same samples.
 
 Why this method, on measurement: a rollout to the end of the hand costs 0.3 ms of CPU at
@@ -70,7 +81,7 @@ import random
 import time
 import zlib
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Play, Rules, find_lay, plan
 from ..engine.cards import COPIES
@@ -95,6 +106,10 @@ _CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
 time (what a decision gets on a machine with a core to spare, whatever else runs: the
 in-process strength measurements use it so that their figures do not depend on the load)."""
 
+_MIN_CPU_SHARE = 0.5
+"""On the CPU clock with a wall-clock cap: the share of the wall-clock time a decision
+must get as CPU to go on past `ms` of wall-clock time (see `ExpertStrategy._timer`)."""
+
 _MIN_SAMPLES = 8
 """Samples before a candidate's comparison with the prior may be settled early."""
 _Z = 2.5
@@ -112,6 +127,10 @@ one standard error were not the full search's choice (8 of 12 at 6 samples)."""
 _DRAW_SHARE = 0.5
 """The share of the budget a draw may use: the search overruled the prior at about one
 draw in ten, and about as often with a fifth of the samples as with all."""
+
+_OTHERS = ("mean", "max", "self")
+"""How a rollout's outcome counts the other seats (`others`): their mean (the default),
+the best of them, or not at all (this seat's own phase and points only)."""
 
 _MAX_STEPS = 400  # decisions in one rollout before it is cut off (a stalled hand)
 
@@ -236,7 +255,7 @@ _DECK = Draw("deck")
 _DISCARD = Draw("discard")
 
 
-def rollout(g: Game, me: int) -> float:
+def rollout(g: Game, me: int, others: str = "mean", win: float = 3.0) -> float:
     """Play `g` to the end of its hand with the fast policy; the outcome for seat `me`."""
     end = None
     game_end = None
@@ -250,10 +269,11 @@ def rollout(g: Game, me: int) -> float:
                 end = ev
             elif ev["e"] == "game_end":
                 game_end = ev
-    return outcome(g, me, end, game_end)
+    return outcome(g, me, end, game_end, others, win)
 
 
-def outcome(g: Game, me: int, end: dict[str, Any] | None, game_end: dict[str, Any] | None) -> float:
+def outcome(g: Game, me: int, end: dict[str, Any] | None, game_end: dict[str, Any] | None,
+            mode: str = "mean", win: float = 3.0) -> float:
     """A hand's end scored for `me` (see the module docstring); a hand cut off is scored
     by who has laid so far and the points in hand."""
     n_active = [p.seat for p in g.players if p.active]
@@ -264,10 +284,16 @@ def outcome(g: Game, me: int, end: dict[str, Any] | None, game_end: dict[str, An
     else:
         completed = {p.seat for p in g.players if p.laid}
         points = [sum(c.points for c in p.hand) for p in g.players]
-    u = (me in completed) - sum(s in completed for s in others) / len(others)
-    u += (sum(points[s] for s in others) / len(others) - points[me]) / 150.0
+    if mode == "self":
+        u = float(me in completed) - points[me] / 150.0
+    elif mode == "max":
+        u = (me in completed) - max(s in completed for s in others)
+        u += (min(points[s] for s in others) - points[me]) / 150.0
+    else:
+        u = (me in completed) - sum(s in completed for s in others) / len(others)
+        u += (sum(points[s] for s in others) / len(others) - points[me]) / 150.0
     if game_end is not None and game_end.get("winner") is not None:
-        u += 3.0 if game_end["winner"] == me else -3.0 / len(others)
+        u += win if game_end["winner"] == me else -win / len(others)
     return u
 
 
@@ -322,15 +348,24 @@ class _Tracker:
 
 
 class ExpertStrategy(Strategy):
-    """The determinized Monte Carlo player (see the module docstring)."""
+    """The determinized Monte Carlo player (see the module docstring). `others`, `win`,
+    `few_z` and `draw_share` are the outcome's view of the other seats (`_OTHERS`), the
+    weight of a game won in a rollout, the standard errors a move must beat the prior by
+    on few samples, and a draw's share of the budget: there to measure them."""
 
     name = "expert"
 
     def __init__(self, ms: float | None = None, seed: int = 0, rollouts: int | None = None,
-                 width: int = WIDTH, clock: str = "wall") -> None:
+                 width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "mean", win: float = 3.0,
+                 few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE) -> None:
+        if others not in _OTHERS:
+            raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
         if clock not in _CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(_CLOCKS)}, not {clock!r}")
         self.clock = _CLOCKS[clock]
+        if wall_ms is not None and wall_ms <= 0:
+            raise ValueError(f"wall_ms must be positive, not {wall_ms!r}")
+        self.wall_ms = None if wall_ms is None else float(wall_ms)
         self.ms = DEFAULT_MS if ms is None else float(ms)
         if self.ms <= 0:
             raise ValueError(f"ms must be positive, not {ms!r}")
@@ -338,7 +373,11 @@ class ExpertStrategy(Strategy):
             raise ValueError(f"rollouts must be at least 1, not {rollouts!r}")
         self.seed = seed
         self.rollouts = rollouts
-        self.width = width
+        self.width = int(width)
+        self.others = others
+        self.win = float(win)
+        self.few_z = float(few_z)
+        self.draw_share = float(draw_share)
         self.game = ""
         self.seat = 0
         self.tracker = _Tracker()
@@ -355,7 +394,7 @@ class ExpertStrategy(Strategy):
     # ----- deciding -----------------------------------------------------------------------
 
     def decide(self, state: dict[str, Any], decision: str, options: dict[str, Any] | None) -> dict[str, Any]:
-        t0 = self.clock()
+        t0 = self._budget_start()
         hand = cards_of(state["cards"])
         phase = phase_from_view(state["phase"])
         table = TableModel(state["table"]).melds
@@ -382,9 +421,7 @@ class ExpertStrategy(Strategy):
         if not rest:
             return reply
         after = after_hits(table, hits)
-        clock = self.clock
-        prior_end = t0 + _PRIOR_SHARE * self.ms / 1000.0
-        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, lambda: clock() >= prior_end)
+        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, self._timer(t0, _PRIOR_SHARE))
         skip_to = skip_choice(state["players"], skip_targets(state))
         first = ranked[0]
         if first.is_skip or len(rest) == 1 or len(ranked) == 1:
@@ -399,6 +436,37 @@ class ExpertStrategy(Strategy):
             reply["skip"] = skip_to
         return reply
 
+    def _budget_start(self) -> tuple[float, float]:
+        """The start of a decision on the budget's clock and on the wall clock."""
+        return self.clock(), time.monotonic()
+
+    def _timer(self, t0: tuple[float, float], share: float) -> Callable[[], bool]:
+        """A function that tells when `share` of the budget counted from `t0` is spent: `ms`
+        on the budget's clock, or `wall_ms` (if set) on the wall clock, whichever comes
+        first. On the CPU clock with a cap, a decision that has waited `share` × `ms` of
+        wall-clock time and got less than half of it as CPU ends there too: the machine is
+        starving it, and what it still has to do after its deadline would be as slow."""
+        clock = self.clock
+        end = t0[0] + share * self.ms / 1000.0
+        if self.wall_ms is None:
+            return lambda: clock() >= end
+        monotonic = time.monotonic
+        wall_end = t0[1] + share * self.wall_ms / 1000.0
+        if clock is monotonic:
+            end = min(end, wall_end)
+            return lambda: monotonic() >= end
+        c0, w0 = t0
+        patience = share * min(self.ms, self.wall_ms) / 1000.0
+
+        def over() -> bool:
+            c, w = clock(), monotonic()
+            if c >= end or w >= wall_end:
+                return True
+            waited = w - w0
+            return waited >= patience and c - c0 < _MIN_CPU_SHARE * waited
+
+        return over
+
     def _pile(self, state: dict[str, Any], top: Card | None) -> list[Card]:
         """The discard pile as the events built it, if they agree with the view."""
         tr = self.tracker
@@ -407,7 +475,7 @@ class ExpertStrategy(Strategy):
         return [top] if top is not None else []
 
     def _search(self, state: dict[str, Any], decision: str, hand: list[Card], pile: list[Card],
-                cands: list[Any], t0: float) -> Any:
+                cands: list[Any], t0: tuple[float, float]) -> Any:
         """The candidate with the best paired mean over sampled worlds; the first (the
         prior's) unless another beats it by more than a standard error. Anytime, with a
         race (step 5 of the module docstring)."""
@@ -415,8 +483,7 @@ class ExpertStrategy(Strategy):
             return cands[0]
         rng = random.Random(zlib.crc32(
             f"expert:{self.seed}:{self.game}:{state['seat']}:{state['hand']}:{state['turn']}:{decision}".encode()))
-        deadline = t0 + (_DRAW_SHARE if decision == "draw" else 1.0) * self.ms / 1000.0
-        clock = self.clock
+        over = self._timer(t0, self.draw_share if decision == "draw" else 1.0)
         limit = self.rollouts
         base: list[float] = []
         diffs: list[list[float]] = [[] for _ in cands[1:]]  # per alternative: its outcome less the prior's
@@ -426,17 +493,17 @@ class ExpertStrategy(Strategy):
         while open_:
             if limit is not None and samples >= limit:
                 break
-            if clock() >= deadline and (limit is None or samples > 0):
+            if (limit is None or samples > 0) and over():
                 break
             world = self._sample(state, decision, hand, pile, rng)
             seed = rng.getrandbits(32)
             got = []
             for k in [0] + open_:
-                if limit is None and samples and clock() >= deadline:
+                if limit is None and samples and over():
                     break  # out of time in the middle of a sample: it does not count
                 g = _clone(world, seed)
                 g.apply(cands[k])
-                got.append(rollout(g, state["seat"]))
+                got.append(rollout(g, state["seat"], self.others, self.win))
             if len(got) < len(open_) + 1:
                 break
             base.append(got[0])
@@ -454,7 +521,7 @@ class ExpertStrategy(Strategy):
         if samples < 2:
             return cands[0]
         best, best_gain = 0, 0.0
-        margin = 1.0 if samples >= _FEW else _FEW_Z  # standard errors a candidate must win by
+        margin = 1.0 if samples >= _FEW else self.few_z  # standard errors a candidate must win by
         for k in range(1, len(cands)):
             if k not in open_ and k not in better:
                 continue  # settled: no better than the prior

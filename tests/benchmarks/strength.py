@@ -12,10 +12,12 @@ with the same --out continues where it stopped. At the end it prints each entran
 share (first places, shared places split) with a 95 % Wilson interval, and the harness's
 Plackett–Luce θ with its bootstrap interval and which neighbour orders are settled.
 
-    python tests/benchmarks/strength.py --costs [EXPERT [DEALS]]
+    python tests/benchmarks/strength.py --costs [EXPERT [DEALS [PLAYERS]]]
 
-times the expert's decisions (default expert@150cpu, 1 deal: two 2-player games against
-greedy): decisions by kind (a search, or answered at once), CPU time and samples each.
+times the expert's decisions (default expert@150cpu, 1 deal, 2 players: two games against
+greedy; at 4 players against strong and two greedy, one game per deal): decisions by kind
+(a search, or answered at once), CPU time and samples each, and how often a search chose
+another move than the prior's.
 
     python tests/benchmarks/strength.py --solitaire N
 
@@ -146,13 +148,15 @@ def solitaire(n: int) -> str:
     return "\n".join(lines)
 
 
-def costs(spec: str, deals: int, seed: int = 1) -> str:
-    """What a game costs the expert `spec` (e.g. expert@150cpu) against greedy: `deals`
-    2-player deals in both seat orders, each decision's CPU time and samples by kind (a
-    search, or answered without one)."""
+def costs(spec: str, deals: int, seed: int = 1, players: int = 2) -> str:
+    """What a game costs the expert `spec` (e.g. expert@150cpu): `deals` 2-player deals
+    against greedy in both seat orders, or 4-player games against strong and two greedy;
+    each decision's CPU time and samples by kind (a search, or answered without one), and
+    the searches that overruled the prior."""
     from harness.players.expert import ExpertStrategy
 
     seen: dict[str, list[float]] = {}
+    overruled: dict[str, int] = {}
     games = 0
 
     class Timed(ExpertStrategy):
@@ -165,21 +169,32 @@ def costs(spec: str, deals: int, seed: int = 1) -> str:
             row[2] += self.last_samples
             return reply
 
+        def _search(self, state: dict[str, Any], decision: str, *args: Any) -> Any:
+            chosen = super()._search(state, decision, *args)
+            cands = args[2]
+            kind = f"{decision} search"
+            overruled[kind] = overruled.get(kind, 0) + (chosen is not cands[0])
+            return chosen
+
     base = make_strategy(spec, seed=seed)
     assert isinstance(base, ExpertStrategy), spec
     t0 = time.process_time()
     for deal in range(deals):
-        for rot in range(2):
+        for rot in range(2 if players == 2 else 1):
             me = Timed(ms=base.ms, seed=seed, clock="cpu" if base.clock is time.process_time else "wall")
-            players = [me, make_strategy("greedy")][::1 if rot == 0 else -1]
-            play_local(Rules(), players, seed=seed * 100003 + deal, game_id=f"d{deal}r{rot}")
+            if players == 2:
+                seats = [me, make_strategy("greedy")][::1 if rot == 0 else -1]
+            else:
+                seats = [me, make_strategy("strong"), make_strategy("greedy"), make_strategy("greedy")]
+            play_local(Rules(), seats, seed=seed * 100003 + deal, game_id=f"d{deal}r{rot}")
             games += 1
     total = time.process_time() - t0
     n = sum(r[0] for r in seen.values())
-    lines = [f"{games} games, {n} decisions of {spec}, {total:.1f} s of CPU in all, "
+    lines = [f"{games} games at {players} players, {n} decisions of {spec}, {total:.1f} s of CPU in all, "
              f"{1000 * sum(r[1] for r in seen.values()) / max(1, n):.0f} ms a decision"]
     for kind, (k, cpu, samples) in sorted(seen.items()):
-        lines.append(f"{kind:>14}: {k:5d} decisions, {1000 * cpu / k:6.1f} ms each, {samples / k:6.1f} samples each")
+        over = f", prior overruled {overruled[kind]}" if kind in overruled else ""
+        lines.append(f"{kind:>14}: {k:5d} decisions, {1000 * cpu / k:6.1f} ms each, {samples / k:6.1f} samples each{over}")
     return "\n".join(lines)
 
 
@@ -191,7 +206,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(solitaire(int(argv[1]) if len(argv) > 1 else 150))
         return
     if argv and argv[0] == "--costs":
-        print(costs(argv[1] if len(argv) > 1 else "expert@150cpu", int(argv[2]) if len(argv) > 2 else 1))
+        print(costs(argv[1] if len(argv) > 1 else "expert@150cpu", int(argv[2]) if len(argv) > 2 else 1,
+                    players=int(argv[3]) if len(argv) > 3 else 2))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("entrants", nargs="+")

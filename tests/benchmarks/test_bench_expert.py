@@ -74,7 +74,8 @@ FOUR: dict[str, Any] = {
     "parallel": 2, "replays": "failed",
 }
 """The refereed run of BENCHMARKS.md: 4-player duplicate tables of the expert at its
-default budget, strong and both greedy bots, under the default time limits."""
+default budget (150 ms of its own CPU time per decision, at most 400 ms of wall-clock
+time), strong and both greedy bots, under the default time limits."""
 
 
 @pytest.mark.long
