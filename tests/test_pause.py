@@ -277,3 +277,15 @@ def test_the_next_start_ends_bots_a_killed_harness_left(tmp_path: Path) -> None:
     finally:
         if left.poll() is None:
             left.kill()
+
+
+def test_a_parent_waiting_in_vfork_for_a_stopped_child_counts_as_stopped(tmp_path: Path) -> None:
+    prog = compiled(tmp_path, "vfork_stall")
+    bot = escaper(tmp_path, {"PROG": str(prog), "DETACH": "1"})
+    try:
+        assert all(u < 0.02 for u in rounds_stopped(bot)), "a process ran while the bot was stopped"
+        # Each stop was confirmed (the parent in D waits for its stopped child): none was
+        # given up, which would have cost the referee 2 s a turn.
+        assert bot.stop_giveups == 0 and bot._cpu_at_stop is not None
+    finally:
+        bot.stop()

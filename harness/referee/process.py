@@ -225,9 +225,14 @@ def _stat(pid: int) -> list[str] | None:
     return data[data.rfind(b")") + 2 :].decode().split()
 
 
+_VFORK_WAIT = (b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork")  # wchan of a vfork() parent
+
+
 def _threads_stopped(pid: int) -> bool:
-    """Every thread of the process is stopped (T, t), or it is a zombie or gone: none of
-    them runs its code, or is inside fork()."""
+    """Every thread of the process is stopped (T, t), or it is a zombie or gone, or it
+    waits in vfork() for its child (D in the clone call: it runs nothing until the child,
+    itself a process of the bot and stopped, execs or exits): none of them runs its code,
+    or is inside fork()."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -238,9 +243,22 @@ def _threads_stopped(pid: int) -> bool:
                 data = f.read()
         except OSError:
             continue
-        if data[data.rfind(b")") + 2:data.rfind(b")") + 3] not in (b"T", b"t", b"Z", b"X"):
-            return False
+        state = data[data.rfind(b")") + 2:data.rfind(b")") + 3]
+        if state in (b"T", b"t", b"Z", b"X"):
+            continue
+        if state == b"D" and _waits_for_vfork(pid, tid):
+            continue
+        return False
     return True
+
+
+def _waits_for_vfork(pid: int, tid: str) -> bool:
+    """The thread sleeps in the clone call, waiting for its vfork() child."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/wchan", "rb") as f:
+            return f.read().strip() in _VFORK_WAIT
+    except OSError:
+        return False
 
 
 def _cpu_of(pids: list[int]) -> float:
@@ -469,6 +487,8 @@ class BotProcess:
         self._cpu_at_stop: float | None = None  # CPU seconds of its processes when seen stopped
         self._signalled: set[int] = set()  # the processes sent SIGSTOP by this pause
         self._members_seen: list[int] = []  # its processes when last listed while stopping it
+        self._whole = False  # every process of it was seen stopped (the list is complete)
+        self.stop_giveups = 0  # stops not confirmed within _PAUSE_WAIT_S (a thread in uninterruptible sleep)
 
     # ----- life cycle ---------------------------------------------------------------
 
@@ -810,6 +830,7 @@ class BotProcess:
         self._paused = True
         self._confirmed = False
         self._cpu_at_stop = None
+        self._whole = False
         if self.cgroup is None and not self.sandboxed:
             try:
                 os.killpg(proc.pid, signal.SIGSTOP)  # its process group (no cgroup to list)
@@ -840,11 +861,17 @@ class BotProcess:
                 members, new = self._stop_listed(done)
                 if not new:  # nothing runs, and nothing was forked before it stopped
                     self._members_seen = members
+                    self._whole = True
                     self._cpu_at_stop = _cpu_of(members)
                     return
                 continue
             if time.monotonic() > give_up:
-                self._cpu_at_stop = None  # a thread in uninterruptible sleep: it stops when it wakes
+                # A thread in uninterruptible sleep: it stops when it wakes (its SIGSTOP is
+                # pending). Asleep it uses no CPU, so the check at `resume` stays armed.
+                self.stop_giveups += 1
+                self._members_seen = members
+                self._cpu_at_stop = _cpu_of(members)
+                self._whole = False  # a process may yet appear: `resume` lists them again
                 return
             for pid in running:  # again: one of its processes may have sent them SIGCONT
                 try:
@@ -875,10 +902,10 @@ class BotProcess:
             return
         proc = self.proc
         ran = 0.0
+        if proc is not None and check and self._cpu_at_stop is not None:
+            ran = _cpu_of(self._members_seen) - self._cpu_at_stop
         # Seen wholly stopped: nothing of it has run since, so the list then is the list now.
-        members = self._members_seen if self._cpu_at_stop is not None else None
-        if proc is not None and check and members is not None and self._cpu_at_stop is not None:
-            ran = _cpu_of(members) - self._cpu_at_stop
+        members = self._members_seen if self._cpu_at_stop is not None and self._whole else None
         self._paused = False
         if proc is None:
             return

@@ -519,11 +519,13 @@ class Referee:
                 budget = self.tc.move_ms / 1000
                 if self.tc.game_ms is not None:
                     budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
+            # No other bot runs while this one thinks; the wait for the last one to stop is
+            # not this one's time.
+            self._confirm_stopped()
             t_start = time.monotonic()
             deadline = t_start + budget
             kind = reason = None
             try:
-                self._confirm_stopped()  # no other bot runs while this one thinks
                 bot.send(data)
                 bot.resume(check=True)  # it runs while the referee waits for it, and only then
                 if attempt == 0 and self.work_ahead:  # while the bot thinks: work the game will need next
