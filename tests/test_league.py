@@ -424,3 +424,12 @@ def test_a_league_board_is_anytime_valid_and_its_secret_seed_never_revealed(tmp_
     checks = {c.name: c for c in verify_results(out).checks}
     assert checks["seed"].ok is None and "never reveals its seed" in checks["seed"].detail
     assert checks["schedule"].ok is None and "never revealed" in checks["schedule"].detail
+
+
+def test_a_league_with_default_rounds_keeps_its_settings_when_an_entrant_joins(tmp_path: Path) -> None:
+    """The default round size does not follow the field: a newcomer is not refused as
+    'a different config'."""
+    cfgs = [load_config(write(tmp_path, names, format="league", games=8, games_per_table=None))
+            for names in (("a", "b", "c"), ("a", "b", "c", "d", "e", "f", "g"))]
+    assert cfgs[0].league.round_games == cfgs[1].league.round_games == 40
+    assert cfgs[0].settings_sha256() == cfgs[1].settings_sha256()

@@ -414,7 +414,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if fmt not in ("random", "league") and games is not None:
         raise _err(src, "games", f"applies only to the random and league formats (the {fmt} format plays "
                                  "games_per_table per table)")
-    league = _league(src, data, fmt, table_size, len(bots))
+    league = _league(src, data, fmt, table_size)
     if fmt != "gauntlet" and data.get("challengers"):
         raise _err(src, "challengers", "applies only to the gauntlet format")
 
@@ -499,10 +499,13 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
 LEAGUE_KEYS = {"round_games", "min_games"}
 
 
-def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int, entrants: int) -> LeaguePolicy:
-    """The `league` settings: rounds of `round_games` games (default: 5 per entrant),
-    rounded up to whole tables of table_size games; `min_games` per active entrant
-    (default 10)."""
+LEAGUE_ROUND = 40  # a league round's games unless set
+
+
+def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int) -> LeaguePolicy:
+    """The `league` settings: rounds of `round_games` games (default `LEAGUE_ROUND`, not
+    derived from the field: a league's field changes, its settings must not), rounded up
+    to whole tables of table_size games; `min_games` per active entrant (default 10)."""
     raw = data.get("league")
     if fmt != "league":
         if raw is not None:
@@ -513,7 +516,7 @@ def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int, entran
         raise _err(src, "league", f"must be a mapping ({', '.join(sorted(LEAGUE_KEYS))})")
     _check_keys(src, "league.", raw, LEAGUE_KEYS)
     rg = raw.get("round_games")
-    rg = 5 * entrants if rg is None else _int(src, "league.round_games", rg, 1)
+    rg = LEAGUE_ROUND if rg is None else _int(src, "league.round_games", rg, 1)
     rg = -(-rg // table_size) * table_size
     mg = _int(src, "league.min_games", raw.get("min_games", 10), 0)
     return LeaguePolicy(round_games=rg, min_games=mg)
