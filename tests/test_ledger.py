@@ -400,3 +400,20 @@ def test_results_of_the_previous_format_are_refused(finished, tmp_path) -> None:
     assert _fail_line(invoke("verify", out)).split()[1] == "results"
     with pytest.raises(ResultsError):
         run_tournament(load_config(cfg_path))
+
+
+@pytest.mark.parametrize("index", [-1, 1 << 40, True])
+def test_a_chained_line_with_an_impossible_game_index_is_refused_cleanly(tmp_path: Path, index: object) -> None:
+    """A games.jsonl rewritten with its chain recomputed still cannot name a game index
+    below 0 or beyond any schedule (a bitmap of it would take the machine's memory)."""
+    from harness.tournament.journal import Journal, JournalError, read_chain, scan_chain
+
+    path = tmp_path / "games.jsonl"
+    j = Journal(path, "0" * 64)
+    j.append({"id": 0, "game": "g000000"})
+    j.append({"id": index, "game": "gX"})
+    j.close()
+    with pytest.raises(JournalError, match="line 2 is not a game record"):
+        read_chain(path, "0" * 64, repair=False)
+    with pytest.raises(JournalError, match="line 2 is not a game record"):
+        scan_chain(path, "0" * 64, repair=False)

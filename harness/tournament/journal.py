@@ -126,13 +126,18 @@ def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalSta
     return JournalState(games, prev, links)
 
 
+MAX_GAMES = 1 << 30  # game indices are below this (the sets of games done are bitmaps of it: 128 MB at most)
+
+
 def _checked(line: bytes, n: int, prev: str | None, path: Path) -> tuple[dict[str, Any], str]:
     """The record of line `n` (without `chain`) and its link, checked against `prev`
     (None: not checked); raises `JournalError` / `ChainError` as `read_chain` does."""
     try:
         rec = orjson.loads(line)
-        if not isinstance(rec, dict) or not isinstance(rec.get("id"), int):
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), int) or isinstance(rec["id"], bool):
             raise ValueError("not a game record")
+        if not 0 <= rec["id"] < MAX_GAMES:
+            raise ValueError(f"game index {rec['id']} is outside 0..{MAX_GAMES - 1}")
     except (orjson.JSONDecodeError, ValueError) as e:
         raise JournalError(f"{path}: line {n} is not a game record ({e}); the file was changed by hand?") from None
     m = _TAIL.search(line)
