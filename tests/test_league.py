@@ -433,3 +433,25 @@ def test_a_league_with_default_rounds_keeps_its_settings_when_an_entrant_joins(t
             for names in (("a", "b", "c"), ("a", "b", "c", "d", "e", "f", "g"))]
     assert cfgs[0].league.round_games == cfgs[1].league.round_games == 40
     assert cfgs[0].settings_sha256() == cfgs[1].settings_sha256()
+
+
+def test_a_league_round_interrupted_at_its_budget_is_finished_on_resume() -> None:
+    """The budget counts the games before the round to play: with half of that round
+    played (a run interrupted), a resume plays the rest of it, as one run would have."""
+    from harness.tournament.config import parse_config
+    from harness.tournament.league import Matchmaker, budget_met
+
+    cfg = parse_config({"name": "lg", "seed": 3, "format": "league", "games": 8, "table_size": 2,
+                        "league": {"round_games": 8, "min_games": 0}, "faults": {"disqualify": False},
+                        "bots": [{"name": n, "cmd": "true"} for n in "abcd"]})
+    mm = Matchmaker(cfg)
+    records = {}
+    for s in mm.round(0, cfg.entrants, records):
+        records[s.index] = {"id": s.index, "seats": list(s.seats), "places": [1, 2], "faults": [], "forfeits": []}
+    assert budget_met(cfg, records, Matchmaker(cfg), 8)  # the budget, at the boundary
+    part = {i: r for i, r in records.items() if i < 4}
+    assert not budget_met(cfg, part, Matchmaker(cfg), 0)
+    cfg4 = parse_config(dict(cfg.raw) | {"games": 4})
+    # 4 games played of the first round: the budget of 4 is met only once that round is whole.
+    assert not budget_met(cfg4, part, Matchmaker(cfg4), 0)
+    assert budget_met(cfg4, records, Matchmaker(cfg4), 8)
