@@ -287,5 +287,6 @@ def test_a_parent_waiting_in_vfork_for_a_stopped_child_counts_as_stopped(tmp_pat
         # Each stop was confirmed (the parent in D waits for its stopped child): none was
         # given up, which would have cost the referee 2 s a turn.
         assert bot.stop_giveups == 0 and bot._cpu_at_stop is not None
+        bot.resume(check=True)  # no process appeared and none ran while it was stopped: no fault
     finally:
         bot.stop()

@@ -228,11 +228,11 @@ def _stat(pid: int) -> list[str] | None:
 _VFORK_WAIT = (b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork")  # wchan of a vfork() parent
 
 
-def _threads_stopped(pid: int) -> bool:
+def _threads_stopped(pid: int, waits: list[int] | None = None) -> bool:
     """Every thread of the process is stopped (T, t), or it is a zombie or gone, or it
     waits in vfork() for its child (D in the clone call: it runs nothing until the child,
-    itself a process of the bot and stopped, execs or exits): none of them runs its code,
-    or is inside fork()."""
+    itself a process of the bot and stopped, execs or exits; `pid` is then added to
+    `waits`): none of them runs its code, or is inside fork()."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -247,6 +247,8 @@ def _threads_stopped(pid: int) -> bool:
         if state in (b"T", b"t", b"Z", b"X"):
             continue
         if state == b"D" and _waits_for_vfork(pid, tid):
+            if waits is not None:
+                waits.append(pid)
             continue
         return False
     return True
@@ -488,6 +490,7 @@ class BotProcess:
         self._signalled: set[int] = set()  # the processes sent SIGSTOP by this pause
         self._members_seen: list[int] = []  # its processes when last listed while stopping it
         self._whole = False  # every process of it was seen stopped (the list is complete)
+        self._vfork_waits = False  # some thread was taken as stopped waiting in vfork()
         self.stop_giveups = 0  # stops not confirmed within _PAUSE_WAIT_S (a thread in uninterruptible sleep)
 
     # ----- life cycle ---------------------------------------------------------------
@@ -856,7 +859,9 @@ class BotProcess:
         give_up = time.monotonic() + _PAUSE_WAIT_S
         members = self._members_seen
         while True:
-            running = [p for p in members if not _threads_stopped(p)]
+            waits: list[int] = []
+            running = [p for p in members if not _threads_stopped(p, waits)]
+            self._vfork_waits = bool(waits)
             if not running:
                 members, new = self._stop_listed(done)
                 if not new:  # nothing runs, and nothing was forked before it stopped
@@ -906,6 +911,15 @@ class BotProcess:
             ran = _cpu_of(self._members_seen) - self._cpu_at_stop
         # Seen wholly stopped: nothing of it has run since, so the list then is the list now.
         members = self._members_seen if self._cpu_at_stop is not None and self._whole else None
+        if members is not None and self._vfork_waits and proc is not None:
+            # A thread was taken as waiting for its vfork() child; had it been still inside
+            # the clone call instead, its new process would be unlisted: list again, and
+            # count all the CPU of any process that appeared while the bot was stopped.
+            listed = self._listed()
+            seen = set(members)
+            if check:
+                ran += _cpu_of([p for p in listed if p not in seen])
+            members = listed
         self._paused = False
         if proc is None:
             return
