@@ -29,8 +29,9 @@ from harness.tournament.config import ConfigError, load_config, parse_config
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import schedule
 from harness.tournament.standings import build_leaderboard
+from harness.tournament import stats
 from harness.tournament.stats import (
-    DealBootstrap, analyse, check_settled, clopper_pearson, deal_groups, deal_scores, elo_to_score, fit_pl,
+    DealBootstrap, GameArrays, NormalBootstrap, analyse, bootstrap_of, check_settled, clopper_pearson, deal_groups, deal_scores, elo_to_score, fit_pl,
     game_stages, holm, log_mixture, loglik, luck_share, min_informative, mixture_interval, neighbour_tests,
     newton_pl, paired_deals, pairs_met, plan_rounds, score_to_elo, sign_test, sprt,
 )
@@ -171,6 +172,67 @@ def test_resamples_are_the_newton_fits_of_the_drawn_groups() -> None:
         far = [3.0 * (-1) ** i for i in range(data.n)]
         refit = data._refits.fit(np.array(acc), np.array(far), tol=1e-10).tolist()
         assert refit == pytest.approx(newton_pl(data._sets(acc), data.n, far, data.prior, tol=1e-10), abs=1e-8)
+
+
+def _pl_games(names: list[str], games: int, sizes: list[int], seed: int, group: int = 1,
+              ties: float = 0.0) -> list[dict[str, Any]]:
+    """Plackett–Luce games of entrants of strength θ = −0.2 · index (Gumbel noise, best
+    first), `group` consecutive games sharing a deal group (the same seats, rotated);
+    a share `ties` of the games has its places below the first shared."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(games):
+        if i % group == 0:
+            seats = rng.sample(names, rng.choice(sizes))
+        else:
+            seats = seats[1:] + seats[:1]
+        noise = [-0.2 * names.index(s) - math.log(-math.log(rng.random())) for s in seats]
+        order = sorted(range(len(seats)), key=lambda k: -noise[k])
+        places = [0] * len(seats)
+        for p, k in enumerate(order, 1):
+            places[k] = p
+        if rng.random() < ties:
+            places = [min(p, 2) for p in places]
+        out.append(rec(i, list(seats), places, group=i // group))
+    return out
+
+
+@pytest.mark.parametrize("group,ties,sizes", [(1, 0.0, [4]), (2, 0.1, [2, 3, 4]), (4, 0.2, [4])])
+def test_the_normal_approximation_fits_the_same_theta_and_spreads_as_the_bootstrap(group: int, ties: float,
+                                                                                  sizes: list[int]) -> None:
+    """Where the exact resampling of deal groups is too costly (`EXACT_LIMIT`), its normal
+    approximation takes over: the same θ (every game's stages, the same prior; shared
+    places and duplicate groups included), the same mean places, and resamples whose
+    spread matches the exact bootstrap's (here 600 draws of each: the standard errors agree
+    to the draws' own noise)."""
+    names = [f"e{i}" for i in range(8)]
+    records = _pl_games(names, 3000, sizes, seed=group, group=group, ties=ties)
+    exact, normal = DealBootstrap(records, names), NormalBootstrap(GameArrays.from_records(records, names), names)
+    assert normal.theta == pytest.approx(exact.theta, abs=1e-9)
+    assert normal.mean_place == pytest.approx(exact.mean_place, abs=1e-12)
+    assert normal.entrant_games == exact.entrant_games and normal.groups == exact.groups
+    e = np.array([th for th, _ in exact.resamples(600, 3)])
+    m = np.array([th for th, _ in normal.resamples(600, 3)])
+    assert np.allclose(m.std(axis=0), e.std(axis=0), rtol=0.2)
+    assert np.allclose(np.std(m[:, :1] - m[:, 1:], axis=0), np.std(e[:, :1] - e[:, 1:], axis=0), rtol=0.2)
+    ep = np.array([p for _, p in exact.resamples(600, 4)])
+    mp = np.array([p for _, p in normal.resamples(600, 4)])
+    assert np.allclose(mp.std(axis=0), ep.std(axis=0), rtol=0.2)
+    assert list(normal.resamples(5, 7)) == list(normal.resamples(5, 7))  # drawn from the seed alone
+
+
+def test_a_field_of_many_kinds_of_game_is_analysed_in_the_normal_approximation_and_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [f"e{i}" for i in range(8)]
+    records = _pl_games(names, 600, [4], seed=3)
+    assert isinstance(bootstrap_of(records, names), DealBootstrap)
+    _, section = stats.report(records, names, resamples=50)
+    assert section["method"]["intervals"] == "bootstrap" and "normal" not in section["method"]["bootstrap"]
+    monkeypatch.setattr(stats, "EXACT_LIMIT", 100)
+    assert isinstance(bootstrap_of(records, names), NormalBootstrap)
+    a, section = stats.report(records, names, resamples=50)
+    assert section["method"]["intervals"] == "normal" and "sandwich" in section["method"]["bootstrap"]
+    assert a.resamples == 50 and all(a.ci[e][0] < a.theta[e] < a.ci[e][1] for e in names)
 
 
 # ----- the paired deal tests ----------------------------------------------------------------

@@ -33,6 +33,14 @@ The confidence
     group. The interval of an entrant is the percentile interval of its θ over the
     resamples. These intervals describe the rating; they do not decide the marks.
 
+    A resample is refitted exactly while the games are of few kinds (seats and places;
+    `EXACT_LIMIT`). Beyond that (tables of three or more in a large field, where nearly
+    every game is a kind of its own and an exact resample costs time and memory per game)
+    resamples are drawn from the normal distribution the resampling converges to: θ̂ plus
+    N(0, H⁻¹ M H⁻¹), H minus the Hessian of the log-likelihood at θ̂ and M the covariance
+    of the deal groups' score vectors (the cluster-robust sandwich, `NormalBootstrap`).
+    The leaderboard says which (``statistics.method.intervals``).
+
 How sure the order is
     From paired deal outcomes (see "paired deal outcomes" below): a pair of neighbours is
     *settled* when a two-sided test of "equally strong" on the deals both played rejects at
@@ -48,7 +56,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import combinations
+from itertools import chain, combinations
 from statistics import NormalDist
 from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
@@ -77,7 +85,7 @@ class GameArrays:
     entrants: list[str]
     ids: np.ndarray  # int64, ascending
     group: np.ndarray  # int64: ordinal of the game's deal group, by the group's first game
-    size: np.ndarray  # int64: seats at the table (2 or more)
+    size: np.ndarray  # int8: seats at the table (2 or more)
     seats: np.ndarray  # int32 (games × widest table): entrant index by seat, −1 past `size`
     places: np.ndarray  # int16, the same shape: place by seat, 0 past `size`
 
@@ -94,21 +102,20 @@ class GameArrays:
     @classmethod
     def build(cls, entrants: Sequence[str], ids: Any, keys: Any, seats: Any, places: Any) -> "GameArrays":
         """From parallel arrays in any order: game indices, deal group keys (int64: games
-        with the same key are one deal group), seats and places (−1 / 0 past the table)."""
+        with the same key are one deal group; a game's key −1 − its index marks a game of
+        its own group), seats and places (−1 / 0 past the table). Arrays already in index
+        order are taken as they are (not copied)."""
         ids = np.asarray(ids, dtype=np.int64)
-        order = np.argsort(ids, kind="stable")
-        ids, keys = ids[order], np.asarray(keys, dtype=np.int64)[order]
+        keys = np.asarray(keys, dtype=np.int64)
         seats, places = np.asarray(seats, dtype=np.int32), np.asarray(places, dtype=np.int16)
         width = seats.shape[-1] if seats.ndim == 2 else 2
-        seats, places = seats.reshape(len(ids), width)[order], places.reshape(len(ids), width)[order]
-        if len(ids):
-            _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-            rank = np.empty(len(first), dtype=np.int64)
-            rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-            group = rank[inv.ravel()]
-        else:
-            group = np.zeros(0, dtype=np.int64)
-        return cls(list(entrants), ids, group, (seats >= 0).sum(axis=1).astype(np.int64), seats, places)
+        seats, places = seats.reshape(len(ids), width), places.reshape(len(ids), width)
+        if len(ids) > 1 and not bool((ids[1:] >= ids[:-1]).all()):
+            order = np.argsort(ids, kind="stable")
+            ids, keys, seats, places = ids[order], keys[order], seats[order], places[order]
+            del order
+        group = _group_ordinals(ids, keys)
+        return cls(list(entrants), ids, group, (seats >= 0).sum(axis=1).astype(np.int8), seats, places)
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> "GameArrays":
@@ -122,7 +129,7 @@ class GameArrays:
         keys = np.empty(len(recs), dtype=np.int64)
         for k, r in enumerate(recs):
             key = r.get("group")
-            keys[k] = codes.setdefault(("game", r["id"]) if key is None else key, len(codes))
+            keys[k] = -1 - r["id"] if key is None else codes.setdefault(key, len(codes))
             seats[k, : len(r["seats"])] = [index[s] for s in r["seats"]]
             places[k, : len(r["places"])] = r["places"]
         return cls.build(entrants, [r["id"] for r in recs], keys, seats, places)
@@ -159,6 +166,36 @@ def as_arrays(records: "Iterable[Mapping[str, Any]] | GameArrays", entrants: Seq
             raise ValueError(f"games of entrants {records.entrants[:5]}… asked for as entrants {list(entrants)[:5]}…")
         return records
     return GameArrays.from_records(records, entrants)
+
+
+def _group_ordinals(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Each game's deal group numbered in the order of the groups' first games (`ids` in
+    ascending order). A game whose key is −1 − its index is a group of its own: with plain
+    deals that is every game, and no sort is needed."""
+    n = len(ids)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    own = keys == -1 - ids
+    if own.all():
+        return np.arange(n, dtype=np.int64)
+    shared = np.flatnonzero(~own)
+    kind, first = _ordinal_first(keys[shared])
+    is_first = own
+    is_first[shared[first]] = True
+    number = np.cumsum(is_first, dtype=np.int64) - 1
+    group = number  # a game of its own group: its own number
+    group[shared] = number[shared[first]][kind]
+    return group
+
+
+def _ordinal_first(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's number in the order keys first occur (0, 1, …), and where each number
+    first occurs."""
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[by_first] = np.arange(len(first))
+    return rank[inv.ravel()], first[by_first]
 
 
 def deal_groups(records: Iterable[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
@@ -447,8 +484,10 @@ class DealBootstrap:
     counts how often it drew each type.
     """
 
+    method = "bootstrap"
+
     def __init__(self, records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
-                 prior: float = PRIOR) -> None:
+                 prior: float = PRIOR, kinds: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.entrants = list(entrants)
         self.prior = prior
         n = self.n = len(self.entrants)
@@ -459,11 +498,8 @@ class DealBootstrap:
         size = 0
         # Games of the same kind (seats and places) recur: each kind's part of a group's row
         # is worked out once, kinds numbered in the order they first occur.
-        kind = _ordinal(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel()
-                        ) if arr.games else np.zeros(0, dtype=np.int64)
-        n_kinds = int(kind.max()) + 1 if len(kind) else 0
-        first = np.full(n_kinds, arr.games, dtype=np.int64)
-        np.minimum.at(first, kind, np.arange(arr.games))
+        kind, first = _game_kinds(arr) if kinds is None else kinds
+        del kinds
         part: list[list[tuple[int, float]]] = []
         for k in first.tolist():
             key = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
@@ -479,31 +515,35 @@ class DealBootstrap:
                 items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
             part.append(items)
         types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
-        order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
-        bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True]) if len(order) \
-            else np.zeros(1, dtype=np.int64)
-        lone = np.diff(bounds) == 1
-        group_type = np.empty(len(bounds) - 1, dtype=np.intp)
-        # Groups of one game (every group, with plain deals): the type of their game's kind.
-        lone_kind = kind[order[bounds[:-1][lone]]]
-        kind_type = np.full(n_kinds, -1, dtype=np.intp)
-        for k in np.unique(lone_kind).tolist():
-            kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
-        group_type[lone] = kind_type[lone_kind]
-        del lone_kind, kind_type
-        for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
-            flat: dict[int, float] = defaultdict(float)
-            for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
-                for slot, x in part[k]:
-                    flat[slot] += x
-            group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
-        del part, order, bounds
+        if arr.groups == arr.games:  # plain deals: every group one game, in game order
+            kind_type = np.array([types.setdefault(tuple(sorted(p)), len(types)) for p in part], dtype=np.intp)
+            group_type = kind_type[kind]
+            del kind_type
+        else:
+            order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
+            bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True])
+            lone = np.diff(bounds) == 1
+            group_type = np.empty(len(bounds) - 1, dtype=np.intp)
+            # Groups of one game: the type of their game's kind.
+            lone_kind = kind[order[bounds[:-1][lone]]]
+            kind_type = np.full(len(part), -1, dtype=np.intp)
+            for k in np.unique(lone_kind).tolist():
+                kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
+            group_type[lone] = kind_type[lone_kind]
+            del lone_kind, kind_type
+            for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
+                flat: dict[int, float] = defaultdict(float)
+                for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
+                    for slot, x in part[k]:
+                        flat[slot] += x
+                group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
+            del order, bounds
+        del part, kind
         self._place_slot = place_slot = size
         self._size = size + 2 * n
         self._type_rows: list[tuple[tuple[int, float], ...]] = [
             tuple((k if k >= 0 else place_slot - k - 1, v) for k, v in sig) for sig in types]
         del types
-        self._group_type = group_type
         self._sets_at = list(base.items())
         # The type rows as flat arrays, for adding up a resample in numpy.
         self._row_type = np.array([t for t, row in enumerate(self._type_rows) for _ in row], dtype=np.intp)
@@ -511,6 +551,7 @@ class DealBootstrap:
         self._row_value = np.array([v for row in self._type_rows for _, v in row], dtype=float)
         self._refits = _Refits(self._sets_at, n, prior)
         self._type_count = np.bincount(group_type, minlength=len(self._type_rows))
+        del group_type
         full = self._total(dict(enumerate(self._type_count.tolist())))
         # Newton steps from θ = 0 on arrays (the likelihood is strictly concave, so they find
         # the one maximum `fit_pl` climbs to; tests/test_stats.py checks they agree).
@@ -557,6 +598,232 @@ class DealBootstrap:
                 yield self._refits.fit(acc, start).tolist(), self._places(acc[ps:].tolist())
 
 
+EXACT_LIMIT = 250_000
+"""Kinds of game (distinct seats and places) times the widest table squared, beyond which
+the bootstrap's distribution is taken in its normal approximation (`NormalBootstrap`):
+the exact resampling costs time and memory per kind, and with tables of 3 or more and a
+large field nearly every game is a kind of its own."""
+
+
+def _ranked(arr: GameArrays, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Games `lo`…`hi` − 1 of `arr` with their seats in order of place: the entrants, the
+    seats, and whether the game has a shared place."""
+    last = np.iinfo(np.int32).max
+    key = np.where(arr.seats[lo:hi] >= 0, arr.places[lo:hi].astype(np.int32), last)
+    order = np.argsort(key, axis=1, kind="stable")
+    ranked = np.take_along_axis(arr.seats[lo:hi], order, axis=1).astype(np.int64)
+    key = np.take_along_axis(key, order, axis=1)
+    return ranked, order, ((key[:, 1:] == key[:, :-1]) & (key[:, 1:] != last)).any(axis=1)
+
+
+Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Stages of games with risk sets of one size m: members (R×m), weight (R), chosen weight
+of each member (R×m), the game each stage is of (R, an index into the games) and each
+member's seat at it (R×m)."""
+
+
+def _stage_blocks(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
+    """The Plackett–Luce stages (`game_stages`) of the games `lo`…`hi` − 1 of `arr` that
+    have no shared place, as `Block`s."""
+    ranked, order, tied = _ranked(arr, lo, hi)
+    size = arr.size[lo:hi]
+    for t in np.unique(size).tolist():
+        rows = np.flatnonzero((size == t) & ~tied)
+        if not len(rows):
+            continue
+        for r in range(t - 1):
+            chosen = np.zeros((len(rows), t - r))
+            chosen[:, 0] = 1.0
+            yield ranked[rows, r:t], np.ones(len(rows)), chosen, rows + lo, order[rows, r:t]
+
+
+def _tied_blocks(arr: GameArrays) -> list[Block]:
+    """The stages of the games of `arr` with a shared place (averaged over the orders of
+    the tied entrants, `game_stages`), as `Block`s."""
+    by_m: dict[int, list[tuple[Stage, int, list[int]]]] = {}
+    for lo in range(0, arr.games, CHUNK):
+        for g in (np.flatnonzero(_ranked(arr, lo, min(lo + CHUNK, arr.games))[2]) + lo).tolist():
+            k = int(arr.size[g])
+            row = arr.seats[g, :k].tolist()
+            seat = {e: j for j, e in enumerate(row)}
+            for st in game_stages(row, arr.places[g, :k].tolist()):
+                by_m.setdefault(len(st[0]), []).append((st, g, [seat[e] for e in st[0]]))
+    return [(np.array([st[0] for st, _, _ in sts], dtype=np.int64), np.array([st[1] for st, _, _ in sts]),
+             np.array([st[2] for st, _, _ in sts]), np.array([g for _, g, _ in sts], dtype=np.int64),
+             np.array([p for _, _, p in sts], dtype=np.int64)) for _, sts in sorted(by_m.items())]
+
+
+def _group_chunks(arr: GameArrays) -> Iterator[GameArrays]:
+    """The games of `arr` in chunks of whole deal groups (about `CHUNK` games each; a
+    group is never split), each as `GameArrays` of its own (groups numbered within it)."""
+    if arr.groups == arr.games:  # plain deals: a group is a game
+        for lo in range(0, arr.games, CHUNK):
+            hi = min(lo + CHUNK, arr.games)
+            yield GameArrays(arr.entrants, arr.ids[lo:hi], np.arange(hi - lo, dtype=np.int64), arr.size[lo:hi],
+                             arr.seats[lo:hi], arr.places[lo:hi])
+        return
+    order = np.argsort(arr.group, kind="stable")
+    ends = np.flatnonzero(np.r_[arr.group[order][1:] != arr.group[order][:-1], True]) + 1
+    lo = 0
+    while lo < arr.games:
+        hi = int(ends[min(int(np.searchsorted(ends, lo + CHUNK)), len(ends) - 1)])
+        take = order[lo:hi]
+        g = arr.group[take]
+        yield GameArrays(arr.entrants, arr.ids[take], g - g.min(), arr.size[take], arr.seats[take], arr.places[take])
+        lo = hi
+
+
+class NormalBootstrap:
+    """The deal-group bootstrap of `DealBootstrap` in its normal approximation, for games
+    too many and too varied to resample exactly: the fit is the same (every game's stages,
+    the same prior), and a resample's θ is drawn from the normal distribution the
+    resampling converges to, θ̂ + N(0, H⁻¹ M H⁻¹), where H is minus the Hessian of the
+    log-likelihood at θ̂ and M the covariance of the deal groups' score vectors (the
+    cluster-robust "sandwich"); an entrant's mean place likewise, with the variance of its
+    groups' place sums about its mean. Time and memory grow with the games, a chunk at a
+    time, not with the kinds of game."""
+
+    method = "normal"
+
+    def __init__(self, arr: GameArrays, entrants: Sequence[str], prior: float = PRIOR) -> None:
+        self.entrants = list(entrants)
+        self.prior = prior
+        n = self.n = len(self.entrants)
+        self.arr = arr
+        self.groups, self.games = arr.groups, arr.games
+        self._tied = _tied_blocks(arr)
+        with _one_blas_thread():
+            theta = np.zeros(n)
+            for _ in range(100):
+                grad, hess = self._derivatives(theta)
+                step = np.linalg.solve(hess, grad)
+                big = float(np.abs(step).max()) if n else 0.0
+                if big > 1.0:  # step halving, as `newton_pl`
+                    ll, t = self._loglik(theta), 1.0
+                    while t > 1e-6:
+                        cand = theta + t * step
+                        if self._loglik(cand) >= ll:
+                            break
+                        t /= 2
+                    theta = cand
+                else:
+                    theta = theta + step
+                if big < 1e-9:
+                    break
+            self.theta = theta.tolist()
+            _, hess = self._derivatives(theta)
+            meat, place_var = self._group_spread(theta)
+            inv = np.linalg.inv(hess)
+            cov = inv @ meat @ inv
+        vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
+        self._root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+        games = np.bincount(arr.seats[arr.seats >= 0], minlength=n)
+        sums = np.bincount(arr.seats[arr.seats >= 0], weights=arr.places[arr.seats >= 0], minlength=n)
+        self.entrant_games = games.tolist()
+        self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
+        self._place_sd = np.sqrt(place_var)
+
+    def _blocks(self) -> Iterator[Block]:
+        """Every game's stages, a chunk of games at a time (those with shared places kept)."""
+        for lo in range(0, self.games, CHUNK):
+            yield from _stage_blocks(self.arr, lo, min(lo + CHUNK, self.games))
+        yield from self._tied
+
+    def _derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
+        n, prior = self.n, self.prior
+        s = 1.0 / (1.0 + np.exp(-theta))
+        grad = np.full(n, prior) - 2.0 * prior * s
+        hess = np.zeros(n * n)
+        hess[:: n + 1] += 2.0 * prior * s * (1.0 - s)
+        for who, w, chosen, _, _ in self._blocks():
+            x = theta[who]
+            e = np.exp(x - x.max(axis=1, keepdims=True))
+            q = e / e.sum(axis=1, keepdims=True)
+            pa = w[:, None] * q
+            grad += np.bincount(who.ravel(), weights=(chosen - pa).ravel(), minlength=n)
+            hess[:: n + 1] += np.bincount(who.ravel(), weights=pa.ravel(), minlength=n)
+            pairs = (who[:, :, None] * n + who[:, None, :]).ravel()
+            hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
+        return grad, hess.reshape(n, n)
+
+    def _loglik(self, theta: np.ndarray) -> float:
+        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
+        for who, w, chosen, _, _ in self._blocks():
+            x = theta[who]
+            top = x.max(axis=1)
+            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+            ll += float((chosen * x).sum() - (w * lse).sum())
+        return ll
+
+    def _group_spread(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """M, the covariance of the deal groups' score vectors at θ (as a resample of
+        groups spreads their sum), and per entrant the variance of its mean place; whole
+        groups a chunk at a time."""
+        n, arr = self.n, self.arr
+        games = np.bincount(arr.seats[arr.seats >= 0], minlength=n)
+        sums = np.bincount(arr.seats[arr.seats >= 0], weights=arr.places[arr.seats >= 0], minlength=n)
+        mean = np.where(games > 0, sums / np.maximum(games, 1), 0.0)
+        meat, total, place_ss = np.zeros(n * n), np.zeros(n), np.zeros(n)
+        for sub in _group_chunks(arr):
+            width = sub.seats.shape[1]
+            score = np.zeros((sub.games, width))  # per game and seat: its part of the score
+            for who, w, chosen, game, seat in chain(_stage_blocks(sub, 0, sub.games), _tied_blocks(sub)):
+                x = theta[who]
+                e = np.exp(x - x.max(axis=1, keepdims=True))
+                np.add.at(score, (game[:, None], seat), chosen - w[:, None] * e / e.sum(axis=1, keepdims=True))
+            valid = sub.seats >= 0
+            ent = np.where(valid, sub.seats, -1).astype(np.int64)
+            dev = np.where(valid, sub.places - mean[np.maximum(ent, 0)], 0.0)
+            if sub.groups < sub.games:  # add up each group's games, entrant by entrant
+                at = np.flatnonzero(valid.ravel())
+                u, inv = np.unique(sub.group[at // width] * n + ent.ravel()[at], return_inverse=True)
+                sc = np.bincount(inv.ravel(), weights=score.ravel()[at])
+                dv = np.bincount(inv.ravel(), weights=dev.ravel()[at])
+                grp, who_ = np.divmod(u, n)
+                starts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+                count = np.diff(np.r_[starts, len(grp)])
+                row, pos = np.repeat(np.arange(len(starts)), count), np.arange(len(grp)) - np.repeat(starts, count)
+                score, dev = np.zeros((len(starts), int(count.max()))), np.zeros((len(starts), int(count.max())))
+                ent = np.full((len(starts), int(count.max())), -1, dtype=np.int64)
+                score[row, pos], dev[row, pos], ent[row, pos] = sc, dv, who_
+            for a in range(ent.shape[1]):
+                ok = ent[:, a] >= 0
+                total += np.bincount(ent[ok, a], weights=score[ok, a], minlength=n)
+                place_ss += np.bincount(ent[ok, a], weights=dev[ok, a] ** 2, minlength=n)
+                for b in range(ent.shape[1]):
+                    both = ok & (ent[:, b] >= 0)
+                    meat += np.bincount(ent[both, a] * n + ent[both, b], weights=score[both, a] * score[both, b],
+                                        minlength=n * n)
+        meat = meat.reshape(n, n) - np.outer(total, total) / max(arr.groups, 1)
+        return meat, place_ss / np.maximum(games, 1) ** 2
+
+    def resamples(self, count: int, seed: int) -> Iterator[tuple[list[float], list[float | None]]]:
+        """`count` draws of (θ of each entrant, mean place of each entrant or None) from
+        the normal approximation, from `numpy.random.default_rng(seed)`."""
+        if not self.groups:
+            return
+        rng = np.random.default_rng(seed)
+        theta = np.array(self.theta)
+        mean = np.array([m if m is not None else 0.0 for m in self.mean_place])
+        for _ in range(count):
+            th = theta + self._root @ rng.standard_normal(self.n)
+            pl = mean + self._place_sd * rng.standard_normal(self.n)
+            yield th.tolist(), [float(p) if m is not None else None for p, m in zip(pl, self.mean_place)]
+
+
+def bootstrap_of(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
+                 prior: float = PRIOR) -> "DealBootstrap | NormalBootstrap":
+    """The deal-group bootstrap of the games: resampled exactly (`DealBootstrap`) up to
+    `EXACT_LIMIT`, beyond it in its normal approximation (`NormalBootstrap`)."""
+    arr = as_arrays(records, entrants)
+    kinds = _game_kinds(arr)
+    if len(kinds[1]) * arr.seats.shape[1] ** 2 > EXACT_LIMIT:
+        del kinds
+        return NormalBootstrap(arr, entrants, prior)
+    return DealBootstrap(arr, entrants, prior, kinds)
+
+
 @dataclass
 class Analysis:
     """What `analyse` finds. θ, intervals and shares are per entrant / per pair of names."""
@@ -573,6 +840,7 @@ class Analysis:
     mean_place: dict[str, float | None]
     entrant_games: dict[str, int]
     samples: list[list[float]] = field(repr=False, default_factory=list)
+    method: str = "bootstrap"  # how the resamples were drawn: "bootstrap", or "normal" (its approximation)
 
     def above_share(self, a: str, b: str) -> float:
         """The share of resamples in which `a` rates above `b` (equal θ counts half)."""
@@ -615,7 +883,7 @@ def analyse(
     confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR,
 ) -> Analysis:
     """Fit θ on all games and bootstrap it (and mean place) over deal groups."""
-    data = DealBootstrap(records, entrants, prior)
+    data = bootstrap_of(records, entrants, prior)
     names = data.entrants
     samples: list[list[float]] = []
     place_samples: list[list[float | None]] = []
@@ -636,7 +904,7 @@ def analyse(
         entrants=names, games=data.games, groups=data.groups, resamples=len(samples),
         confidence=confidence, seed=seed, theta=dict(zip(names, data.theta)), ci=ci, place_ci=pci,
         mean_place=dict(zip(names, data.mean_place)), entrant_games=dict(zip(names, data.entrant_games)),
-        samples=samples,
+        samples=samples, method=data.method,
     )
 
 
@@ -647,10 +915,12 @@ def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequen
     names = list(entrants)
     arr = as_arrays(records, names)
     table: dict[tuple[int, ...], list[float]] = {}
-    seen: Counter[tuple[tuple[int, ...], tuple[int, ...]]] = Counter(
-        (tuple(st[:k]), tuple(pl[:k])) for st, pl, k in zip(arr.seats.tolist(), arr.places.tolist(), arr.size.tolist()))
-    for (seats, places), c in seen.items():  # each kind of game once, times how often it was played
-        for key, add in _merged(seats, places):
+    kind, first = _game_kinds(arr)
+    counts = np.bincount(kind, minlength=len(first)).tolist()
+    del kind
+    for k, c in zip(first.tolist(), counts):  # each kind of game once, times how often it was played
+        w = int(arr.size[k])
+        for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
             row = table.get(key)
             if row is None:
                 row = table[key] = [0.0] * len(add)
@@ -714,6 +984,9 @@ def check_settled(
     return SettledCheck(all(t["settled"] for t in tests), order, pairs, tests)
 
 
+CHUNK = 1 << 16
+"""Games taken at a time where a sum over games is worked out in chunks."""
+
 SPARSE_ABOVE = 20
 """With more entrants than this, per-pair tables list only the pairs that met."""
 
@@ -723,10 +996,12 @@ def met_matrix(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
     arr = as_arrays(records, entrants)
     n = len(entrants)
     out = np.zeros(n * n, dtype=np.int64)
-    for i, j in combinations(range(arr.seats.shape[1]), 2):
-        a, b = arr.seats[:, i].astype(np.int64), arr.seats[:, j].astype(np.int64)
-        ok = (a >= 0) & (b >= 0) & (a != b)
-        out += np.bincount(a[ok] * n + b[ok], minlength=n * n)
+    for at in range(0, arr.games, CHUNK):  # a chunk of games at a time: bounded working memory
+        seats = arr.seats[at:at + CHUNK]
+        for i, j in combinations(range(seats.shape[1]), 2):
+            a, b = seats[:, i].astype(np.int64), seats[:, j].astype(np.int64)
+            ok = (a >= 0) & (b >= 0) & (a != b)
+            out += np.bincount(a[ok] * n + b[ok], minlength=n * n)
     m = out.reshape(n, n)
     return m + m.T
 
@@ -828,10 +1103,27 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
 
 def _ordinal(keys: np.ndarray) -> np.ndarray:
     """Each key's number in the order keys first occur (0, 1, …)."""
-    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inv.ravel()]
+    return _ordinal_first(keys)[0]
+
+
+def _game_kinds(arr: GameArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Games of the same kind (seats and places) numbered in the order kinds first occur,
+    and each kind's first game. A game's row is packed into one int64 where it fits (every
+    table of up to 6 seats and up to ~1,000 entrants), so the sort is of 8 bytes a game."""
+    if not arr.games:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    width = arr.seats.shape[1]
+    seat_bits = max(1, int(arr.seats.max()) + 2).bit_length()
+    place_bits = max(1, int(arr.places.max()) + 1).bit_length()
+    if width * (seat_bits + place_bits) > 62 or int(arr.places.min()) < 0:
+        return _ordinal_first(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel())
+    packed = np.zeros(arr.games, dtype=np.int64)
+    for c in range(width):
+        packed <<= seat_bits
+        packed |= arr.seats[:, c] + 1
+        packed <<= place_bits
+        packed |= arr.places[:, c]
+    return _ordinal_first(packed)
 
 
 def _var(xs: Sequence[float]) -> float:
@@ -906,7 +1198,14 @@ def report(
                       f"entrants equally; prior: {prior:g} virtual win and loss per entrant against a "
                       "reference of strength 0; the leaderboard's order",
             "bootstrap": "intervals of pl_strength and mean place: resamples of whole deal groups (the games "
-                         "of one duplicate deal; with plain deals single games), with replacement; percentiles",
+                         "of one duplicate deal; with plain deals single games), with replacement; percentiles"
+                         + ("" if a.method == "bootstrap" else
+                            "; with this many kinds of game the resamples are drawn from the normal distribution "
+                            "the resampling converges to: the fitted pl_strength plus N(0, H^-1 M H^-1), H minus "
+                            "the Hessian of the log-likelihood, M the covariance of the deal groups' score "
+                            "vectors (cluster-robust sandwich); mean place with the variance of its groups' "
+                            "place sums"),
+            "intervals": a.method,
             "deals": "for two entrants and a deal group where both played, the one placed ahead more often "
                      "in the group's games did better; level deals say nothing and are left out",
             "settled": f"{test} of the informative deals of the two neighbours, Holm-corrected over every pair "
@@ -1025,87 +1324,124 @@ NO_EVIDENCE_Z = 1.0  # a difference is "plausible" when the upper entrant leads 
 @dataclass
 class PairedDeals:
     """Every (deal group, pair of entrants) where both played: who did better. Compact
-    arrays, one row per pair and group, sorted by pair then group (game order)."""
+    arrays, one row per pair and group (about 9 bytes), sorted by pair then group (game
+    order)."""
 
     entrants: list[str]
     games: int
     groups: int
-    lo: np.ndarray  # the pair: entrant indices lo < hi
-    hi: np.ndarray
-    group: np.ndarray  # ordinal of the deal group (by its first game)
-    sign: np.ndarray  # +1: lo did better, −1: hi did better, 0: level
+    pair: np.ndarray  # lo · n + hi for the pair's entrant indices lo < hi (int32 below 46,341 entrants)
+    group: np.ndarray  # int32: ordinal of the deal group (by its first game)
+    sign: np.ndarray  # int8: +1: lo did better, −1: hi did better, 0: level
+
+    @property
+    def lo(self) -> np.ndarray:
+        """The lower entrant index of each row's pair."""
+        return self.pair // len(self.entrants)
+
+    @property
+    def hi(self) -> np.ndarray:
+        """The higher entrant index of each row's pair."""
+        return self.pair % len(self.entrants)
 
     def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n×n matrices: deals row did better than column, deals level, deals both played."""
         n = len(self.entrants)
-        pid = self.lo * n + self.hi
-        plus = np.bincount(pid, weights=self.sign > 0, minlength=n * n).reshape(n, n)
-        minus = np.bincount(pid, weights=self.sign < 0, minlength=n * n).reshape(n, n)
-        level = np.bincount(pid, weights=self.sign == 0, minlength=n * n).reshape(n, n)
+        plus = np.bincount(self.pair[self.sign > 0], minlength=n * n).reshape(n, n)
+        minus = np.bincount(self.pair[self.sign < 0], minlength=n * n).reshape(n, n)
+        level = np.bincount(self.pair[self.sign == 0], minlength=n * n).reshape(n, n)
         better = plus + minus.T
         level = level + level.T
         return better, level, better + better.T + level
 
     def running_max_mixture(self, a: float = MIXTURE) -> np.ndarray:
         """n×n (symmetric): the largest log mixture martingale over every prefix of each
-        pair's informative deals, in game order (0 for pairs without one)."""
+        pair's informative deals, in game order (0 for pairs without one). Whole pairs
+        a chunk of rows at a time."""
         n = len(self.entrants)
         out = np.zeros((n, n))
-        keep = self.sign != 0
-        if not keep.any():
+        if not len(self.pair):
             return out
-        pid = (self.lo * n + self.hi)[keep]
-        s = (self.sign[keep] > 0).astype(float)
-        starts = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
-        seg = np.cumsum(np.r_[False, pid[1:] != pid[:-1]])
-        cs, cm = np.cumsum(s), np.arange(1, len(s) + 1, dtype=float)
-        k = cs - (cs - s)[starts][seg]  # per-pair running counts
-        m = cm - (cm - 1)[starts][seg]
-        best = np.maximum(np.maximum.reduceat(log_mixture(k, m, a), starts), 0.0)
-        p = pid[starts]
-        out.flat[p] = best
-        out.T.flat[p] = best
+        bounds = np.r_[np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]), len(self.pair)]
+        lo = 0
+        while lo < len(self.pair):
+            hi = int(bounds[min(int(np.searchsorted(bounds, lo + CHUNK * 4)), len(bounds) - 1)])
+            keep = self.sign[lo:hi] != 0
+            if keep.any():
+                pid = self.pair[lo:hi][keep]
+                s = (self.sign[lo:hi][keep] > 0).astype(float)
+                first = np.flatnonzero(np.r_[True, pid[1:] != pid[:-1]])
+                seg = np.cumsum(np.r_[False, pid[1:] != pid[:-1]])
+                cs, cm = np.cumsum(s), np.arange(1, len(s) + 1, dtype=float)
+                k = cs - (cs - s)[first][seg]  # per-pair running counts
+                m = cm - (cm - 1)[first][seg]
+                del cs, cm, seg, s
+                best = np.maximum(np.maximum.reduceat(log_mixture(k, m, a), first), 0.0)
+                p = pid[first]
+                out.flat[p] = best
+                out.T.flat[p] = best
+            lo = hi
         return out
 
 
 def paired_deals(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> PairedDeals:
-    """The paired deal outcomes of `records` (see above). Vectorised per table size: the
-    cost is numpy work per seat pair of a table."""
+    """The paired deal outcomes of `records` (see above). Each (pair, deal group) row is
+    one int64 key with the game's sign in its lowest bits, made a chunk of games at a time
+    and sorted in place: the working memory is some 10 bytes a row beyond the result."""
     names = list(entrants)
     arr = as_arrays(records, names)
     n = len(names)
-    keys, signs = [], []
     span = arr.groups + 1
-    for t in np.unique(arr.size).tolist():
-        rows = arr.size == t
-        seats = arr.seats[rows].astype(np.int64)
-        places = arr.places[rows].astype(np.int64)
-        g = arr.group[rows]
-        for i, j in combinations(range(t), 2):
-            a, b = seats[:, i], seats[:, j]
-            s = np.sign(places[:, j] - places[:, i])  # +1: seat i placed ahead
-            swap = a > b
-            lo, hi = np.where(swap, b, a), np.where(swap, a, b)
-            keys.append((lo * n + hi) * span + g)
-            signs.append(np.where(swap, -s, s))
-    if keys:
-        uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
-        total = np.bincount(inv.ravel(), weights=np.concatenate(signs).astype(float))
-        pair, group = np.divmod(uniq, span)
-        lo_, hi_ = np.divmod(pair, n)
-        sign = np.sign(total).astype(np.int64)
-    else:
-        lo_ = hi_ = group = sign = np.zeros(0, dtype=np.int64)
-    return PairedDeals(names, arr.games, arr.groups, lo_, hi_, group, sign)
+    sizes = np.bincount(arr.size.astype(np.int64)).tolist() if arr.games else []
+    keys = np.empty(sum(c * t * (t - 1) // 2 for t, c in enumerate(sizes)), dtype=np.int64)
+    at = 0
+    for lo in range(0, arr.games, CHUNK):
+        hi = min(lo + CHUNK, arr.games)
+        size = arr.size[lo:hi]
+        for t in np.unique(size).tolist():
+            rows = np.flatnonzero(size == t) + lo
+            for i, j in combinations(range(t), 2):
+                a, b = arr.seats[rows, i].astype(np.int64), arr.seats[rows, j].astype(np.int64)
+                key = (np.minimum(a, b) * n + np.maximum(a, b)) * span + arr.group[rows]
+                # sign + 1 (0, 1, 2: lo behind, level, lo ahead); seat i is lo when a < b
+                ahead = np.sign(arr.places[rows, j].astype(np.int64) - arr.places[rows, i])
+                ahead[a > b] *= -1
+                keys[at:at + len(rows)] = (key << 2) + ahead + 1
+                at += len(rows)
+    keys.sort()
+    sign = (keys & 3).astype(np.int8)
+    sign -= 1
+    keys >>= 2  # (pair, group)
+    if len(keys) > 1 and bool((keys[1:] == keys[:-1]).any()):  # a deal group's games at one table: signs added up
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        sign = np.sign(np.add.reduceat(sign, starts, dtype=np.int64)).astype(np.int8)
+        keys = keys[starts]
+        del starts
+    group = np.empty(len(keys), dtype=np.int32)
+    pair = np.empty(len(keys), dtype=np.int32 if n * n < 2 ** 31 else np.int64)
+    for lo in range(0, len(keys), CHUNK):
+        group[lo:lo + CHUNK] = keys[lo:lo + CHUNK] % span
+        pair[lo:lo + CHUNK] = keys[lo:lo + CHUNK] // span
+    return PairedDeals(names, arr.games, arr.groups, pair, group, sign)
 
 
-_lgamma = np.frompyfunc(math.lgamma, 1, 1)
+_lgamma_each = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _lgamma(x: Any) -> np.ndarray:
+    """math.lgamma elementwise (float64; the same values). A long array is worked out once
+    per distinct value: counts recur, and an array of Python floats costs 32 bytes each."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 4096:
+        return np.asarray(_lgamma_each(x), dtype=float)
+    u, inv = np.unique(x, return_inverse=True)
+    return np.asarray(_lgamma_each(u), dtype=float)[inv].reshape(x.shape)
 
 
 def _betaln(x: Any, y: Any) -> np.ndarray:
     """ln B(x, y), elementwise."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    return np.asarray(_lgamma(x) + _lgamma(y) - _lgamma(x + y), dtype=float)
+    return _lgamma(x) + _lgamma(y) - _lgamma(x + y)
 
 
 def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
@@ -1115,10 +1451,24 @@ def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
     return m * math.log(2.0) + _betaln(a + k, a + m - k) - _betaln(a, a)
 
 
+_LN_FACTORIAL = np.zeros(1)  # ln i! for i = 0, 1, …: math.lgamma(i + 1), grown as needed
+
+
+def _ln_factorial(upto: int) -> np.ndarray:
+    """ln i! for i = 0..upto (the values of math.lgamma, kept: sign tests of many pairs
+    of many deals ask for the same ones again and again)."""
+    global _LN_FACTORIAL
+    if len(_LN_FACTORIAL) <= upto:
+        _LN_FACTORIAL = np.asarray(_lgamma_each(np.arange(1, max(upto + 1, 2 * len(_LN_FACTORIAL)) + 1, dtype=float)),
+                                   dtype=float)
+    return _LN_FACTORIAL[: upto + 1]
+
+
 def _log_binom_terms(n: int, q: float) -> np.ndarray:
     """ln P(X = i) for i = 0..n, X ~ Bin(n, q), 0 < q < 1."""
     i = np.arange(n + 1, dtype=float)
-    return (math.lgamma(n + 1) - _lgamma(i + 1).astype(float) - _lgamma(n - i + 1).astype(float)
+    lf = _ln_factorial(n)
+    return (math.lgamma(n + 1) - lf - lf[::-1]
             + i * math.log(q) + (n - i) * math.log1p(-q))
 
 
