@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -275,3 +277,73 @@ def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: 
                                                         f"(seats {rec['seats']}, seed {rec['seed'] + 1})"), detail
     else:
         assert name == "chain" and "game 1000 is recorded twice (line 1700)" in detail, detail
+
+
+def _run_on(gen, cfg, strengths: dict, seed: int) -> Any:
+    """`run_tournament` of `cfg` over its results folder as it is (not fresh), its games
+    drawn by the synthetic executor."""
+    from unittest import mock
+
+    from harness.tournament import runner
+
+    executor = gen.SyntheticExecutor(cfg, strengths, seed)
+    with mock.patch.object(runner, "_executor", lambda cfg, log_dir: executor), mock.patch("os.fsync", lambda fd: None):
+        return runner.run_tournament(cfg, build_site=False)
+
+
+@pytest.mark.parametrize("fmt", ["round-robin", "random"])
+def test_verify_checks_every_field_of_a_folder_whose_field_changed(gen, tmp_path: Path, fmt: str) -> None:
+    """A results folder played by 5 entrants, then by 6 (one added between runs), with
+    disqualification on: verify checks each field's games against that field's schedule
+    (the later one made from the games before it, matched from their ratings in the random
+    format) and recomputes the leaderboards from the games of both; a game of the first
+    field changed (its chain and published head recomputed) is found."""
+    import dataclasses
+
+    import orjson
+
+    from harness.tournament.config import DisqualifyPolicy
+
+    out = tmp_path / "r"
+    strengths = dict(zip(gen.entrant_names(6), gen.latent_strengths(6, 3.0).tolist()))
+    for n, games in ((5, 60), (6, 90)):
+        cfg = dataclasses.replace(gen.make_config(out, n, games, 2, fmt, 3, False, "fields"),
+                                  disqualify=DisqualifyPolicy())
+        assert _run_on(gen, cfg, strengths, n).finished
+    meta = json.loads((out / "tournament.json").read_text())
+    assert [f["start"] for f in meta["fields"]] == [0, 60]
+    v = verify_results(out, replays=False)
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule",
+                                                           "leaderboard"], v.checks
+    lines = (out / "games.jsonl").read_bytes().splitlines()
+    k = next(k for k, raw in enumerate(lines) if orjson.loads(raw)["id"] == 30)
+    rec = orjson.loads(lines[k])
+    lines[k] = orjson.dumps(rec | {"seats": rec["seats"][::-1]})
+    _rechain(out, lines)
+    failed = [c for c in verify_results(out, replays=False).checks if c.ok is False]
+    assert [c.name for c in failed] == ["schedule"] and failed[0].detail.startswith("game 30 (g000030)"), failed
+
+
+def test_verify_decides_early_stopping_as_the_run_did(gen, tmp_path: Path) -> None:
+    """A duplicate-deal round-robin with `stop_when: settled` that stops once the order is
+    settled, well before its budget: verify recomputes the stopping decision round by
+    round from the published games (and the boards with it) and finds them as published."""
+    import dataclasses
+
+    from harness.tournament.config import DisqualifyPolicy
+
+    out = tmp_path / "r"
+    cfg = gen.make_config(out, 4, 1200, 2, "round-robin", 3, True, "stop")
+    cfg = dataclasses.replace(cfg, stop_when="settled", disqualify=DisqualifyPolicy(),
+                              stop=dataclasses.replace(cfg.stop, round_games=24, min_games=24))
+    strengths = dict(zip(cfg.entrants, gen.latent_strengths(4, 12.0).tolist()))
+    outcome = gen.simulate_run(cfg, strengths, 3, build_site=False)
+    assert outcome.finished and outcome.stopping["reason"] == "settled" and outcome.played < outcome.total
+    v = verify_results(out, replays=False)
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule",
+                                                           "leaderboard"], v.checks
+    board = json.loads((out / "leaderboard.json").read_text())
+    board["stopping"]["round"] += 1
+    (out / "leaderboard.json").write_text(json.dumps(board, indent=1) + "\n")
+    failed = [c for c in verify_results(out, replays=False).checks if c.ok is False]
+    assert [c.name for c in failed] == ["leaderboard"] and "leaderboard.json" in failed[0].detail, failed
