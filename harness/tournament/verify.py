@@ -11,10 +11,10 @@ games.jsonl is read one line at a time and no record is kept: a first reading ch
 chain and feeds the published games into running aggregates (`tally.GameTally`, what a
 run keeps), from which the leaderboards are recomputed; a second checks each game against
 its schedule, read in step with the lines; a third plays the kept replays again. What
-is held grows by some 30 bytes a game, not by a record. Two cases still hold more: a
-league (its rounds are matched from the games before them) keeps every record, and a
-results folder whose field changed keeps a slim record (index, seats, seed, group,
-places) of each game before the current field, which its later schedules depend on.
+is held grows by some 30 bytes a game, not by a record (a results folder whose field
+changed holds some 20 more a game for each later field: the games before its start, which
+its schedule depends on, `schedule.PastReader`). A league keeps every record: its rounds
+are matched from the games before them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .journal import JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
 from .runner import _history_specs, _stop_check, make_board
-from .schedule import CompactSchedule, Field, GameSpec, Past, iter_schedule
+from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, iter_schedule
 from .tally import GameTally
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
@@ -120,24 +120,22 @@ def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentCon
     return replace(cfg, fields=fields, field_order=order)
 
 
-_PAST = ("id", "seats", "seed", "group", "reason", "places")  # what `Past` reads of a game
-
-
 class _Reading:
     """What verify keeps of games.jsonl while its chain is checked, one line at a time: the
-    running aggregates of the published lines (the first `published`), a slim record of
-    each game before the current field's start (`Past` reads them), and, for a league
-    only, every record."""
+    running aggregates of the published lines (the first `published`), the history before
+    each field's start (`PastReader`: the games before it as arrays) over every line, and
+    that before the current field over the published lines; for a league only, every
+    record."""
 
     def __init__(self, cfg: TournamentConfig, published: int) -> None:
         self.published = published
         self.league = cfg.format == "league"
-        self.random = cfg.format == "random"
-        self.base = 0 if self.league else cfg.base
+        random = cfg.format == "random"
         self.tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
-        self.history: list[dict[str, Any]] = []  # games below `base`, each with its line number
+        fields = cfg.fields if cfg.fields and not self.league else ()
+        self.fields = [PastReader(f.start, random) for f in fields]
+        self.before = PastReader(0 if self.league else cfg.base, random)  # the published games before this field
         self.games: dict[int, dict[str, Any]] = {}  # a league's records, in line order
-        self.below = 0  # published games below `base`
         self.line = 0
         self.untallied: str | None = None  # why a published record could not be counted
 
@@ -147,20 +145,20 @@ class _Reading:
         i = rec["id"]
         if self.league:
             self.games[i] = rec
-        if i < self.base:
-            self.history.append({k: rec[k] for k in _PAST if k in rec} | {"line": self.line})
+        for f in self.fields:
+            f.add(rec)
         if self.line > self.published:
             return
-        self.below += i < self.base
+        self.before.add(rec)
         try:
             self.tally.add(rec)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             if self.untallied is None:
                 self.untallied = f"game {i} (line {self.line}) cannot be counted ({type(e).__name__}: {e})"
 
-    def past(self, upto: int | None = None) -> Past:
-        """The games before the current field (those of the first `upto` lines)."""
-        return Past.of([h for h in self.history if upto is None or h["line"] <= upto], self.base, self.random)
+    def pasts(self) -> list[Past]:
+        """The history before each field's start, from every line."""
+        return [f.past() for f in self.fields] or [Past()]
 
 
 def verify_results(results: Path, replays: bool = True) -> Verification:
@@ -213,7 +211,7 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
             if _check_league(v, cfg, reading.games):
                 records = dict(itertools.islice(reading.games.items(), published))  # the published lines
                 _check_published(v, results, cfg, reading, meta, records)
-        elif _check_schedule(v, cfg, _records(path, n), n, reading.history):
+        elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts()):
             _check_published(v, results, cfg, reading, meta)
     if replays:
         _check_replays(v, results, cfg, _records(path, n, replayed=True))
@@ -316,9 +314,9 @@ class _InStep:
 
 
 def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapping[str, Any]], lines: int,
-                    history: list[dict[str, Any]]) -> bool:
+                    pasts: list[Past]) -> bool:
     """Every game's id, seats and seed are the schedule's, which follows from the seed.
-    `games`: the records in line order; `history`: the games before the current field."""
+    `games`: the records in line order; `pasts`: the games before each field's start."""
     fields = cfg.fields or (Field(0, tuple(cfg.entrants)),)
     starts = [f.start for f in fields]
     steps: dict[int, _InStep] = {}
@@ -328,8 +326,7 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapp
             f = fields[k]
             end = fields[k + 1].start if k + 1 < len(fields) else None
             fcfg = replace(cfg, challengers=f.challengers) if f.challengers else cfg
-            past = Past.of(history, f.start, cfg.format == "random")
-            steps[k] = _InStep(iter_schedule(fcfg, f.entrants, past), end)
+            steps[k] = _InStep(iter_schedule(fcfg, f.entrants, pasts[k]), end)
         return steps[k]
 
     for r in games:
@@ -423,7 +420,7 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig, read
         finished, stopping, specs = league_finished(cfg, records), None, None
         games: Any = records
     else:
-        finished, stopping, specs = _stopping(cfg, tally, reading.past(reading.published), reading.below)
+        finished, stopping, specs = _stopping(cfg, tally, reading.before.past(), reading.before.count)
         games = tally
     if bool(meta.get("finished")) != finished:
         v.add("finished", False, f"tournament.json says finished={meta.get('finished')!r}, but its "
