@@ -236,13 +236,15 @@ def _rechain(out: Path, lines: list[bytes]) -> None:
     (out / "tournament.json").write_text(json.dumps(meta | {"journal_head": head}))
 
 
-@pytest.mark.parametrize("edit", ["byte", "rechained_result", "rechained_seed", "rechained_duplicate"])
+@pytest.mark.parametrize("edit", ["byte", "rechained_result", "rechained_seed", "rechained_duplicate",
+                                  "rechained_garbage"])
 def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: str) -> None:
     """An edit at line 1,700 of 1,980, read one line at a time, is found there: a changed
     byte breaks the chain at that line; with the chain (and the published head)
     recomputed, a changed result is not what the leaderboards were published from, a
-    changed deal seed is not the game the seed schedules, and a game recorded twice is
-    named with its second line."""
+    changed deal seed is not the game the seed schedules, a game recorded twice is named
+    with its second line, and a result that is no result at all (places that are not
+    numbers) is named as one that cannot be counted, not a crash."""
     import orjson
 
     out = tmp_path / "r"
@@ -261,6 +263,9 @@ def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: 
     elif edit == "rechained_seed":
         lines[1699] = orjson.dumps(rec | {"seed": rec["seed"] + 1})
         _rechain(out, lines)
+    elif edit == "rechained_garbage":
+        lines[1699] = orjson.dumps(rec | {"places": "xy"})
+        _rechain(out, lines)
     else:
         lines[1699] = lines[1000]
         _rechain(out, lines)
@@ -275,6 +280,8 @@ def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: 
     elif edit == "rechained_seed":
         assert name == "schedule" and detail.startswith(f"game 1699 (g001699) is not the game the seed schedules "
                                                         f"(seats {rec['seats']}, seed {rec['seed'] + 1})"), detail
+    elif edit == "rechained_garbage":
+        assert name == "leaderboard" and detail.startswith("games.jsonl: game 1699 (line 1700) cannot be counted"), detail
     else:
         assert name == "chain" and "game 1000 is recorded twice (line 1700)" in detail, detail
 
