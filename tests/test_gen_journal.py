@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -175,3 +177,180 @@ def test_a_run_keeps_no_record_or_spec_per_game(gen, tmp_path: Path, monkeypatch
     assert per_game < 300, f"the run keeps {per_game:.0f} bytes a game: " + "; ".join(
         str(s) for s in kept.statistics("lineno")[:5])
     assert verify_results(tmp_path / "r", replays=False).ok
+
+
+def _verify_peak(out: Path) -> tuple[int, list]:
+    """The peak of what `verify_results(out)` allocates (tracemalloc), and its checks."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        v = verify_results(out, replays=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert v.ok, v.checks
+    return peak, v.checks
+
+
+def test_verify_keeps_no_record_per_game(gen, tmp_path: Path) -> None:
+    """`verify` reads games.jsonl one line at a time and recomputes the leaderboards from
+    running aggregates, so the peak of what it allocates grows by some 120 bytes a game
+    (the aggregates' compact arrays and the statistics' working arrays), not by a record
+    (~2,000 bytes a game when the records were kept): measured by tracemalloc over verify
+    of synthetic folders of 990 and 3,960 games (10 entrants, 2-player round-robin)."""
+    peaks = {}
+    for games in (1000, 4000):
+        out = tmp_path / f"r{games}"
+        assert gen.main([str(out), "--entrants", "10", "--games", str(games), "--format", "round-robin",
+                         "--table-size", "2", "--no-site"]) == 0
+        peak, checks = _verify_peak(out)
+        assert [c.name for c in checks if c.ok] == ["config", "chain", "published", "seed", "schedule", "leaderboard"]
+        peaks[len(read_journal(out / "games.jsonl"))] = peak
+    (n0, p0), (n1, p1) = sorted(peaks.items())
+    assert (n0, n1) == (990, 3960)
+    per_game = (p1 - p0) / (n1 - n0)
+    assert per_game < 400, f"verify's peak grows by {per_game:.0f} bytes a game"
+
+
+def _rechain(out: Path, lines: list[bytes]) -> None:
+    """games.jsonl of `lines` (records) with the chain recomputed from the genesis, and
+    tournament.json's published head rewritten to match: a forgery only the schedule and
+    the leaderboards can give away."""
+    import json
+
+    import orjson
+
+    from harness.tournament.journal import chained_line
+    from harness.tournament.ledger import marker_genesis, read_marker
+
+    head = marker_genesis(read_marker(out))
+    data = []
+    for raw in lines:
+        line, head = chained_line(head, orjson.loads(raw))
+        data.append(line + b"\n")
+    (out / "games.jsonl").write_bytes(b"".join(data))
+    meta = json.loads((out / "tournament.json").read_text())
+    (out / "tournament.json").write_text(json.dumps(meta | {"journal_head": head}))
+
+
+@pytest.mark.parametrize("edit", ["byte", "rechained_result", "rechained_seed", "rechained_duplicate",
+                                  "rechained_garbage"])
+def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: str) -> None:
+    """An edit at line 1,700 of 1,980, read one line at a time, is found there: a changed
+    byte breaks the chain at that line; with the chain (and the published head)
+    recomputed, a changed result is not what the leaderboards were published from, a
+    changed deal seed is not the game the seed schedules, a game recorded twice is named
+    with its second line, and a result that is no result at all (places that are not
+    numbers) is named as one that cannot be counted, not a crash."""
+    import orjson
+
+    out = tmp_path / "r"
+    assert gen.main([str(out), "--entrants", "10", "--games", "2000", "--format", "round-robin",
+                     "--table-size", "2", "--no-site"]) == 0
+    lines = (out / "games.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1980
+    rec = orjson.loads(lines[1699])
+    if edit == "byte":
+        assert b'"stalled_hands":0,' in lines[1699]
+        lines[1699] = lines[1699].replace(b'"stalled_hands":0,', b'"stalled_hands":1,')
+        (out / "games.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    elif edit == "rechained_result":
+        lines[1699] = orjson.dumps(rec | {"places": rec["places"][::-1], "winner": 1 - rec["winner"]})
+        _rechain(out, lines)
+    elif edit == "rechained_seed":
+        lines[1699] = orjson.dumps(rec | {"seed": rec["seed"] + 1})
+        _rechain(out, lines)
+    elif edit == "rechained_garbage":
+        lines[1699] = orjson.dumps(rec | {"places": "xy"})
+        _rechain(out, lines)
+    else:
+        lines[1699] = lines[1000]
+        _rechain(out, lines)
+    v = verify_results(out, replays=False)
+    failed = [c for c in v.checks if c.ok is False]
+    assert len(failed) == 1 and not v.ok, v.checks
+    name, detail = failed[0].name, failed[0].detail
+    if edit == "byte":
+        assert name == "chain" and "line 1700 (game 1699) breaks the hash chain" in detail, detail
+    elif edit == "rechained_result":
+        assert name == "leaderboard" and "leaderboard.json" in detail and "1980 published games" in detail, detail
+    elif edit == "rechained_seed":
+        assert name == "schedule" and detail.startswith(f"game 1699 (g001699) is not the game the seed schedules "
+                                                        f"(seats {rec['seats']}, seed {rec['seed'] + 1})"), detail
+    elif edit == "rechained_garbage":
+        assert name == "leaderboard" and detail.startswith("games.jsonl: game 1699 (line 1700) cannot be counted"), detail
+    else:
+        assert name == "chain" and "game 1000 is recorded twice (line 1700)" in detail, detail
+
+
+def _run_on(gen, cfg, strengths: dict, seed: int) -> Any:
+    """`run_tournament` of `cfg` over its results folder as it is (not fresh), its games
+    drawn by the synthetic executor."""
+    from unittest import mock
+
+    from harness.tournament import runner
+
+    executor = gen.SyntheticExecutor(cfg, strengths, seed)
+    with mock.patch.object(runner, "_executor", lambda cfg, log_dir: executor), mock.patch("os.fsync", lambda fd: None):
+        return runner.run_tournament(cfg, build_site=False)
+
+
+@pytest.mark.parametrize("fmt", ["round-robin", "random"])
+def test_verify_checks_every_field_of_a_folder_whose_field_changed(gen, tmp_path: Path, fmt: str) -> None:
+    """A results folder played by 5 entrants, then by 6 (one added between runs), with
+    disqualification on: verify checks each field's games against that field's schedule
+    (the later one made from the games before it, matched from their ratings in the random
+    format) and recomputes the leaderboards from the games of both; a game of the first
+    field changed (its chain and published head recomputed) is found."""
+    import dataclasses
+
+    import orjson
+
+    from harness.tournament.config import DisqualifyPolicy
+
+    out = tmp_path / "r"
+    strengths = dict(zip(gen.entrant_names(6), gen.latent_strengths(6, 3.0).tolist()))
+    for n, games in ((5, 60), (6, 90)):
+        cfg = dataclasses.replace(gen.make_config(out, n, games, 2, fmt, 3, False, "fields"),
+                                  disqualify=DisqualifyPolicy())
+        assert _run_on(gen, cfg, strengths, n).finished
+    meta = json.loads((out / "tournament.json").read_text())
+    assert [f["start"] for f in meta["fields"]] == [0, 60]
+    v = verify_results(out, replays=False)
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule",
+                                                           "leaderboard"], v.checks
+    lines = (out / "games.jsonl").read_bytes().splitlines()
+    k = next(k for k, raw in enumerate(lines) if orjson.loads(raw)["id"] == 30)
+    rec = orjson.loads(lines[k])
+    lines[k] = orjson.dumps(rec | {"seats": rec["seats"][::-1]})
+    _rechain(out, lines)
+    failed = [c for c in verify_results(out, replays=False).checks if c.ok is False]
+    assert [c.name for c in failed] == ["schedule"] and failed[0].detail.startswith("game 30 (g000030)"), failed
+
+
+def test_verify_decides_early_stopping_as_the_run_did(gen, tmp_path: Path) -> None:
+    """A duplicate-deal round-robin with `stop_when: settled` that stops once the order is
+    settled, well before its budget: verify recomputes the stopping decision round by
+    round from the published games (and the boards with it) and finds them as published."""
+    import dataclasses
+
+    from harness.tournament.config import DisqualifyPolicy
+
+    out = tmp_path / "r"
+    cfg = gen.make_config(out, 4, 1200, 2, "round-robin", 3, True, "stop")
+    cfg = dataclasses.replace(cfg, stop_when="settled", disqualify=DisqualifyPolicy(),
+                              stop=dataclasses.replace(cfg.stop, round_games=24, min_games=24))
+    strengths = dict(zip(cfg.entrants, gen.latent_strengths(4, 12.0).tolist()))
+    outcome = gen.simulate_run(cfg, strengths, 3, build_site=False)
+    assert outcome.finished and outcome.stopping["reason"] == "settled" and outcome.played < outcome.total
+    v = verify_results(out, replays=False)
+    assert v.ok and [c.name for c in v.checks if c.ok] == ["config", "chain", "published", "seed", "schedule",
+                                                           "leaderboard"], v.checks
+    board = json.loads((out / "leaderboard.json").read_text())
+    board["stopping"]["round"] += 1
+    (out / "leaderboard.json").write_text(json.dumps(board, indent=1) + "\n")
+    failed = [c for c in verify_results(out, replays=False).checks if c.ok is False]
+    assert [c.name for c in failed] == ["leaderboard"] and "leaderboard.json" in failed[0].detail, failed

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.tournament.config import ConfigError, load_config, parse_config
@@ -342,3 +344,71 @@ def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
     assert first is not None
     slow.add(games[1])
     assert slow.leader() == first  # rated at once; the leader is not looked up again within the hour
+
+
+def _past_as_sets(records: list[dict], base: int, rate: bool) -> tuple:
+    """What `Past.of` gives, computed from plain sets and dicts (the definition)."""
+    from harness.tournament.ratings import Ratings
+
+    below = [r for r in records if r["id"] < base]
+    played, groups, games, met, top = set(), {}, {}, {}, -1
+    for r in below:
+        seats = tuple(r["seats"])
+        played.add((seats, r["seed"]))
+        g = r.get("group")
+        if isinstance(g, int):
+            groups.setdefault(r["seed"], g)
+            top = max(top, g)
+        for x in seats:
+            games[x] = games.get(x, 0) + 1
+            for y in seats:
+                if x != y:
+                    met[x, y] = met.get((x, y), 0) + 1
+    ratings = {}
+    if rate:
+        rated = Ratings(sorted(games))
+        for r in sorted(below, key=lambda r: r["id"]):
+            if r.get("reason") != "not_played" and "places" in r:
+                rated.update(r["id"], r["seats"], r["places"])
+        ratings = dict(rated.table())
+    return played, groups, top + 1, games, met, ratings
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_history_before_a_field_held_as_arrays_answers_as_sets_would(data) -> None:
+    """`Past.of` (a `PastReader`, the games played held as arrays): for records in any
+    order, duplicate deals sharing a seed, games without a group, games not played, and
+    seeds or groups that are not 64-bit integers, every question a field's schedule asks
+    (was this game played? the group of this deal seed?) has the answer sets give, and the
+    counts and ratings are the same."""
+    from harness.tournament.schedule import Past
+
+    names = ["a", "b", "c", "d"]
+    seeds = data.draw(st.lists(st.one_of(st.integers(0, 5), st.just(1 << 70), st.just(-3)), min_size=1, max_size=4))
+    n = data.draw(st.integers(0, 25))
+    ids = data.draw(st.permutations(range(n)))
+    records = []
+    for i in ids:
+        seats = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))
+        rec = {"id": i, "seats": seats, "seed": data.draw(st.sampled_from(seeds))}
+        g = data.draw(st.one_of(st.none(), st.integers(0, 9), st.just(1 << 65), st.just("x")))
+        if g is not None:
+            rec["group"] = g
+        if data.draw(st.booleans()):
+            rec["reason"] = "not_played"
+        else:
+            rec["places"] = data.draw(st.permutations(range(1, len(seats) + 1)))
+        records.append(rec)
+    base = data.draw(st.integers(0, n + 1))
+    rate = data.draw(st.booleans())
+    past = Past.of(records, base, rate)
+    played, groups, next_group, games, met, ratings = _past_as_sets(records, base, rate)
+    asked = {(tuple(r["seats"]), s) for r in records for s in seeds + [7]} | played
+    asked |= {(tuple(reversed(r["seats"])), r["seed"]) for r in records}
+    for q in asked:
+        assert (q in past.played) == (q in played), q
+    for s in seeds + [7]:
+        assert past.groups.get(s) == groups.get(s), s
+    assert (past.next_group, dict(past.games), dict(past.met)) == (next_group, games, met)
+    assert dict(past.ratings) == ratings

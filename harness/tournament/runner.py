@@ -29,7 +29,7 @@ from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
                      read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import CompactSchedule, GameSpec, Past, full_schedule, game_id, iter_schedule, spec_of
+from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
@@ -428,7 +428,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     # same, and their index and seed (16 bytes a game) kept until checked.
     tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
     matchmaker = Matchmaker(cfg, history=tally) if league else None
-    before: list[dict[str, Any]] = []  # the fields before this one: what `Past` reads of their games
+    before = PastReader(cfg.base, cfg.format == "random")  # the fields before this one, as its schedule reads them
     ids, seeds = array("q"), array("q")  # the games of this field (every game of a league)
 
     def resume(rec: dict[str, Any]) -> None:
@@ -437,7 +437,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         if matchmaker is not None:
             matchmaker.add(rec)
         if i < cfg.base and not league:
-            before.append({k: rec[k] for k in ("id", "seats", "seed", "group", "reason", "places") if k in rec})
+            before.add(rec)
         else:
             seed = rec.get("seed")
             ids.append(i)  # a seed is 63 bits, never negative: -1 matches no game
@@ -445,8 +445,8 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
 
     if opened.lines:
         iter_chain(out / "games.jsonl", None, resume)
-    past = None if league else Past.of(before, cfg.base, cfg.format == "random")
-    history = len(before) if not league else len(ids)
+    past = None if league else before.past()
+    history = before.count if not league else len(ids)
     del before
     sched = CompactSchedule(() if league else iter_schedule(cfg, past=past), cfg.base)
     resumed: dict[int, tuple[Any, Any]] = {}  # league: the games of the round to resume

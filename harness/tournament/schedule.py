@@ -17,11 +17,11 @@ import random
 from array import array
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 
-__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -45,8 +45,8 @@ class Past:
     free group number, and how often each entrant played and each pair met."""
 
     base: int = 0
-    played: frozenset[tuple[tuple[str, ...], int]] = frozenset()
-    groups: Mapping[int, int] = field(default_factory=dict)  # deal seed -> group
+    played: Container[tuple[tuple[str, ...], Any]] = frozenset()  # (seats, deal seed) of each game
+    groups: Any = field(default_factory=dict)  # deal seed -> group (`.get`)
     next_group: int = 0
     games: Mapping[str, int] = field(default_factory=dict)
     met: Mapping[tuple[str, str], int] = field(default_factory=dict)
@@ -56,36 +56,171 @@ class Past:
     def of(cls, records: Iterable[Mapping[str, Any]], base: int, rate: bool = False) -> "Past":
         """The history of the games with an index below `base` (with `rate`, TrueSkill
         over them too, in index order, as a random field's later tables need)."""
-        records = [r for r in records if r["id"] < base]
-        played = set()
-        groups: dict[int, int] = {}
-        games: dict[str, int] = {}
-        met: dict[tuple[str, str], int] = {}
-        top = -1
+        reader = PastReader(base, rate)
         for r in records:
-            if r["id"] >= base:
-                continue
-            seats = tuple(r["seats"])
-            played.add((seats, r["seed"]))
-            g = r.get("group")
-            if isinstance(g, int):
-                groups.setdefault(r["seed"], g)
-                top = max(top, g)
-            for x in seats:
-                games[x] = games.get(x, 0) + 1
-                for y in seats:
-                    if x != y:
-                        met[x, y] = met.get((x, y), 0) + 1
+            reader.add(r)
+        return reader.past()
+
+
+_I64 = 1 << 63
+
+
+def _int64(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and -_I64 <= x < _I64
+
+
+class PlayedGames:
+    """The (seats, deal seed) of the games before a field, and the deal group of each deal
+    seed (that of the first game with the seed and a group), held as arrays: some 20 bytes
+    a game where a set of them takes ~200. A game whose seed or group is not a 64-bit
+    integer (never one the runner writes) is kept as it is."""
+
+    def __init__(self) -> None:
+        self._number: dict[Any, int] = {}  # entrant -> its number in `_seats`
+        self._seed, self._group = array("q"), array("q")
+        self._grouped = bytearray()
+        self._at, self._width, self._seats = array("q"), array("b"), array("i")
+        self._odd: set[tuple[tuple[Any, ...], Any]] = set()
+        self._odd_groups: dict[Any, tuple[int, Any]] = {}  # seed -> (position, group)
+        self._n = 0  # games added
+        self._index: Any = None  # (seeds sorted, their positions), made when first asked
+
+    def add(self, seats: tuple[Any, ...], seed: Any, group: Any) -> None:
+        """One more game: its seats, its deal seed and its group (None: none)."""
+        k = self._n
+        self._n += 1
+        self._index = None
+        grouped = isinstance(group, int)
+        odd = not _int64(seed) or grouped and not _int64(group)
+        if odd:  # kept as it is; its row is a placeholder no lookup matches (width -1)
+            self._odd.add((seats, seed))
+            if grouped:
+                self._odd_groups.setdefault(seed, (k, group))
+            seed, grouped, group = -1, False, 0
+        codes = () if odd else self.numbers(seats)
+        self._seed.append(seed)
+        self._group.append(group if grouped else 0)
+        self._grouped.append(grouped)
+        self._at.append(len(self._seats))
+        self._width.append(-1 if odd else len(codes))
+        self._seats.extend(codes)
+
+    def numbers(self, seats: Iterable[Any]) -> tuple[int, ...]:
+        """The entrants' numbers (a new entrant gets the next one)."""
+        return tuple(self._number.setdefault(x, len(self._number)) for x in seats)
+
+    def names(self) -> list[Any]:
+        """The entrants by number."""
+        return list(self._number)
+
+    def _matches(self, seed: int) -> Iterator[int]:
+        """The positions of the games with deal seed `seed`, in the order added."""
+        import numpy as np
+
+        if self._index is None:
+            seeds = np.frombuffer(self._seed, dtype=np.int64) if self._n else np.zeros(0, dtype=np.int64)
+            order = np.argsort(seeds, kind="stable")
+            self._index = (seeds[order], order)
+        seeds, order = self._index
+        lo, hi = np.searchsorted(seeds, seed, "left"), np.searchsorted(seeds, seed, "right")
+        return iter(order[lo:hi].tolist())
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, tuple) or len(item) != 2:
+            return False
+        seats, seed = item
+        if (seats, seed) in self._odd:
+            return True
+        if not _int64(seed):
+            return False
+        codes = tuple(self._number.get(x, -1) for x in seats)
+        if -1 in codes:
+            return False
+        for k in self._matches(seed):
+            at = self._at[k]
+            if self._width[k] == len(codes) and tuple(self._seats[at:at + len(codes)]) == codes:
+                return True
+        return False
+
+    def get(self, seed: Any, default: Any = None) -> Any:
+        """The deal group of deal seed `seed` (`default`: no game with it has one)."""
+        best = self._odd_groups.get(seed)
+        if _int64(seed):
+            for k in self._matches(seed):
+                if self._grouped[k]:
+                    if best is None or k < best[0]:
+                        best = (k, self._group[k])
+                    break
+        return default if best is None else best[1]
+
+
+class PastReader:
+    """`Past.of` fed one record at a time (records of any index, in any order; those at
+    `base` or beyond are left out), holding what it needs as arrays: the games played
+    (`PlayedGames`), the counts of games and meetings, and with `rate` each game's seats
+    and places until it is rated, in index order, by `past`."""
+
+    def __init__(self, base: int, rate: bool = False) -> None:
+        self.base, self.rate = base, rate
+        self.count = 0  # games read below `base`
+        self.played = PlayedGames()
+        self.games: dict[str, int] = {}
+        self.met: dict[tuple[str, str], int] = {}
+        self.top = -1
+        # with `rate`, the games to rate: index, seats (entrant numbers) and places, or the
+        # record's own seats and places where a place is not a 64-bit integer
+        self._ids, self._at, self._width = array("q"), array("q"), array("b")
+        self._seats, self._places = array("i"), array("q")
+        self._odd: dict[int, tuple[Any, Any]] = {}
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        """Read one game's record."""
+        i = r["id"]
+        if i >= self.base:
+            return
+        self.count += 1
+        seats = tuple(r["seats"])
+        g = r.get("group")
+        self.played.add(seats, r["seed"], g)
+        if isinstance(g, int):
+            self.top = max(self.top, g)
+        for x in seats:
+            self.games[x] = self.games.get(x, 0) + 1
+            for y in seats:
+                if x != y:
+                    self.met[x, y] = self.met.get((x, y), 0) + 1
+        if self.rate and r.get("reason") != "not_played" and "places" in r:
+            places = r["places"]
+            k = len(self._ids)
+            self._ids.append(i)
+            self._at.append(len(self._seats))
+            if isinstance(places, list) and len(places) == len(seats) < 128 and all(
+                    isinstance(p, int) and -_I64 <= p < _I64 for p in places):
+                self._width.append(len(seats))
+                self._seats.extend(self.played.numbers(seats))
+                self._places.extend(places)
+            else:
+                self._width.append(-1)
+                self._odd[k] = (r["seats"], places)
+
+    def past(self) -> Past:
+        """The history read so far."""
         ratings: dict[str, tuple[float, float]] = {}
-        if rate:
+        if self.rate:
             from .ratings import Ratings
 
-            rated = Ratings(sorted(games))
-            for r in sorted(records, key=lambda r: r["id"]):
-                if r.get("reason") != "not_played" and "places" in r:
-                    rated.update(r["id"], r["seats"], r["places"])
+            rated = Ratings(sorted(self.games))
+            names = self.played.names()
+            for k in sorted(range(len(self._ids)), key=self._ids.__getitem__):
+                at, w = self._at[k], self._width[k]
+                if w < 0:
+                    seats, places = self._odd[k]
+                else:
+                    seats = [names[x] for x in self._seats[at:at + w]]
+                    places = self._places[at:at + w].tolist()
+                rated.update(self._ids[k], seats, places)
             ratings = dict(rated.table())
-        return cls(base, frozenset(played), groups, top + 1, games, met, ratings)
+        return Past(self.base, self.played, self.played, self.top + 1, dict(self.games), dict(self.met), ratings)
 
 
 class IndexSet:

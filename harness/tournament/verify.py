@@ -6,28 +6,41 @@ the engine, ends as its game is recorded.
 
 `check_journal` is the chain check alone, which `run`, `report` and `leaderboard` do
 before they trust a journal.
+
+games.jsonl is read one line at a time and no record is kept: a first reading checks the
+chain and feeds the published games into running aggregates (`tally.GameTally`, what a
+run keeps), from which the leaderboards are recomputed; a second checks each game against
+its schedule, read in step with the lines; a third plays the kept replays again. What
+is held grows by some 30 bytes a game, not by a record (a results folder whose field
+changed holds some 20 more a game for each later field: the games before its start, which
+its schedule depends on, `schedule.PastReader`). A league keeps every record: its rounds
+are matched from the games before them.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import tempfile
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
+import orjson
 import yaml
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
 from ..report.leaderboard import write_leaderboard
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
-from .journal import JournalError, JournalState, read_chain
+from .journal import JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
-from .runner import _stop_check, make_board
-from .schedule import Field, GameSpec, Past, full_schedule, schedule
-from .stats import plan_rounds
+from .ratings import rules_draw_probability
+from .runner import _history_specs, _stop_check, make_board
+from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, iter_schedule
+from .tally import GameTally
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
 
@@ -59,12 +72,14 @@ class Verification:
 
 
 def check_journal(results: Path) -> JournalState:
-    """Read RESULTS/games.jsonl checking its hash chain from the genesis tournament.json
-    gives; raises ValueError (`JournalError`: naming the first bad line). Nothing is
-    repaired: a torn last line is left as it is."""
+    """Read RESULTS/games.jsonl one line at a time checking its hash chain from the genesis
+    tournament.json gives; raises ValueError (`JournalError`: naming the first bad line).
+    Nothing is repaired (a torn last line is left as it is) and no record is kept: the
+    state has the lines, the head and the published line's link."""
     meta = read_marker(results)
     path = results / "games.jsonl"
-    journal = read_chain(path, marker_genesis(meta), repair=False)
+    games = meta.get("games")
+    journal = scan_chain(path, marker_genesis(meta), mark=games if isinstance(games, int) else 0, repair=False)
     check_published(meta, journal, path)
     return journal
 
@@ -105,6 +120,47 @@ def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentCon
     return replace(cfg, fields=fields, field_order=order)
 
 
+class _Reading:
+    """What verify keeps of games.jsonl while its chain is checked, one line at a time: the
+    running aggregates of the published lines (the first `published`), the history before
+    each field's start (`PastReader`: the games before it as arrays) over every line, and
+    that before the current field over the published lines; for a league only, every
+    record."""
+
+    def __init__(self, cfg: TournamentConfig, published: int) -> None:
+        self.published = published
+        self.league = cfg.format == "league"
+        random = cfg.format == "random"
+        self.tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
+        fields = cfg.fields if cfg.fields and not self.league else ()
+        self.fields = [PastReader(f.start, random) for f in fields]
+        self.before = PastReader(0 if self.league else cfg.base, random)  # the published games before this field
+        self.games: dict[int, dict[str, Any]] = {}  # a league's records, in line order
+        self.line = 0
+        self.untallied: str | None = None  # why a published record could not be counted
+
+    def add(self, rec: dict[str, Any]) -> None:
+        """Take the record of the next line."""
+        self.line += 1
+        i = rec["id"]
+        if self.league:
+            self.games[i] = rec
+        for f in self.fields:
+            f.add(rec)
+        if self.line > self.published:
+            return
+        self.before.add(rec)
+        try:
+            self.tally.add(rec)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            if self.untallied is None:
+                self.untallied = f"game {i} (line {self.line}) cannot be counted ({type(e).__name__}: {e})"
+
+    def pasts(self) -> list[Past]:
+        """The history before each field's start, from every line."""
+        return [f.past() for f in self.fields] or [Past()]
+
+
 def verify_results(results: Path, replays: bool = True) -> Verification:
     """Check everything in results folder `results` that can be checked (see the module)."""
     v = Verification(results)
@@ -121,16 +177,19 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
         v.add("config", False, str(e))
         return v
 
+    path = results / "games.jsonl"
+    published = meta.get("games")
+    reading = _Reading(cfg, published if isinstance(published, int) and published > 0 else 0)
     try:
-        journal = read_chain(results / "games.jsonl", marker_genesis(meta), repair=False)
+        journal = scan_chain(path, marker_genesis(meta), mark=reading.published, each=reading.add, repair=False)
     except JournalError as e:
         v.add("chain", False, str(e))
         return v
-    n = len(journal.links)
+    n = journal.lines
     v.add("chain", True, f"{n} lines, every one chained to the one before from the genesis; last link "
                          f"{(journal.head or '')[:16]}…")
     try:
-        check_published(meta, journal, results / "games.jsonl")
+        check_published(meta, journal, path)
     except JournalError as e:
         v.add("published", False, str(e))
         return v
@@ -138,8 +197,6 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
     extra = f"; {n - published} games after it are not published yet (run again to publish them)" if n > published else ""
     v.add("published", True, f"the results were published after line {published}, whose link tournament.json "
                              f"holds{extra}")
-    lines = list(journal.games.values())[:published]  # dicts keep the order of the lines
-    records = {r["id"]: r for r in lines}
 
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
@@ -147,14 +204,31 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
         v.add("schedule", None, "not checked: the seed is not known here (" + (
             f"a league's secret seed is never revealed; its host checks with {SECRET} beside the results)"
             if cfg.format == "league" else "a secret seed is revealed when the tournament has finished)"))
-        _check_digest(v, results, records)
+        _check_digest(v, results, reading.tally.digest())
     else:
         cfg = cfg.with_seed(seed)
-        if _check_schedule(v, cfg, journal.games):
-            _check_published(v, results, cfg, records, meta, state)
+        if cfg.format == "league":
+            if _check_league(v, cfg, reading.games):
+                records = dict(itertools.islice(reading.games.items(), published))  # the published lines
+                _check_published(v, results, cfg, reading, meta, records)
+        elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts()):
+            _check_published(v, results, cfg, reading, meta)
     if replays:
-        _check_replays(v, results, cfg, journal.games)
+        _check_replays(v, results, cfg, _records(path, n, replayed=True))
     return v
+
+
+def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[str, Any]]:
+    """The records of the first `lines` lines of games.jsonl (its chain checked already),
+    one at a time; with `replayed`, only those whose `replay` may be set (the others are
+    not parsed)."""
+    if not lines:
+        return
+    with open(path, "rb") as f:
+        for raw in itertools.islice(f, lines):
+            if replayed and raw.count(b'"replay"') == 1 and b'"replay":null' in raw:
+                continue
+            yield orjson.loads(raw)
 
 
 def _check_seed(v: Verification, results: Path, meta: Mapping[str, Any], state: SeedState,
@@ -198,26 +272,74 @@ def _secret_for(cfg: TournamentConfig) -> str:
     return "secret for good (a league never reveals its seed)" if cfg.format == "league" else "secret until the end"
 
 
-def _check_schedule(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]]) -> bool:
-    """Every game's id, seats and seed are the schedule's, which follows from the seed."""
-    if cfg.format == "league":
-        return _check_league(v, cfg, games)
+class _InStep:
+    """A field's schedule read in step with games.jsonl: a game's spec is read when a line
+    names it (or a later game of the field) and kept only until its line comes, so what is
+    held is the games whose lines come later than those of games after them."""
+
+    def __init__(self, specs: Iterable[GameSpec], end: int | None) -> None:
+        self.src = iter(specs)
+        self.end = end
+        self.waiting: dict[int, GameSpec] = {}
+        self.read = 0  # specs read from the schedule
+        self.done = False
+
+    def _next(self) -> GameSpec | None:
+        s = None if self.done else next(self.src, None)
+        if s is None or (self.end is not None and s.index >= self.end):
+            self.done = True
+            return None
+        self.read += 1
+        return s
+
+    def take(self, i: int) -> GameSpec | None:
+        """The spec of game `i` (None: the field schedules no such game)."""
+        s = self.waiting.pop(i, None)
+        while s is None:
+            s = self._next()
+            if s is None or s.index > i:
+                if s is not None:
+                    self.waiting[s.index] = s
+                return None
+            if s.index != i:
+                self.waiting[s.index] = s
+                s = None
+        return s
+
+    def count(self) -> int:
+        """The games of the field's schedule (the rest of it is read, and not kept)."""
+        while self._next() is not None:
+            pass
+        return self.read
+
+
+def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapping[str, Any]], lines: int,
+                    pasts: list[Past]) -> bool:
+    """Every game's id, seats and seed are the schedule's, which follows from the seed.
+    `games`: the records in line order; `pasts`: the games before each field's start."""
     fields = cfg.fields or (Field(0, tuple(cfg.entrants)),)
-    specs: dict[int, GameSpec] = {}
-    for k, f in enumerate(fields):
-        end = fields[k + 1].start if k + 1 < len(fields) else None
-        fcfg = replace(cfg, challengers=f.challengers) if f.challengers else cfg
-        for spec in schedule(fcfg, f.entrants, Past.of(games.values(), f.start, cfg.format == "random")):
-            if end is None or spec.index < end:
-                specs[spec.index] = spec
-    for i, r in games.items():
-        s = specs.get(i)
+    starts = [f.start for f in fields]
+    steps: dict[int, _InStep] = {}
+
+    def field_schedule(k: int) -> _InStep:
+        if k not in steps:
+            f = fields[k]
+            end = fields[k + 1].start if k + 1 < len(fields) else None
+            fcfg = replace(cfg, challengers=f.challengers) if f.challengers else cfg
+            steps[k] = _InStep(iter_schedule(fcfg, f.entrants, pasts[k]), end)
+        return steps[k]
+
+    for r in games:
+        i = r["id"]
+        k = bisect_right(starts, i) - 1
+        s = field_schedule(k).take(i) if k >= 0 else None
         if s is None or (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
             v.add("schedule", False, f"game {i} ({r.get('game')}) is not the game the seed schedules "
                                      f"(seats {r.get('seats')}, seed {r.get('seed')})")
             return False
+    scheduled = sum(field_schedule(k).count() for k in range(len(fields)))
     v.add("schedule", True, f"every game's id, seats and deal seed follow from the tournament's seed "
-                            f"({len(games)} of {len(specs)} scheduled games played)")
+                            f"({lines} of {scheduled} scheduled games played)")
     return True
 
 
@@ -245,52 +367,71 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
     return True
 
 
-def _check_digest(v: Verification, results: Path, records: Mapping[int, Mapping[str, Any]]) -> None:
-    """Without the seed, only the digest of the published leaderboard can be checked."""
-    from .journal import results_digest
-
+def _check_digest(v: Verification, results: Path, digest: str) -> None:
+    """Without the seed, only the digest of the published leaderboard can be checked
+    (`digest`: that of the published games, `journal.results_digest`)."""
     try:
         board = json.loads((results / "leaderboard.json").read_text())
     except (OSError, ValueError) as e:
         v.add("leaderboard", False, f"leaderboard.json unreadable ({e})")
         return
-    if board.get("results_sha256") != results_digest(records.values()):
+    if board.get("results_sha256") != digest:
         v.add("leaderboard", False, "leaderboard.json's results_sha256 is not the digest of the published games")
         return
     v.add("leaderboard", None, "its games digest matches games.jsonl; the rest is recomputed once the seed "
                                "is known (the schedule depends on it)")
 
 
-def _stopping(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]]) -> tuple[bool, Mapping[str, Any] | None]:
-    """(finished, early stopping's decision) of `records`, decided as the runner decides them."""
-    specs = full_schedule(cfg, records)
-    if cfg.format == "league":
-        from .league import league_finished
+def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
+              below: int) -> tuple[bool, Mapping[str, Any] | None, Iterator[GameSpec]]:
+    """(finished, early stopping's decision, the tournament's games as far as known) of the
+    published games (`tally`; `below` of them before the current field, whose history is
+    `past`), decided as the runner decides them."""
+    sched = CompactSchedule(iter_schedule(cfg, past=past), cfg.base) if cfg.stop_when else None
 
-        return league_finished(cfg, records), None
+    def specs() -> Iterator[GameSpec]:
+        return itertools.chain(_history_specs(tally, cfg.base),
+                               iter(sched) if sched is not None else iter_schedule(cfg, past=past))
+
     stopping = None
-    if cfg.stop_when:
-        rounds = plan_rounds([s for s in specs if s.index >= cfg.base], cfg.stop.round_games)
+    if sched is not None:
+        rounds = sched.rounds(cfg.stop.round_games)
         for r, rnd in enumerate(rounds):
-            if any(s.index not in records for s in rnd):
+            if any(s.index not in tally for s in rnd):
                 break
-            stopping = _stop_check(cfg, rounds, r, records)
+            stopping = _stop_check(cfg, rounds, r, tally, specs)
             if stopping["reason"] == "settled":
                 break
-    finished = (stopping is not None and stopping["reason"] == "settled") or len(records) == len(specs)
-    return finished, stopping if finished else None
+        scheduled = len(sched)
+    else:
+        scheduled = sum(1 for _ in iter_schedule(cfg, past=past))
+    finished = (stopping is not None and stopping["reason"] == "settled") or len(tally) == below + scheduled
+    return finished, stopping if finished else None, specs()
 
 
-def _check_published(v: Verification, results: Path, cfg: TournamentConfig,
-                     records: Mapping[int, Mapping[str, Any]], meta: Mapping[str, Any], state: SeedState) -> None:
-    """Recompute the leaderboard files from the games and compare them with the published ones."""
-    finished, stopping = _stopping(cfg, records)
+def _check_published(v: Verification, results: Path, cfg: TournamentConfig, reading: _Reading,
+                     meta: Mapping[str, Any], records: Mapping[int, Mapping[str, Any]] | None = None) -> None:
+    """Recompute the leaderboard files from the published games (their running aggregates,
+    or a league's `records`) and compare them with the published ones."""
+    tally = reading.tally
+    if records is not None:  # a league: its matchmaking reads the records
+        from .league import league_finished
+
+        finished, stopping, specs = league_finished(cfg, records), None, None
+        games: Any = records
+    else:
+        finished, stopping, specs = _stopping(cfg, tally, reading.before.past(), reading.before.count)
+        games = tally
     if bool(meta.get("finished")) != finished:
         v.add("finished", False, f"tournament.json says finished={meta.get('finished')!r}, but its "
-                                 f"{len(records)} games {'finish' if finished else 'do not finish'} the tournament")
+                                 f"{len(games)} games {'finish' if finished else 'do not finish'} the tournament")
+        return
+    if reading.untallied and records is None:
+        v.add("leaderboard", False, f"games.jsonl: {reading.untallied}: not a game record the runner writes")
         return
     sandbox = meta.get("sandbox")  # how the bots were contained: recorded, not derived from the games
-    board = make_board(cfg, records, stopping, reveal=finished, sandbox=sandbox if isinstance(sandbox, dict) else None)
+    board = make_board(cfg, games, stopping, reveal=finished, sandbox=sandbox if isinstance(sandbox, dict) else None,
+                       specs=specs)
     tmp = Path(tempfile.mkdtemp(prefix="p10-verify-"))
     try:
         write_leaderboard(tmp, board)
@@ -305,20 +446,23 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig,
     if dq != board["disqualified"]:
         bad.append("disqualified.json")
     if bad:
-        v.add("leaderboard", False, f"{', '.join(bad)}: not what the {len(records)} published games give")
+        v.add("leaderboard", False, f"{', '.join(bad)}: not what the {len(games)} published games give")
     else:
         v.add("leaderboard", True, f"{', '.join(x for x in PUBLISHED if (results / x).exists())} and "
-                                   f"disqualified.json are what the {len(records)} published games give")
+                                   f"disqualified.json are what the {len(games)} published games give")
 
 
 def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
-                   games: Mapping[int, Mapping[str, Any]]) -> None:
-    """Play every kept replay again through the engine; its end must be the game's record."""
+                   games: Iterable[Mapping[str, Any]]) -> None:
+    """Play every kept replay again through the engine; its end must be the game's record.
+    `games`: the records, in any order; a failure is reported for the lowest game index
+    that fails."""
     from ..report.site import read_replay  # the one reader of replay files
 
     rules = cfg.rules.to_dict()
     checked = 0
-    for i, r in sorted(games.items()):
+    failed: tuple[int, str] | None = None
+    for r in games:
         rel = r.get("replay")
         if not rel:
             continue
@@ -329,10 +473,13 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
         except (OSError, ValueError, KeyError, TypeError, IllegalMove) as e:
             why = f"cannot be played again: {e}"
         if why:
-            v.add("replays", False, f"{rel} (game {r.get('game')}): {why}")
-            return
+            if failed is None or r["id"] < failed[0]:
+                failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
+            continue
         checked += 1
-    if checked:
+    if failed is not None:
+        v.add("replays", False, failed[1])
+    elif checked:
         v.add("replays", True, f"{checked} replays played again through the engine: every game ends as recorded")
     else:
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
