@@ -605,6 +605,11 @@ the exact resampling costs time and memory per kind, and with tables of 3 or mor
 large field nearly every game is a kind of its own."""
 
 
+EXACT_GROUPS = 100_000
+"""Deal groups of more than one game beyond which the bootstrap is taken in its normal
+approximation too: the exact one works out each such group's row one at a time."""
+
+
 def _ranked(arr: GameArrays, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Games `lo`…`hi` − 1 of `arr` with their seats in order of place: the entrants, the
     seats, and whether the game has a shared place."""
@@ -815,10 +820,12 @@ class NormalBootstrap:
 def bootstrap_of(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
                  prior: float = PRIOR) -> "DealBootstrap | NormalBootstrap":
     """The deal-group bootstrap of the games: resampled exactly (`DealBootstrap`) up to
-    `EXACT_LIMIT`, beyond it in its normal approximation (`NormalBootstrap`)."""
+    `EXACT_LIMIT` and `EXACT_GROUPS`, beyond them in its normal approximation
+    (`NormalBootstrap`)."""
     arr = as_arrays(records, entrants)
     kinds = _game_kinds(arr)
-    if len(kinds[1]) * arr.seats.shape[1] ** 2 > EXACT_LIMIT:
+    shared = int((np.bincount(arr.group) > 1).sum()) if arr.groups < arr.games else 0  # groups of more than one game
+    if len(kinds[1]) * arr.seats.shape[1] ** 2 > EXACT_LIMIT or shared > EXACT_GROUPS:
         del kinds
         return NormalBootstrap(arr, entrants, prior)
     return DealBootstrap(arr, entrants, prior, kinds)
@@ -1036,52 +1043,19 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
     per: dict[str, Any] = {e: None for e in names}
     if arr.groups == arr.games:  # no deal was replayed (plain deals): k = 1 for everyone
         return {"share": None, "efficiency": None, "by_entrant": per}
-    gi, si = np.nonzero(arr.seats >= 0)  # one row per seat taken, in game order
-    if not len(gi):
-        return {"share": None, "efficiency": None, "by_entrant": per}
-    e = arr.seats[gi, si].astype(np.int64)
-    p = arr.places[gi, si].astype(float)
-    big = np.iinfo(np.int32).max
-    _, table = np.unique(np.sort(np.where(arr.seats >= 0, arr.seats, big), axis=1), axis=0, return_inverse=True)
-    t = table.ravel()[gi]
-    g = arr.group[gi]
-    # cells: (entrant, table); groups: (entrant, table, deal group); numbered in order of first row
-    cell = _ordinal(e * (int(t.max()) + 1) + t)
-    grp = _ordinal(cell * (arr.groups + 1) + g)
-    n_grp = int(grp.max()) + 1
-    g_first = np.full(n_grp, len(grp))
-    np.minimum.at(g_first, grp, np.arange(len(grp)))
-    g_size = np.bincount(grp)
-    g_ent = e[g_first]
-    g_cell = cell[g_first]
-    # k: an entrant's most usual group size (ties: the size it met first, by table then group)
-    k_of = np.zeros(len(names), dtype=np.int64)
-    c_first = np.full(int(cell.max()) + 1, len(cell))
-    np.minimum.at(c_first, cell, np.arange(len(cell)))
-    for ent in np.unique(g_ent).tolist():
-        mine = np.flatnonzero(g_ent == ent)
-        order = np.lexsort((g_first[mine], c_first[g_cell[mine]]))
-        sizes = g_size[mine][order].tolist()
-        k_of[ent] = Counter(sizes).most_common(1)[0][0]
-    full_g = g_size == k_of[g_ent]
-    n_cell = int(cell.max()) + 1
-    n_full = np.bincount(g_cell[full_g], minlength=n_cell)
-    use = full_g[grp] & (n_full[cell] >= 2)  # rows in the full groups of cells with 2 or more of them
-    cnt = np.bincount(cell[use], minlength=n_cell)
-    mean = np.bincount(cell[use], weights=p[use], minlength=n_cell) / np.maximum(cnt, 1)
-    ss_game = np.bincount(cell[use], weights=(p[use] - mean[cell[use]]) ** 2, minlength=n_cell)
-    gmean = np.bincount(grp[use], weights=p[use], minlength=n_grp) / np.maximum(g_size, 1)
-    ug = full_g & (n_full[g_cell] >= 2)
-    ss_deal = np.bincount(g_cell[ug], weights=(gmean[ug] - mean[g_cell[ug]]) ** 2, minlength=n_cell)
-    c_ent = np.zeros(n_cell, dtype=np.int64)
-    c_ent[cell] = e
-    used = n_full >= 2
     n = len(names)
-    e_ss_game = np.bincount(c_ent[used], weights=ss_game[used], minlength=n)
-    e_ss_deal = np.bincount(c_ent[used], weights=ss_deal[used], minlength=n)
-    e_df_game = np.bincount(c_ent[used], weights=(cnt - 1)[used], minlength=n).astype(np.int64)
-    e_df_deal = np.bincount(c_ent[used], weights=(n_full - 1)[used], minlength=n).astype(np.int64)
-    e_tables = np.bincount(c_ent, minlength=n)
+    width = arr.seats.shape[1]
+    slots = np.argsort(arr.seats.ravel(), kind="stable")  # every seat taken, entrant by entrant, in game order
+    ends = np.searchsorted(arr.seats.ravel()[slots], np.arange(-1, n), side="right")
+    k_of = np.zeros(n, dtype=np.int64)
+    e_ss_game, e_ss_deal = np.zeros(n), np.zeros(n)
+    e_df_game, e_df_deal, e_tables = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    for ent in range(n):  # an entrant at a time: working memory of its games only
+        if ends[ent + 1] > ends[ent]:
+            at = slots[ends[ent]:ends[ent + 1]]
+            k_of[ent], e_ss_game[ent], e_ss_deal[ent], e_df_game[ent], e_df_deal[ent], e_tables[ent] = \
+                _luck_of(arr, at // width, at % width)
+    del slots
     num = den = 0.0
     for i, name in enumerate(names):
         k = int(k_of[i])
@@ -1099,6 +1073,46 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
         "efficiency": None if total is None or total >= 1 else round(1 / (1 - total), 3),
         "by_entrant": per,
     }
+
+
+def _luck_of(arr: GameArrays, gi: np.ndarray, si: np.ndarray) -> tuple[int, float, float, int, int, int]:
+    """`luck_share`'s sums for one entrant, from its seats (games `gi`, seats `si`, in game
+    order): its usual group size k, the sums of squares per game and per deal, their
+    degrees of freedom, and its number of tables."""
+    p = arr.places[gi, si].astype(float)
+    big = np.iinfo(np.int32).max
+    seats = arr.seats[gi]
+    table = np.unique(np.sort(np.where(seats >= 0, seats, big), axis=1), axis=0, return_inverse=True)[1].ravel()
+    del seats
+    # cells: tables (the same opponents); groups: (table, deal group); numbered in order of first row
+    cell = _ordinal(table)
+    grp = _ordinal(cell * (arr.groups + 1) + arr.group[gi])
+    n_grp, n_cell = int(grp.max()) + 1, int(cell.max()) + 1
+    g_first = np.full(n_grp, len(grp))
+    np.minimum.at(g_first, grp, np.arange(len(grp)))
+    g_size = np.bincount(grp)
+    g_cell = cell[g_first]
+    # k: the most usual group size (ties: the size met first, by table then group)
+    c_first = np.full(n_cell, len(cell))
+    np.minimum.at(c_first, cell, np.arange(len(cell)))
+    k = Counter(g_size[np.lexsort((g_first, c_first[g_cell]))].tolist()).most_common(1)[0][0]
+    full_g = g_size == k
+    n_full = np.bincount(g_cell[full_g], minlength=n_cell)
+    use = full_g[grp] & (n_full[cell] >= 2)  # rows in the full groups of cells with 2 or more of them
+    cnt = np.bincount(cell[use], minlength=n_cell)
+    mean = np.bincount(cell[use], weights=p[use], minlength=n_cell) / np.maximum(cnt, 1)
+    ss_game = np.bincount(cell[use], weights=(p[use] - mean[cell[use]]) ** 2, minlength=n_cell)
+    gmean = np.bincount(grp[use], weights=p[use], minlength=n_grp) / np.maximum(g_size, 1)
+    ug = full_g & (n_full[g_cell] >= 2)
+    ss_deal = np.bincount(g_cell[ug], weights=(gmean[ug] - mean[g_cell[ug]]) ** 2, minlength=n_cell)
+    used = n_full >= 2
+    one = np.zeros(int(used.sum()), dtype=np.int64)  # sums in cell order, as one bin of bincount adds them
+
+    def total(x: np.ndarray) -> float:
+        return float(np.bincount(one, weights=x[used], minlength=1)[0])
+
+    return (int(k), total(ss_game), total(ss_deal), int(total((cnt - 1).astype(float))),
+            int(total((n_full - 1).astype(float))), n_cell)
 
 
 def _ordinal(keys: np.ndarray) -> np.ndarray:
