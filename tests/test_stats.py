@@ -228,8 +228,11 @@ def test_a_field_of_many_kinds_of_game_is_analysed_in_the_normal_approximation_a
     assert isinstance(bootstrap_of(records, names), DealBootstrap)
     _, section = stats.report(records, names, resamples=50)
     assert section["method"]["intervals"] == "bootstrap" and "normal" not in section["method"]["bootstrap"]
+    exact = stats.pl_theta(records, names)
     monkeypatch.setattr(stats, "EXACT_LIMIT", 100)
     assert isinstance(bootstrap_of(records, names), NormalBootstrap)
+    theta, games = stats.pl_theta(records, names)  # early stopping's fit: on every game's stages too
+    assert games == exact[1] and [theta[e] for e in names] == pytest.approx([exact[0][e] for e in names], abs=1e-9)
     a, section = stats.report(records, names, resamples=50)
     assert section["method"]["intervals"] == "normal" and "sandwich" in section["method"]["bootstrap"]
     assert a.resamples == 50 and all(a.ci[e][0] < a.theta[e] < a.ci[e][1] for e in names)

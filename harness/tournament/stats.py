@@ -678,6 +678,71 @@ def _group_chunks(arr: GameArrays) -> Iterator[GameArrays]:
         lo = hi
 
 
+class _StageFit:
+    """The Plackett–Luce fit over every game's stages on arrays (`newton_pl`'s steps,
+    stopping rule and step halving, its prior), a chunk of games at a time: for games of
+    too many kinds to add up per risk set."""
+
+    def __init__(self, arr: GameArrays, n: int, prior: float) -> None:
+        self.arr, self.n, self.prior = arr, n, prior
+        self._tied = _tied_blocks(arr)
+
+    def fit(self) -> np.ndarray:
+        """θ maximising the likelihood, by Newton steps from θ = 0."""
+        theta = np.zeros(self.n)
+        for _ in range(100):
+            grad, hess = self.derivatives(theta)
+            step = np.linalg.solve(hess, grad)
+            big = float(np.abs(step).max()) if self.n else 0.0
+            if big > 1.0:  # step halving, as `newton_pl`
+                ll, t = self.loglik(theta), 1.0
+                while t > 1e-6:
+                    cand = theta + t * step
+                    if self.loglik(cand) >= ll:
+                        break
+                    t /= 2
+                theta = cand
+            else:
+                theta = theta + step
+            if big < 1e-9:
+                break
+        return theta
+
+    def blocks(self) -> Iterator[Block]:
+        """Every game's stages, a chunk of games at a time (those with shared places kept)."""
+        for lo in range(0, self.arr.games, CHUNK):
+            yield from _stage_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
+        yield from self._tied
+
+    def derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
+        n, prior = self.n, self.prior
+        s = 1.0 / (1.0 + np.exp(-theta))
+        grad = np.full(n, prior) - 2.0 * prior * s
+        hess = np.zeros(n * n)
+        hess[:: n + 1] += 2.0 * prior * s * (1.0 - s)
+        for who, w, chosen, _, _ in self.blocks():
+            x = theta[who]
+            e = np.exp(x - x.max(axis=1, keepdims=True))
+            q = e / e.sum(axis=1, keepdims=True)
+            pa = w[:, None] * q
+            grad += np.bincount(who.ravel(), weights=(chosen - pa).ravel(), minlength=n)
+            hess[:: n + 1] += np.bincount(who.ravel(), weights=pa.ravel(), minlength=n)
+            pairs = (who[:, :, None] * n + who[:, None, :]).ravel()
+            hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
+        return grad, hess.reshape(n, n)
+
+    def loglik(self, theta: np.ndarray) -> float:
+        """The log-likelihood at θ, the prior's virtual games included."""
+        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
+        for who, w, chosen, _, _ in self.blocks():
+            x = theta[who]
+            top = x.max(axis=1)
+            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+            ll += float((chosen * x).sum() - (w * lse).sum())
+        return ll
+
+
 class NormalBootstrap:
     """The deal-group bootstrap of `DealBootstrap` in its normal approximation, for games
     too many and too varied to resample exactly: the fit is the same (every game's stages,
@@ -696,27 +761,11 @@ class NormalBootstrap:
         n = self.n = len(self.entrants)
         self.arr = arr
         self.groups, self.games = arr.groups, arr.games
-        self._tied = _tied_blocks(arr)
+        stages = _StageFit(arr, n, prior)
         with _one_blas_thread():
-            theta = np.zeros(n)
-            for _ in range(100):
-                grad, hess = self._derivatives(theta)
-                step = np.linalg.solve(hess, grad)
-                big = float(np.abs(step).max()) if n else 0.0
-                if big > 1.0:  # step halving, as `newton_pl`
-                    ll, t = self._loglik(theta), 1.0
-                    while t > 1e-6:
-                        cand = theta + t * step
-                        if self._loglik(cand) >= ll:
-                            break
-                        t /= 2
-                    theta = cand
-                else:
-                    theta = theta + step
-                if big < 1e-9:
-                    break
+            theta = stages.fit()
             self.theta = theta.tolist()
-            _, hess = self._derivatives(theta)
+            _, hess = stages.derivatives(theta)
             meat, place_var = self._group_spread(theta)
             inv = np.linalg.inv(hess)
             cov = inv @ meat @ inv
@@ -727,39 +776,6 @@ class NormalBootstrap:
         self.entrant_games = games.tolist()
         self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
         self._place_sd = np.sqrt(place_var)
-
-    def _blocks(self) -> Iterator[Block]:
-        """Every game's stages, a chunk of games at a time (those with shared places kept)."""
-        for lo in range(0, self.games, CHUNK):
-            yield from _stage_blocks(self.arr, lo, min(lo + CHUNK, self.games))
-        yield from self._tied
-
-    def _derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
-        n, prior = self.n, self.prior
-        s = 1.0 / (1.0 + np.exp(-theta))
-        grad = np.full(n, prior) - 2.0 * prior * s
-        hess = np.zeros(n * n)
-        hess[:: n + 1] += 2.0 * prior * s * (1.0 - s)
-        for who, w, chosen, _, _ in self._blocks():
-            x = theta[who]
-            e = np.exp(x - x.max(axis=1, keepdims=True))
-            q = e / e.sum(axis=1, keepdims=True)
-            pa = w[:, None] * q
-            grad += np.bincount(who.ravel(), weights=(chosen - pa).ravel(), minlength=n)
-            hess[:: n + 1] += np.bincount(who.ravel(), weights=pa.ravel(), minlength=n)
-            pairs = (who[:, :, None] * n + who[:, None, :]).ravel()
-            hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
-        return grad, hess.reshape(n, n)
-
-    def _loglik(self, theta: np.ndarray) -> float:
-        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
-        for who, w, chosen, _, _ in self._blocks():
-            x = theta[who]
-            top = x.max(axis=1)
-            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
-            ll += float((chosen * x).sum() - (w * lse).sum())
-        return ll
 
     def _group_spread(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """M, the covariance of the deal groups' score vectors at θ (as a resample of
@@ -923,6 +939,10 @@ def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequen
     arr = as_arrays(records, names)
     table: dict[tuple[int, ...], list[float]] = {}
     kind, first = _game_kinds(arr)
+    if len(first) * arr.seats.shape[1] ** 2 > EXACT_LIMIT:  # too many kinds to add up per risk set
+        del kind, first
+        with _one_blas_thread():
+            return dict(zip(names, _StageFit(arr, len(names), prior).fit().tolist())), dict(zip(names, arr.games_of()))
     counts = np.bincount(kind, minlength=len(first)).tolist()
     del kind
     for k, c in zip(first.tolist(), counts):  # each kind of game once, times how often it was played
