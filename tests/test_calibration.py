@@ -6,6 +6,7 @@ order. Seeded: the same figures every run."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,17 @@ def test_a_league_of_equal_entrants_is_looked_at_every_round_with_the_anytime_va
     rows = res["false_rates"]
     assert [r["sequential"] for r in rows] == [True, False] and all(r["runs"] == 2 for r in rows)
     assert any("league, as published" in x for x in lines)
+
+
+def test_the_rating_intervals_hold_the_true_strengths() -> None:
+    """Entrants of known strength: the board's 95 % intervals of θ, the bootstrap exact
+    and in its normal approximation, hold the true θ (as the prior anchors them) about
+    95 % of the time. 12 tournaments of 6 entrants here (72 intervals each): at least 60;
+    the figures from 400 are in BENCHMARKS.md."""
+    lines: list[str] = []
+    res = cal.calibrate(runs=12, parts=("rating",), echo=lines.append)
+    assert [r["method"] for r in res["rating"]] == ["exact", "normal"]
+    for row in res["rating"]:
+        assert row["intervals"] == 72 and row["covered"] >= 60, row
+    assert sum(1 - 2 / (1 + math.exp(-t)) for t in cal.rating_truth()) == pytest.approx(0, abs=1e-9)
+    assert any("normal approximation" in x and "[" in x for x in lines)

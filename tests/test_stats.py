@@ -221,6 +221,25 @@ def test_the_normal_approximation_fits_the_same_theta_and_spreads_as_the_bootstr
     assert list(normal.resamples(5, 7)) == list(normal.resamples(5, 7))  # drawn from the seed alone
 
 
+def test_the_normal_approximation_does_not_depend_on_the_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its sums run a chunk of games at a time; with chunks of 3 games the fit and the
+    draws are those of one chunk (to rounding: the covariance's null direction, where the
+    scores of a game add up to nothing, is not left to rounding noise)."""
+    names = [f"e{i}" for i in range(5)]
+    records = _pl_games(names, 60, [2, 3, 4], seed=4, group=2, ties=0.2)
+    whole = NormalBootstrap(GameArrays.from_records(records, names), names)
+    monkeypatch.setattr(stats, "CHUNK", 3)
+    chunked = NormalBootstrap(GameArrays.from_records(records, names), names)
+    assert chunked.theta == pytest.approx(whole.theta, abs=1e-12)
+    for (a, pa), (b, pb) in zip(whole.resamples(20, 1), chunked.resamples(20, 1)):
+        assert a == pytest.approx(b, abs=1e-12) and pa == pytest.approx(pb, abs=1e-12)
+
+
+def test_a_deal_group_with_a_game_of_negative_index_stays_one_group() -> None:
+    records = [rec(-1, ["a", "b"], [1, 2], group="x"), rec(5, ["b", "a"], [1, 2], group="x")]
+    assert GameArrays.from_records(records, ["a", "b"]).groups == 1
+
+
 def test_a_field_of_many_kinds_of_game_is_analysed_in_the_normal_approximation_and_says_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     names = [f"e{i}" for i in range(8)]

@@ -21,6 +21,11 @@ simulated, in two ways:
 Neither the per-entrant bootstrap intervals of the rating nor TrueSkill (the other rating)
 decide any mark, so simulated boards are built without them (``resamples=0``, TrueSkill not
 run); the order, the marks and the intervals of the differences are the real ones.
+
+The rating's own intervals have a part of their own (``rating``): entrants of known
+strength at random 4-player tables (places drawn from the Plackett–Luce model, the one the
+rating fits), each entrant's 95 % interval of θ against its true θ, with the bootstrap
+exact and in its normal approximation (what a board uses for games of many kinds).
 """
 
 from __future__ import annotations
@@ -184,6 +189,43 @@ def coverage_case(args: tuple[bool, int, int]) -> bool:
     return bool(nb["share_low"] <= 0.5 <= nb["share_high"])
 
 
+RATING_ENTRANTS, RATING_GAMES, RATING_STEP = 6, 1500, 0.2  # 4-player tables, θ_i = −0.2 i
+
+
+def rating_truth(entrants: int = RATING_ENTRANTS, step: float = RATING_STEP) -> np.ndarray:
+    """The true θ as the board's parametrisation has them: the differences −step · i,
+    placed where the prior's virtual games against the anchor (θ = 0) put them as the
+    games grow (Σ 1 − 2σ(θ_i) = 0)."""
+    t = -step * np.arange(entrants)
+    lo, hi = -20.0, 20.0
+    for _ in range(200):
+        c = (lo + hi) / 2
+        lo, hi = (c, hi) if float(np.sum(1 - 2 / (1 + np.exp(-(t + c))))) > 0 else (lo, c)
+    return t + (lo + hi) / 2
+
+
+def rating_case(args: tuple[str, int]) -> list[bool]:
+    """One tournament of entrants of known strength (Plackett–Luce places, random 4-player
+    tables, plain deals): does each entrant's 95 % interval of θ hold its true θ? The
+    intervals as a board computes them (1,000 resamples, percentiles), the bootstrap
+    exact or in its normal approximation."""
+    from harness.tournament import stats
+
+    method, seed = args
+    rng = np.random.default_rng(seed)
+    seats = np.argsort(rng.random((RATING_GAMES, RATING_ENTRANTS)), axis=1)[:, :4].astype(np.int32)
+    noise = -RATING_STEP * seats + rng.gumbel(size=seats.shape)
+    places = (np.argsort(np.argsort(-noise, axis=1), axis=1) + 1).astype(np.int16)
+    ids = np.arange(RATING_GAMES, dtype=np.int64)
+    arr = stats.GameArrays.build([f"e{i}" for i in range(RATING_ENTRANTS)], ids, -1 - ids, seats, places)
+    boot = (stats.NormalBootstrap if method == "normal" else stats.DealBootstrap)(arr, arr.entrants)
+    a = stats.analyse(arr, arr.entrants, seed=seed) if method == "exact" else None
+    th = np.array([x for x, _ in boot.resamples(1000, seed)]) if a is None else np.array(a.samples)
+    lo, hi = np.quantile(th, [0.025, 0.975], axis=0)
+    truth = rating_truth()
+    return ((lo <= truth) & (truth <= hi)).tolist()
+
+
 LEAGUE_CASES = ((4, 2, False), (4, 2, True), (8, 2, False), (5, 4, True))  # entrants, table size, duplicate
 LEAGUE_BUDGET, LEAGUE_ROUND = 800, 40
 
@@ -289,7 +331,7 @@ def pool_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[
 
 def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None = None, jobs: int = 1,
               power_budget: int = 600, echo: Callable[[str], None] = print,
-              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "league", "power"),
+              parts: Sequence[str] = ("fixed", "settled", "sprt", "coverage", "rating", "league", "power"),
               only: Sequence[str] = (), power_kinds: Sequence[str] = ("duplicate", "plain"),
               league_fixed: bool = False) -> dict[str, Any]:
     """Run the `parts` asked for (of the equal-entrant cases, those whose label holds one of
@@ -327,6 +369,20 @@ def calibrate(runs: int = 400, power_seeds: int = 40, coverage_runs: int | None 
                                        "low": lo, "high": hi, "ok": r_ >= 0.93})
             echo(f"  {'duplicate' if dup else 'plain'}, {deals} deals: {k}/{cov_runs} = {100 * r_:.1f} % "
                  f"[{100 * lo:.1f}, {100 * hi:.1f}]")
+    if "rating" in parts:
+        echo(f"Coverage of the 95 % interval of each entrant's θ (entrants of known strength, {RATING_ENTRANTS} "
+             f"entrants, {RATING_GAMES} 4-player games), {runs} tournaments each:")
+        result["rating"] = []
+        for method in ("exact", "normal"):
+            res = pool_map(rating_case, [(method, 50_000 + s) for s in range(runs)], jobs)
+            k = sum(sum(r) for r in res)
+            r_, lo, hi = rate(k, runs * RATING_ENTRANTS)
+            per = [sum(r[i] for r in res) / runs for i in range(RATING_ENTRANTS)]
+            result["rating"].append({"method": method, "covered": k, "intervals": runs * RATING_ENTRANTS, "rate": r_,
+                                     "low": lo, "high": hi, "by_entrant": per})
+            echo(f"  bootstrap {'exact' if method == 'exact' else 'in its normal approximation'}: {k}/"
+                 f"{runs * RATING_ENTRANTS} = {100 * r_:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]; by entrant "
+                 + ", ".join(f"{100 * x:.0f} %" for x in per))
     if "league" in parts:
         echo(f"False settles in leagues of equal entrants, the board looked at after every round of {LEAGUE_ROUND} "
              f"games to {LEAGUE_BUDGET}, {runs} leagues each (target: rate <= {TARGET_RATE:.0%}):")
@@ -393,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--league-fixed", action="store_true",
                     help="also run the first league case with the fixed-sample test on its boards")
-    ap.add_argument("--parts", default="fixed,settled,sprt,coverage,league,power",
+    ap.add_argument("--parts", default="fixed,settled,sprt,coverage,rating,league,power",
                     help="which parts to run, comma-separated (default: all)")
     ap.add_argument("--power-kinds", default="duplicate,plain", help="power runs with these deals (default both)")
     ap.add_argument("--only", default="", help="only the equal-entrant cases whose label holds one of these "

@@ -129,7 +129,8 @@ class GameArrays:
         keys = np.empty(len(recs), dtype=np.int64)
         for k, r in enumerate(recs):
             key = r.get("group")
-            keys[k] = -1 - r["id"] if key is None else codes.setdefault(key, len(codes))
+            keys[k] = -1 - r["id"] if key is None and r["id"] >= 0 else codes.setdefault(
+                ("game", r["id"]) if key is None else key, len(codes))
             seats[k, : len(r["seats"])] = [index[s] for s in r["seats"]]
             places[k, : len(r["places"])] = r["places"]
         return cls.build(entrants, [r["id"] for r in recs], keys, seats, places)
@@ -175,7 +176,7 @@ def _group_ordinals(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     n = len(ids)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    own = keys == -1 - ids
+    own = (keys == -1 - ids) & (ids >= 0)
     if own.all():
         return np.arange(n, dtype=np.int64)
     shared = np.flatnonzero(~own)
@@ -770,7 +771,11 @@ class NormalBootstrap:
             inv = np.linalg.inv(hess)
             cov = inv @ meat @ inv
         vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
-        self._root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+        # Scores of a game add up to nothing, so M, and with it the covariance, has a null
+        # direction: its eigenvalue is rounding noise (±1e-15), taken as 0, so the draws do
+        # not depend on the order of the sums.
+        vals[vals < 1e-12 * max(float(vals.max(initial=0.0)), 1e-300)] = 0.0
+        self._root = vecs * np.sqrt(vals)
         games = np.bincount(arr.seats[arr.seats >= 0], minlength=n)
         sums = np.bincount(arr.seats[arr.seats >= 0], weights=arr.places[arr.seats >= 0], minlength=n)
         self.entrant_games = games.tolist()
