@@ -412,3 +412,29 @@ def test_the_history_before_a_field_held_as_arrays_answers_as_sets_would(data) -
         assert past.groups.get(s) == groups.get(s), s
     assert (past.next_group, dict(past.games), dict(past.met)) == (next_group, games, met)
     assert dict(past.ratings) == ratings
+
+
+def test_a_budget_changed_after_a_published_board_makes_the_marks_anytime_valid(tmp_path: Path) -> None:
+    """A random tournament's games budget may change between runs over one results folder.
+    A board was published at the old size, so the new size may have been chosen on what it
+    showed (played on because nothing was settled yet): that is a second look, which the
+    fixed-sample test does not allow. From then on the board's marks come from the
+    anytime-valid test, tournament.json says why, and verify recomputes the same board."""
+    from harness.tournament.verify import verify_results
+
+    def run(games: int) -> dict:
+        path = write_config(tmp_path, format="random", games=games, rules={"phases": [1], "hand_limit": 20},
+                            replays="none")
+        run_tournament(load_config(path), build_site=False)
+        return json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+
+    out = tmp_path / "out"
+    assert run(6)["statistics"]["test"] == "fixed"
+    assert run(6)["statistics"]["test"] == "fixed"  # the same budget again: nothing new looked at
+    assert not json.loads((out / "tournament.json").read_text()).get("budget_changed")
+    board = run(10)
+    assert board["games"] == 10 and board["statistics"]["test"] == "sequential"
+    assert json.loads((out / "tournament.json").read_text())["budget_changed"] is True
+    assert run(10)["statistics"]["test"] == "sequential"  # for good: the earlier look stays a look
+    v = verify_results(out, replays=False)
+    assert v.ok, v.checks

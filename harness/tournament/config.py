@@ -139,6 +139,9 @@ class TournamentConfig:
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
     fields: tuple[Field, ...] = field(default=(), compare=False)
+    # The games budget was changed after a board of these results was published (set from
+    # the results folder): a board was looked at before the size was fixed.
+    budget_changed: bool = field(default=False, compare=False)
     source: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 

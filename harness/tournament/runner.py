@@ -182,6 +182,8 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
                 "may change between runs over one results folder (and the games budget of a random or league "
                 "tournament): use --fresh to start again, or set another output"
             )
+        if int(meta.get("games") or 0) > 0 and _budget(out) not in (None, cfg.resolved().get("games")):
+            meta["budget_changed"] = True  # a board was published before this budget: it was looked at
         try:
             state = SeedState.from_json(meta)
             seed = read_secret(out, state.sha256) if cfg.secret_seed else cfg.seed
@@ -211,6 +213,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
     except JournalError as e:
         raise ResultsError(f"{e}; use --fresh to start again") from None
     cfg = settle_field(cfg, meta, [journal.top] if journal.top >= 0 else [], retire)
+    cfg = replace(cfg, budget_changed=bool(meta.get("budget_changed")))
     # Only once the folder is known to be usable is anything in it rewritten.
     meta |= {"fingerprint": cfg.fingerprint(), "config_sha256": cfg.config_sha256(),
              "settings_sha256": cfg.settings_sha256()}
@@ -220,13 +223,25 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
     return OpenedResults(cfg, journal.games, journal.head, journal.lines)
 
 
-def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> str:
-    """Which settings differ from those the results folder was played with."""
+def _resolved_before(out: Path) -> dict[str, Any] | None:
+    """The config the results folder was last run with (config.resolved.yaml), if readable."""
     try:
         before = yaml.safe_load((out / "config.resolved.yaml").read_text())
     except (OSError, yaml.YAMLError):
-        before = None
-    if not isinstance(before, dict):
+        return None
+    return before if isinstance(before, dict) else None
+
+
+def _budget(out: Path) -> Any:
+    """The games budget the results folder was last run with (None if unknown)."""
+    before = _resolved_before(out)
+    return None if before is None else before.get("games")
+
+
+def _what_changed(out: Path, cfg: TournamentConfig, meta: Mapping[str, Any]) -> str:
+    """Which settings differ from those the results folder was played with."""
+    before = _resolved_before(out)
+    if before is None:
         return f"tournament {meta.get('name')!r}, or an older version of p10-tourney"
     now = cfg.settings()
     keys = [k for k in dict.fromkeys([*before, *now]) if k not in ("bots", "trusted", "games", "challengers")
@@ -853,10 +868,12 @@ def sequential_board(cfg: TournamentConfig) -> bool:
     """Whether the board's "settled" marks come from the anytime-valid test: a tournament
     that stops early (its boards are looked at after every round), a league (its board is
     published again and again, and read live, while it plays) and any results folder
-    whose field has changed (each field's board was a look), so that a mark is right at
-    its confidence however often the board is looked at. Other tournaments are judged
-    once, at their planned size, by the exact fixed-sample test."""
-    return bool(cfg.stop_when) or cfg.format == "league" or len(cfg.fields) > 1
+    whose field has changed (each field's board was a look) or whose games budget changed
+    after a board was published (the new size may have been chosen on what that board
+    showed), so that a mark is right at its confidence however often the board is looked
+    at. Other tournaments are judged once, at their planned size, by the exact
+    fixed-sample test."""
+    return bool(cfg.stop_when) or cfg.format == "league" or len(cfg.fields) > 1 or cfg.budget_changed
 
 
 def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:

@@ -108,7 +108,9 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
 
 def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentConfig:
     """`cfg` (the current field's config) with the fields and every entrant that ever
-    played, as tournament.json records them."""
+    played, and whether the games budget changed after a board was published, as
+    tournament.json records them."""
+    cfg = replace(cfg, budget_changed=bool(meta.get("budget_changed")))
     fields = tuple(Field(int(f["start"]), tuple(f["entrants"]), tuple(f.get("challengers") or ()))
                    for f in meta.get("fields") or [])
     order = tuple(meta.get("entrants") or ())
