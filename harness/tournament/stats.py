@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, combinations
 from statistics import NormalDist
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -434,9 +434,9 @@ class _Refits:
         wins = np.full(n, prior)
         for _, _, chosen_w, flat, _ in data:
             wins += np.bincount(flat, weights=chosen_w.ravel(), minlength=n)
-        theta = np.array(start, dtype=float)
         diag = slice(None, None, n + 1)  # the diagonal of a flat n×n matrix
-        for _ in range(max_iter):
+
+        def derivatives(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             s = 1.0 / (1.0 + np.exp(-theta))
             grad = wins - 2.0 * prior * s
             hess = np.zeros(n * n)  # minus the Hessian: positive definite
@@ -450,30 +450,45 @@ class _Refits:
                 grad -= first
                 hess[diag] += first
                 hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
-            step = np.linalg.solve(hess.reshape(n, n), grad)
-            big = float(np.abs(step).max())
-            if big > 1.0:
-                ll, t = self._loglik(data, theta), 1.0
-                while t > 1e-6:
-                    cand = theta + t * step
-                    if self._loglik(data, cand) >= ll:
-                        break
-                    t /= 2
-                theta = cand
-            else:
-                theta = theta + step
-            if big < tol:
-                break
-        return theta
+            return grad, hess.reshape(n, n)
 
-    def _loglik(self, data: Sequence[tuple[np.ndarray, ...]], theta: np.ndarray) -> float:
-        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
-        for who, w, chosen_w, _, _ in data:
-            x = theta[who]
-            top = x.max(axis=1)
-            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
-            ll += float((chosen_w * x).sum() - (w * lse).sum())
-        return ll
+        return _newton(np.array(start, dtype=float), derivatives, lambda th: _stage_loglik(data, th, prior), tol,
+                       max_iter)
+
+
+def _newton(theta: np.ndarray, derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+            loglik: Callable[[np.ndarray], float], tol: float, max_iter: int) -> np.ndarray:
+    """`newton_pl`'s steps on arrays from `theta`: a step longer than 1 is halved until the
+    likelihood does not fall; stop when the step is shorter than `tol`."""
+    for _ in range(max_iter):
+        grad, hess = derivatives(theta)
+        step = np.linalg.solve(hess, grad)
+        big = float(np.abs(step).max()) if len(step) else 0.0
+        if big > 1.0:
+            ll, t = loglik(theta), 1.0
+            while t > 1e-6:
+                cand = theta + t * step
+                if loglik(cand) >= ll:
+                    break
+                t /= 2
+            theta = cand
+        else:
+            theta = theta + step
+        if big < tol:
+            break
+    return theta
+
+
+def _stage_loglik(blocks: Iterable[tuple[np.ndarray, ...]], theta: np.ndarray, prior: float) -> float:
+    """The log-likelihood at θ of stages given as blocks (members, weight, chosen weight of
+    each member, …), the prior's virtual games included."""
+    ll = float((prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
+    for who, w, chosen, *_ in blocks:
+        x = theta[who]
+        top = x.max(axis=1)
+        lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+        ll += float((chosen * x).sum() - (w * lse).sum())
+    return ll
 
 
 class DealBootstrap:
@@ -690,24 +705,7 @@ class _StageFit:
 
     def fit(self) -> np.ndarray:
         """θ maximising the likelihood, by Newton steps from θ = 0."""
-        theta = np.zeros(self.n)
-        for _ in range(100):
-            grad, hess = self.derivatives(theta)
-            step = np.linalg.solve(hess, grad)
-            big = float(np.abs(step).max()) if self.n else 0.0
-            if big > 1.0:  # step halving, as `newton_pl`
-                ll, t = self.loglik(theta), 1.0
-                while t > 1e-6:
-                    cand = theta + t * step
-                    if self.loglik(cand) >= ll:
-                        break
-                    t /= 2
-                theta = cand
-            else:
-                theta = theta + step
-            if big < 1e-9:
-                break
-        return theta
+        return _newton(np.zeros(self.n), self.derivatives, self.loglik, 1e-9, 100)
 
     def blocks(self) -> Iterator[Block]:
         """Every game's stages, a chunk of games at a time (those with shared places kept)."""
@@ -735,13 +733,7 @@ class _StageFit:
 
     def loglik(self, theta: np.ndarray) -> float:
         """The log-likelihood at θ, the prior's virtual games included."""
-        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
-        for who, w, chosen, _, _ in self.blocks():
-            x = theta[who]
-            top = x.max(axis=1)
-            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
-            ll += float((chosen * x).sum() - (w * lse).sum())
-        return ll
+        return _stage_loglik(self.blocks(), theta, self.prior)
 
 
 class NormalBootstrap:
@@ -760,14 +752,19 @@ class NormalBootstrap:
         self.entrants = list(entrants)
         self.prior = prior
         n = self.n = len(self.entrants)
-        self.arr = arr
         self.groups, self.games = arr.groups, arr.games
         stages = _StageFit(arr, n, prior)
+        taken = arr.seats >= 0
+        games = np.bincount(arr.seats[taken], minlength=n)
+        sums = np.bincount(arr.seats[taken], weights=arr.places[taken], minlength=n)
+        del taken
+        self.entrant_games = games.tolist()
+        self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
         with _one_blas_thread():
             theta = stages.fit()
             self.theta = theta.tolist()
             _, hess = stages.derivatives(theta)
-            meat, place_var = self._group_spread(theta)
+            meat, place_ss = self._group_spread(arr, theta, np.where(games > 0, sums / np.maximum(games, 1), 0.0))
             inv = np.linalg.inv(hess)
             cov = inv @ meat @ inv
         vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
@@ -776,20 +773,14 @@ class NormalBootstrap:
         # not depend on the order of the sums.
         vals[vals < 1e-12 * max(float(vals.max(initial=0.0)), 1e-300)] = 0.0
         self._root = vecs * np.sqrt(vals)
-        games = np.bincount(arr.seats[arr.seats >= 0], minlength=n)
-        sums = np.bincount(arr.seats[arr.seats >= 0], weights=arr.places[arr.seats >= 0], minlength=n)
-        self.entrant_games = games.tolist()
-        self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
-        self._place_sd = np.sqrt(place_var)
+        self._place_sd = np.sqrt(place_ss / np.maximum(games, 1) ** 2)
 
-    def _group_spread(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _group_spread(self, arr: GameArrays, theta: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """M, the covariance of the deal groups' score vectors at θ (as a resample of
-        groups spreads their sum), and per entrant the variance of its mean place; whole
-        groups a chunk at a time."""
-        n, arr = self.n, self.arr
-        games = np.bincount(arr.seats[arr.seats >= 0], minlength=n)
-        sums = np.bincount(arr.seats[arr.seats >= 0], weights=arr.places[arr.seats >= 0], minlength=n)
-        mean = np.where(games > 0, sums / np.maximum(games, 1), 0.0)
+        groups spreads their sum), and per entrant the sum over groups of the squared
+        deviation of its place sum there from its games there times `mean` (its mean
+        place); whole groups a chunk at a time."""
+        n = self.n
         meat, total, place_ss = np.zeros(n * n), np.zeros(n), np.zeros(n)
         for sub in _group_chunks(arr):
             width = sub.seats.shape[1]
@@ -822,7 +813,7 @@ class NormalBootstrap:
                     meat += np.bincount(ent[both, a] * n + ent[both, b], weights=score[both, a] * score[both, b],
                                         minlength=n * n)
         meat = meat.reshape(n, n) - np.outer(total, total) / max(arr.groups, 1)
-        return meat, place_ss / np.maximum(games, 1) ** 2
+        return meat, place_ss
 
     def resamples(self, count: int, seed: int) -> Iterator[tuple[list[float], list[float | None]]]:
         """`count` draws of (θ of each entrant, mean place of each entrant or None) from
