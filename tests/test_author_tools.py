@@ -316,3 +316,25 @@ def test_ask_runs_the_bot_in_its_sandbox_as_a_tournament_would(tmp_path: Path, m
     verdict = json.loads(result.output[result.output.index("{"):])  # after the warning when unsandboxed
     assert verdict["verdict"] == "crash"
     assert ("secret: unreadable" if mode == "bwrap" else "secret: readable") in verdict["stderr"]
+
+
+GONE_AFTER_HELLO = """import os, sys
+sys.stdin.readline()
+os.close(0)  # nothing reads what the referee sends next: its write fails at once
+print('{"type": "hello", "name": "gone"}', flush=True)
+print("leaving after hello", file=sys.stderr, flush=True)
+"""
+
+
+def test_ask_a_bot_gone_before_its_request_is_sent_is_a_crash_not_a_traceback(tmp_path: Path) -> None:
+    """A bot that stops reading after hello makes the request's write fail; `ask` says crash
+    with the bot's stderr, as when it exits while the request is on its way."""
+    bot = tmp_path / "gone.py"
+    bot.write_text(GONE_AFTER_HELLO)
+    req = write(tmp_path, "draw.json", spec_requests()[0])
+    result = CliRunner().invoke(main, ["ask", "--json", "--sandbox", "none", "--request", str(req), "--", PY, str(bot)])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    verdict = json.loads(result.output[result.output.index("{"):])
+    assert verdict["verdict"] == "crash"
+    assert "closed its stdin" in verdict["reason"]

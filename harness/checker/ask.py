@@ -129,14 +129,18 @@ def ask(argv: Sequence[str], request: dict[str, Any], rules: Rules | None = None
     try:
         handshake(bot, "candidate", tc)
         players = [{"seat": p["seat"], "name": p.get("name", f"seat{p['seat']}")} for p in state["players"]]
-        bot.send(encode({"type": "game_start", "game": state.get("game", "g000000"), "seat": state["seat"],
-                         "players": players, "rules": rules.to_dict(),
-                         "time": {"move_ms": move_ms, "game_ms": None}}))
         msg = dict(request)
         if not bot.wants_options:
             msg.pop("options", None)
         t = time.monotonic()
-        bot.send(encode(msg))
+        try:  # a bot that exits after hello is a crash, whether it goes before or after these lines reach it
+            bot.send(encode({"type": "game_start", "game": state.get("game", "g000000"), "seat": state["seat"],
+                             "players": players, "rules": rules.to_dict(),
+                             "time": {"move_ms": move_ms, "game_ms": None}}))
+            t = time.monotonic()
+            bot.send(encode(msg))
+        except BotDied as e:
+            return _with_stderr(bot, Answer(request, None, "crash", str(e)))
         deadline = t + move_ms / 1000
         try:
             while True:
