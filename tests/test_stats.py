@@ -700,3 +700,41 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@pytest.mark.parametrize("group,ties,sizes,spread", [(1, 0.0, [2], False), (2, 0.1, [2, 3, 4], False),
+                                                     (4, 0.2, [4], False), (3, 0.1, [3], True)])
+@pytest.mark.parametrize("normal", [False, True])
+def test_the_board_s_statistics_do_not_depend_on_the_chunk_size(monkeypatch: pytest.MonkeyPatch, group: int,
+                                                                ties: float, sizes: list[int], spread: bool,
+                                                                normal: bool) -> None:
+    """Everything the statistics sum over games runs a chunk of games at a time (the kinds
+    of game and their counts, the deal groups, each entrant's seats for the luck share, the
+    paired deals): with chunks of 3 or 7 games the board's statistics are those of one chunk,
+    on plain and duplicate deals, shared places, mixed tables, exact and normal bootstrap,
+    and deal groups whose games are not consecutive (`spread`)."""
+    names = [f"e{i}" for i in range(7)]
+    records = _pl_games(names, 240, sizes, seed=group + 10 * normal, group=group, ties=ties)
+    if spread:  # the same groups, their games interleaved with other groups' games
+        order = sorted(range(len(records)), key=lambda k: (k % group, k // group))
+        records = [dict(records[k], id=i, game=f"g{i:06d}") for i, k in enumerate(order)]
+    if normal:
+        monkeypatch.setattr(stats, "EXACT_LIMIT", 10)
+    whole = stats.report(records, names, resamples=40, seed=5)[1]
+    theta, games = stats.pl_theta(records, names)
+    assert whole["method"]["intervals"] == ("normal" if normal else "bootstrap")
+    for chunk in (3, 7):
+        monkeypatch.setattr(stats, "CHUNK", chunk)
+        assert stats.report(records, names, resamples=40, seed=5)[1] == whole
+        th, g = stats.pl_theta(records, names)
+        assert g == games and [th[e] for e in names] == pytest.approx([theta[e] for e in names], abs=1e-12)
+
+
+def test_kinds_of_game_counted_a_chunk_at_a_time_are_those_of_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [f"e{i}" for i in range(5)]
+    arr = GameArrays.from_records(_pl_games(names, 300, [2, 3, 4], seed=8, group=2, ties=0.2), names)
+    kind, first = stats._game_kinds(arr)
+    monkeypatch.setattr(stats, "CHUNK", 7)
+    f, c = stats._kind_counts(arr)
+    assert f.tolist() == first.tolist() and c.tolist() == np.bincount(kind).tolist()
+    assert stats._kinds_exceed(arr, len(first) - 1) and not stats._kinds_exceed(arr, len(first))

@@ -346,6 +346,34 @@ def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
     assert slow.leader() == first  # rated at once; the leader is not looked up again within the hour
 
 
+def test_the_tally_hands_its_games_to_the_statistics_without_a_copy_that_later_games_change() -> None:
+    """`GameTally.arrays` reads the tally's own columns (no copy of the games), read-only;
+    arrays taken earlier keep their games as more are added (a column that grows moves),
+    and mixed table sizes are laid out as `GameArrays.from_records` does."""
+    from harness.tournament.stats import GameArrays
+    from harness.tournament.tally import GameTally
+
+    names = ["a", "b", "c", "d"]
+    games = [{"id": i, "game": f"g{i}", "group": i // 2, "seats": names[: 2 + i % 3] if i > 150 else ["a", "b"],
+              "places": list(range(1, 3 + i % 3)) if i > 150 else [1 + i % 2, 2 - i % 2],
+              "scores": [0] * (2 + i % 3 if i > 150 else 2), "phases": [0] * (2 + i % 3 if i > 150 else 2),
+              "faults": []} for i in range(300)]
+    tally = GameTally(names, ratings=False)
+    for g in games[:100]:
+        tally.add(g)
+    early = tally.arrays()
+    assert not early.seats.flags.writeable and not early.places.flags.writeable and not early.ids.flags.writeable
+    with pytest.raises(ValueError):
+        early.seats[0, 0] = 3
+    seats_before = early.seats.copy()
+    for g in games[100:]:  # the columns grow past what `early` reads
+        tally.add(g)
+    assert early.games == 100 and (early.seats == seats_before).all()
+    whole, expected = tally.arrays(), GameArrays.from_records(games, names)
+    for k in ("ids", "group", "size", "seats", "places"):
+        assert getattr(whole, k).tolist() == getattr(expected, k).tolist(), k
+
+
 def _past_as_sets(records: list[dict], base: int, rate: bool) -> tuple:
     """What `Past.of` gives, computed from plain sets and dicts (the definition)."""
     from harness.tournament.ratings import Ratings

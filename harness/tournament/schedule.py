@@ -260,7 +260,7 @@ class IndexSet:
 
 class CompactSchedule:
     """A field's schedule (games with consecutive indices from `start`) held as arrays:
-    ~25 bytes a game (seats as entrant numbers, seed, deal group, sample flag) where a list
+    ~22 bytes a game (seats as entrant numbers, seed, deal group, sample flag) where a list
     of `GameSpec`s takes some 550. Read by position (`spec`, `span`) or in order."""
 
     def __init__(self, specs: Iterable[GameSpec], start: int = 0) -> None:
@@ -269,14 +269,17 @@ class CompactSchedule:
         self._number: dict[str, int] = {}
         self._seats = array("h")
         self._width = array("b")
-        self._at = array("q")  # where each game's seats begin in `_seats`
+        self._at: array[int] | None = None  # where each game's seats begin in `_seats`, once widths differ
         self._seed = array("q")
         self._group = array("q")
         self._sample = bytearray()
         for k, s in enumerate(specs):
             if s.index != start + k:
                 raise ValueError(f"game {s.game}: index {s.index}, expected {start + k} (not consecutive)")
-            self._at.append(len(self._seats))
+            if self._at is None and k and len(s.seats) != self._width[0]:  # widths differ: positions kept from now
+                self._at = array("q", range(0, k * self._width[0], self._width[0]))
+            if self._at is not None:
+                self._at.append(len(self._seats))
             for e in s.seats:
                 n = self._number.get(e)
                 if n is None:
@@ -296,7 +299,7 @@ class CompactSchedule:
 
     def spec(self, k: int) -> GameSpec:
         """The game at position `k` (index `start + k`)."""
-        at, names = self._at[k], self.names
+        at, names = self._at[k] if self._at is not None else k * self._width[0], self.names
         seats = tuple(names[x] for x in self._seats[at:at + self._width[k]])
         i = self.start + k
         return GameSpec(i, game_id(i), seats, self._seed[k], self._group[k], bool(self._sample[k]))

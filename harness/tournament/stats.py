@@ -176,9 +176,18 @@ def _group_ordinals(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     n = len(ids)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    own = (keys == -1 - ids) & (ids >= 0)
+    own = np.empty(n, dtype=bool)
+    for lo in range(0, n, CHUNK):  # a chunk at a time: no temporary of 8 bytes a game
+        i = ids[lo:lo + CHUNK]
+        own[lo:lo + CHUNK] = (keys[lo:lo + CHUNK] == -1 - i) & (i >= 0)
     if own.all():
         return np.arange(n, dtype=np.int64)
+    if not own.any() and bool((keys[1:] >= keys[:-1]).all()):
+        # keys that never go down (a schedule's deal groups, numbered as dealt): a group's
+        # games are consecutive and groups come in the order of their keys, no sort needed
+        group = np.zeros(n, dtype=np.int64)
+        np.cumsum(keys[1:] != keys[:-1], out=group[1:])
+        return group
     shared = np.flatnonzero(~own)
     kind, first = _ordinal_first(keys[shared])
     is_first = own
@@ -514,7 +523,12 @@ class DealBootstrap:
         size = 0
         # Games of the same kind (seats and places) recur: each kind's part of a group's row
         # is worked out once, kinds numbered in the order they first occur.
-        kind, first = _game_kinds(arr) if kinds is None else kinds
+        plain = arr.groups == arr.games  # every group one game: a type is a kind, only their counts matter
+        if plain:
+            first, kind_count = _kind_counts(arr)
+            kind = np.zeros(0, dtype=np.int64)  # not needed: no game's kind is looked up
+        else:
+            kind, first = _game_kinds(arr) if kinds is None else kinds
         del kinds
         part: list[list[tuple[int, float]]] = []
         for k in first.tolist():
@@ -531,10 +545,12 @@ class DealBootstrap:
                 items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
             part.append(items)
         types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
-        if arr.groups == arr.games:  # plain deals: every group one game, in game order
+        if plain:  # plain deals: every group one game, in game order
             kind_type = np.array([types.setdefault(tuple(sorted(p)), len(types)) for p in part], dtype=np.intp)
-            group_type = kind_type[kind]
-            del kind_type
+            group_type = None
+            type_count = np.zeros(len(types), dtype=np.int64)
+            np.add.at(type_count, kind_type, kind_count)
+            del kind_type, kind_count
         else:
             order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
             bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True])
@@ -566,8 +582,10 @@ class DealBootstrap:
         self._row_slot = np.array([slot for row in self._type_rows for slot, _ in row], dtype=np.intp)
         self._row_value = np.array([v for row in self._type_rows for _, v in row], dtype=float)
         self._refits = _Refits(self._sets_at, n, prior)
-        self._type_count = np.bincount(group_type, minlength=len(self._type_rows))
-        del group_type
+        if group_type is not None:
+            type_count = np.bincount(group_type, minlength=len(self._type_rows))
+        self._type_count = type_count
+        del group_type, type_count
         full = self._total(dict(enumerate(self._type_count.tolist())))
         # Newton steps from θ = 0 on arrays (the likelihood is strictly concave, so they find
         # the one maximum `fit_pl` climbs to; tests/test_stats.py checks they agree).
@@ -683,6 +701,18 @@ def _group_chunks(arr: GameArrays) -> Iterator[GameArrays]:
             yield GameArrays(arr.entrants, arr.ids[lo:hi], np.arange(hi - lo, dtype=np.int64), arr.size[lo:hi],
                              arr.seats[lo:hi], arr.places[lo:hi])
         return
+    if bool((arr.group[1:] >= arr.group[:-1]).all()):  # a group's games consecutive (a schedule's): slices
+        group, lo = arr.group, 0
+        while lo < arr.games:
+            hi = min(lo + CHUNK, arr.games)
+            if hi < arr.games:  # back to the start of the group the chunk would cut; past it if that is lo
+                cut = int(np.searchsorted(group, group[hi], side="left"))
+                hi = cut if cut > lo else int(np.searchsorted(group, group[hi], side="right"))
+            g = group[lo:hi]
+            yield GameArrays(arr.entrants, arr.ids[lo:hi], g - g[0], arr.size[lo:hi], arr.seats[lo:hi],
+                             arr.places[lo:hi])
+            lo = hi
+        return
     order = np.argsort(arr.group, kind="stable")
     ends = np.flatnonzero(np.r_[arr.group[order][1:] != arr.group[order][:-1], True]) + 1
     lo = 0
@@ -736,6 +766,17 @@ class _StageFit:
         return _stage_loglik(self.blocks(), theta, self.prior)
 
 
+def _entrant_places(arr: GameArrays, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each entrant's games and the sum of its places, a chunk of games at a time."""
+    games, sums = np.zeros(n, dtype=np.int64), np.zeros(n)
+    for lo in range(0, arr.games, CHUNK):
+        seats, places = arr.seats[lo:lo + CHUNK], arr.places[lo:lo + CHUNK]
+        taken = seats >= 0
+        games += np.bincount(seats[taken], minlength=n)
+        sums += np.bincount(seats[taken], weights=places[taken], minlength=n)
+    return games, sums
+
+
 class NormalBootstrap:
     """The deal-group bootstrap of `DealBootstrap` in its normal approximation, for games
     too many and too varied to resample exactly: the fit is the same (every game's stages,
@@ -754,10 +795,7 @@ class NormalBootstrap:
         n = self.n = len(self.entrants)
         self.groups, self.games = arr.groups, arr.games
         stages = _StageFit(arr, n, prior)
-        taken = arr.seats >= 0
-        games = np.bincount(arr.seats[taken], minlength=n)
-        sums = np.bincount(arr.seats[taken], weights=arr.places[taken], minlength=n)
-        del taken
+        games, sums = _entrant_places(arr, n)
         self.entrant_games = games.tolist()
         self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
         with _one_blas_thread():
@@ -835,12 +873,10 @@ def bootstrap_of(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Se
     `EXACT_LIMIT` and `EXACT_GROUPS`, beyond them in its normal approximation
     (`NormalBootstrap`)."""
     arr = as_arrays(records, entrants)
-    kinds = _game_kinds(arr)
     shared = int((np.bincount(arr.group) > 1).sum()) if arr.groups < arr.games else 0  # groups of more than one game
-    if len(kinds[1]) * arr.seats.shape[1] ** 2 > EXACT_LIMIT or shared > EXACT_GROUPS:
-        del kinds
+    if shared > EXACT_GROUPS or _kinds_exceed(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2):
         return NormalBootstrap(arr, entrants, prior)
-    return DealBootstrap(arr, entrants, prior, kinds)
+    return DealBootstrap(arr, entrants, prior)
 
 
 @dataclass
@@ -934,13 +970,12 @@ def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequen
     names = list(entrants)
     arr = as_arrays(records, names)
     table: dict[tuple[int, ...], list[float]] = {}
-    kind, first = _game_kinds(arr)
-    if len(first) * arr.seats.shape[1] ** 2 > EXACT_LIMIT:  # too many kinds to add up per risk set
-        del kind, first
+    if _kinds_exceed(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2):  # too many kinds to add up per risk set
         with _one_blas_thread():
             return dict(zip(names, _StageFit(arr, len(names), prior).fit().tolist())), dict(zip(names, arr.games_of()))
-    counts = np.bincount(kind, minlength=len(first)).tolist()
-    del kind
+    first, count = _kind_counts(arr)
+    counts = count.tolist()
+    del count
     for k, c in zip(first.tolist(), counts):  # each kind of game once, times how often it was played
         w = int(arr.size[k])
         for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
@@ -1061,17 +1096,12 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
         return {"share": None, "efficiency": None, "by_entrant": per}
     n = len(names)
     width = arr.seats.shape[1]
-    slots = np.argsort(arr.seats.ravel(), kind="stable")  # every seat taken, entrant by entrant, in game order
-    ends = np.searchsorted(arr.seats.ravel()[slots], np.arange(-1, n), side="right")
     k_of = np.zeros(n, dtype=np.int64)
     e_ss_game, e_ss_deal = np.zeros(n), np.zeros(n)
     e_df_game, e_df_deal, e_tables = (np.zeros(n, dtype=np.int64) for _ in range(3))
-    for ent in range(n):  # an entrant at a time: working memory of its games only
-        if ends[ent + 1] > ends[ent]:
-            at = slots[ends[ent]:ends[ent + 1]]
-            k_of[ent], e_ss_game[ent], e_ss_deal[ent], e_df_game[ent], e_df_deal[ent], e_tables[ent] = \
-                _luck_of(arr, at // width, at % width)
-    del slots
+    for ent, at in _seats_by_entrant(arr, n):  # an entrant at a time: working memory of its games only
+        k_of[ent], e_ss_game[ent], e_ss_deal[ent], e_df_game[ent], e_df_deal[ent], e_tables[ent] = \
+            _luck_of(arr, at // width, at % width)
     num = den = 0.0
     for i, name in enumerate(names):
         k = int(k_of[i])
@@ -1089,6 +1119,37 @@ def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequ
         "efficiency": None if total is None or total >= 1 else round(1 / (1 - total), 3),
         "by_entrant": per,
     }
+
+
+def _seats_by_entrant(arr: GameArrays, n: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(entrant, the positions of its seats in `arr.seats` flattened, in game order) for
+    every entrant with games. Entrants are taken in blocks holding about `4 · CHUNK` seats,
+    each block found by one pass over the seats a chunk at a time: working memory of a
+    block's seats, not of every game's."""
+    flat = arr.seats.reshape(-1)
+    per = np.zeros(n, dtype=np.int64)
+    for lo in range(0, len(flat), 4 * CHUNK):
+        s = flat[lo:lo + 4 * CHUNK]
+        per += np.bincount(s[s >= 0], minlength=n)
+    a = 0
+    while a < n:
+        b, held = a, 0
+        while b < n and (b == a or held + per[b] <= 4 * CHUNK):
+            held += int(per[b])
+            b += 1
+        parts = []
+        for lo in range(0, len(flat), 4 * CHUNK):
+            s = flat[lo:lo + 4 * CHUNK]
+            hit = np.flatnonzero((s >= a) & (s < b))
+            parts.append(np.stack([s[hit].astype(np.int64), hit + lo]))
+        both = np.concatenate(parts, axis=1)
+        del parts
+        both = both[:, np.argsort(both[0], kind="stable")]
+        ends = np.searchsorted(both[0], np.arange(a, b + 1), side="left")
+        for ent in range(a, b):
+            if ends[ent - a + 1] > ends[ent - a]:
+                yield ent, both[1, ends[ent - a]:ends[ent - a + 1]]
+        a = b
 
 
 def _luck_of(arr: GameArrays, gi: np.ndarray, si: np.ndarray) -> tuple[int, float, float, int, int, int]:
@@ -1142,18 +1203,74 @@ def _game_kinds(arr: GameArrays) -> tuple[np.ndarray, np.ndarray]:
     table of up to 6 seats and up to ~1,000 entrants), so the sort is of 8 bytes a game."""
     if not arr.games:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    width = arr.seats.shape[1]
+    bits = _kind_bits(arr)
+    if bits is None:
+        return _ordinal_first(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel())
+    return _ordinal_first(_packed_kinds(arr, 0, arr.games, *bits))
+
+
+def _kind_bits(arr: GameArrays) -> tuple[int, int] | None:
+    """Bits a seat and a place take in a game's packed row, or None where a row does not fit
+    in an int64."""
     seat_bits = max(1, int(arr.seats.max()) + 2).bit_length()
     place_bits = max(1, int(arr.places.max()) + 1).bit_length()
-    if width * (seat_bits + place_bits) > 62 or int(arr.places.min()) < 0:
-        return _ordinal_first(np.unique(np.hstack([arr.seats, arr.places]), axis=0, return_inverse=True)[1].ravel())
-    packed = np.zeros(arr.games, dtype=np.int64)
-    for c in range(width):
+    if arr.seats.shape[1] * (seat_bits + place_bits) > 62 or int(arr.places.min()) < 0:
+        return None
+    return seat_bits, place_bits
+
+
+def _packed_kinds(arr: GameArrays, lo: int, hi: int, seat_bits: int, place_bits: int) -> np.ndarray:
+    """The rows of games lo…hi − 1, seats and places, each packed into one int64."""
+    packed = np.zeros(hi - lo, dtype=np.int64)
+    for c in range(arr.seats.shape[1]):
         packed <<= seat_bits
-        packed |= arr.seats[:, c] + 1
+        packed |= arr.seats[lo:hi, c] + 1
         packed <<= place_bits
-        packed |= arr.places[:, c]
-    return _ordinal_first(packed)
+        packed |= arr.places[lo:hi, c]
+    return packed
+
+
+def _kind_counts(arr: GameArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Each kind of game's first game and how many games are of it, kinds in the order they
+    first occur (`_game_kinds` without the kind of every game): worked out a chunk of games
+    at a time, with the kinds seen so far as the only state."""
+    bits = _kind_bits(arr) if arr.games else None
+    if bits is None:
+        kind, first = _game_kinds(arr)
+        return first, np.bincount(kind, minlength=len(first)).astype(np.int64)
+    keys, first, count = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    for lo in range(0, arr.games, CHUNK):
+        u, at, c = np.unique(_packed_kinds(arr, lo, min(lo + CHUNK, arr.games), *bits),
+                             return_index=True, return_counts=True)
+        keys, where = np.unique(np.concatenate([keys, u]), return_inverse=True)
+        where = where.ravel()
+        old, new = where[: len(first)], where[len(first):]
+        f = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
+        f[old] = first
+        np.minimum.at(f, new, at + lo)
+        n_ = np.zeros(len(keys), dtype=np.int64)
+        n_[old] = count
+        np.add.at(n_, new, c)
+        first, count = f, n_
+    order = np.argsort(first, kind="stable")
+    return first[order], count[order]
+
+
+def _kinds_exceed(arr: GameArrays, limit: int) -> bool:
+    """Whether the games are of more than `limit` kinds: counted a chunk at a time, with
+    the kinds seen so far as the only state, and given up as soon as the limit is passed,
+    so the working memory is bounded by the limit, not by the games."""
+    if not arr.games:
+        return False
+    bits = _kind_bits(arr)
+    if bits is None:
+        return len(_game_kinds(arr)[1]) > limit
+    seen = np.zeros(0, dtype=np.int64)
+    for lo in range(0, arr.games, CHUNK):
+        seen = np.union1d(seen, _packed_kinds(arr, lo, min(lo + CHUNK, arr.games), *bits))
+        if len(seen) > limit:
+            return True
+    return False
 
 
 def _var(xs: Sequence[float]) -> float:

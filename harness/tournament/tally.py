@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import time
-from array import array
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -32,6 +31,44 @@ from .stats import GameArrays
 
 
 _BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
+
+
+class _Column:
+    """A growing column of numbers, read as a numpy view of what is in it. The view is
+    read-only and stays valid as more is appended (growing moves the column to a new
+    buffer; a view taken before keeps the old one), so the statistics read the games
+    without a copy."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._a = np.zeros(64, dtype=dtype)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _room(self, k: int) -> None:
+        if self._n + k > len(self._a):
+            grown = np.zeros(max(self._n + k, len(self._a) + len(self._a) // 8), dtype=self._a.dtype)  # 1/8 spare at most
+            grown[: self._n] = self._a[: self._n]
+            self._a = grown
+
+    def append(self, x: int) -> None:
+        if self._n == len(self._a):
+            self._room(1)
+        self._a[self._n] = x
+        self._n += 1
+
+    def extend(self, xs: Sequence[int]) -> None:
+        k = len(xs)
+        self._room(k)
+        self._a[self._n: self._n + k] = xs
+        self._n += k
+
+    def view(self) -> np.ndarray:
+        """What is in the column (read-only; not a copy)."""
+        v = self._a[: self._n]
+        v.flags.writeable = False
+        return v
 
 
 class GameTally:
@@ -56,9 +93,9 @@ class GameTally:
         self.ahead = np.zeros((n, n), dtype=np.int64)  # row placed ahead of column, games
         self.tied = np.zeros((n, n), dtype=np.int64)
         # the statistics' games: index, deal group key, seats at the table, then seats and places
-        self._ids, self._keys = array("q"), array("q")
-        self._size = array("b")
-        self._seats, self._places = array("i"), array("h")
+        self._ids, self._keys = _Column(np.int64), _Column(np.int64)
+        self._size = _Column(np.int8)
+        self._seats, self._places = _Column(np.int32), _Column(np.int16)
         self._codes: dict[Any, int] = {}
         # what disqualification reads, for the games that have it (and the games it counts
         # but the statistics do not: a seat outside the field, or a table of one)
@@ -213,31 +250,30 @@ class GameTally:
         whose index is in it; with `below`, only those with a lower index; with `among`,
         only the games whose seats are all of those entrants, as games of them
         (`GameArrays.restrict`)."""
-        ids = np.frombuffer(self._ids, dtype=np.int64) if len(self._ids) else np.zeros(0, dtype=np.int64)
-        size = np.frombuffer(self._size, dtype=np.int8).astype(np.int64) if len(self._size) else np.zeros(0, np.int64)
+        ids, keys, size = self._ids.view(), self._keys.view(), self._size.view()
         width = int(size.max()) if len(size) else 2
-        if len(ids) and int(size.min()) == width:  # every table the same size: the flat arrays reshaped
-            seats = np.frombuffer(self._seats, dtype=np.int32).reshape(len(ids), width).copy()
-            places = np.frombuffer(self._places, dtype=np.int16).reshape(len(ids), width).copy()
+        if len(ids) and int(size.min()) == width:  # every table the same size: the flat columns reshaped, not copied
+            seats = self._seats.view().reshape(len(ids), width)
+            places = self._places.view().reshape(len(ids), width)
         else:
-            starts = np.cumsum(size) - size
+            size64 = size.astype(np.int64)
+            starts = np.cumsum(size64) - size64
             col = np.arange(width)
-            inside = col[None, :] < size[:, None]
+            inside = col[None, :] < size64[:, None]
             at = (starts[:, None] + col[None, :])[inside]
             seats = np.full((len(ids), width), -1, dtype=np.int32)
             places = np.zeros((len(ids), width), dtype=np.int16)
             if len(ids):
-                seats[inside] = np.frombuffer(self._seats, dtype=np.int32)[at]
-                places[inside] = np.frombuffer(self._places, dtype=np.int16)[at]
-            del starts, inside, at
+                seats[inside] = self._seats.view()[at]
+                places[inside] = self._places.view()[at]
+            del size64, starts, inside, at
         del size
-        keys = np.frombuffer(self._keys, dtype=np.int64) if len(self._keys) else np.zeros(0, dtype=np.int64)
         if upto is not None or below is not None:
             m = np.ones(len(ids), dtype=bool) if upto is None else np.isin(ids, np.asarray(list(upto), dtype=np.int64))
             if below is not None:
                 m &= ids < below
             ids, keys, seats, places = ids[m], keys[m], seats[m], places[m]
-        arr = GameArrays.build(self.entrants, ids.copy(), keys.copy(), seats, places)
+        arr = GameArrays.build(self.entrants, ids, keys, seats, places)
         return arr if among is None or list(among) == self.entrants else arr.restrict(among)
 
     def met(self) -> np.ndarray:
