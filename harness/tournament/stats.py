@@ -676,20 +676,54 @@ def _stage_blocks(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
             yield ranked[rows, r:t], np.ones(len(rows)), chosen, rows + lo, order[rows, r:t]
 
 
-def _tied_blocks(arr: GameArrays) -> list[Block]:
-    """The stages of the games of `arr` with a shared place (averaged over the orders of
-    the tied entrants, `game_stages`), as `Block`s."""
-    by_m: dict[int, list[tuple[Stage, int, list[int]]]] = {}
-    for lo in range(0, arr.games, CHUNK):
-        for g in (np.flatnonzero(_ranked(arr, lo, min(lo + CHUNK, arr.games))[2]) + lo).tolist():
-            k = int(arr.size[g])
-            row = arr.seats[g, :k].tolist()
-            seat = {e: j for j, e in enumerate(row)}
-            for st in game_stages(row, arr.places[g, :k].tolist()):
-                by_m.setdefault(len(st[0]), []).append((st, g, [seat[e] for e in st[0]]))
-    return [(np.array([st[0] for st, _, _ in sts], dtype=np.int64), np.array([st[1] for st, _, _ in sts]),
-             np.array([st[2] for st, _, _ in sts]), np.array([g for _, g, _ in sts], dtype=np.int64),
-             np.array([p for _, _, p in sts], dtype=np.int64)) for _, sts in sorted(by_m.items())]
+def _tied_blocks(arr: GameArrays, lo: int = 0, hi: int | None = None) -> Iterator[Block]:
+    """The stages of the games `lo`…`hi` − 1 of `arr` with a shared place (averaged over
+    the orders of the tied entrants, `game_stages`), as `Block`s. Which stages a game has
+    depends only on its table size and which neighbours in place order share a place (its
+    pattern): each pattern's stages are worked out once, as positions in place order, and
+    taken for all its games at once. Nothing is kept between calls."""
+    hi = arr.games if hi is None else hi
+    step = max(1, CHUNK // 16)  # a game with shared places has up to 57 stages (six seats, all tied)
+    for a in range(lo, hi, step):
+        yield from _tied_chunk(arr, a, min(a + step, hi))
+
+
+def _tied_chunk(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
+    ranked, order, tied = _ranked(arr, lo, hi)
+    rows = np.flatnonzero(tied)
+    if not len(rows):
+        return
+    width = arr.seats.shape[1]
+    key = np.where(arr.seats[lo:hi][rows] >= 0, arr.places[lo:hi][rows].astype(np.int64), np.iinfo(np.int64).max)
+    key = np.take_along_axis(key, order[rows], axis=1)
+    same = key[:, 1:] == key[:, :-1]
+    size = arr.size[lo:hi][rows].astype(np.int64)
+    code = size.copy()
+    for c in range(width - 1):  # the pattern as one number: the size, then a bit per neighbour pair
+        code = code * 2 + (same[:, c] & (c + 1 < size))
+    del key, same
+    for pat in np.unique(code).tolist():
+        these = rows[code == pat]
+        flags, t = [], pat
+        for _ in range(width - 1):
+            flags.append(bool(t & 1))
+            t >>= 1
+        for positions, w, chosen in _pattern_stages(t, tuple(reversed(flags))):
+            at = list(positions)
+            yield (ranked[these][:, at], np.full(len(these), w), np.tile(np.array(chosen), (len(these), 1)),
+                   these + lo, order[these][:, at])
+
+
+@lru_cache(maxsize=4096)
+def _pattern_stages(size: int, same: tuple[bool, ...]) -> tuple[tuple[tuple[int, ...], float, tuple[float, ...]], ...]:
+    """`game_stages` of a game of `size` seats in place order (position k is the k-th
+    placed), where `same[k]` says positions k and k + 1 share a place: the stages as
+    positions, weight and chosen weights."""
+    places, p = [1], 1
+    for k in range(size - 1):
+        p += 0 if same[k] else 1
+        places.append(p)
+    return tuple((risk, w, chosen) for risk, w, chosen in game_stages(list(range(size)), places))
 
 
 def _group_chunks(arr: GameArrays) -> Iterator[GameArrays]:
@@ -731,17 +765,16 @@ class _StageFit:
 
     def __init__(self, arr: GameArrays, n: int, prior: float) -> None:
         self.arr, self.n, self.prior = arr, n, prior
-        self._tied = _tied_blocks(arr)
 
     def fit(self) -> np.ndarray:
         """θ maximising the likelihood, by Newton steps from θ = 0."""
         return _newton(np.zeros(self.n), self.derivatives, self.loglik, 1e-9, 100)
 
     def blocks(self) -> Iterator[Block]:
-        """Every game's stages, a chunk of games at a time (those with shared places kept)."""
+        """Every game's stages, a chunk of games at a time."""
         for lo in range(0, self.arr.games, CHUNK):
             yield from _stage_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
-        yield from self._tied
+            yield from _tied_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
 
     def derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
