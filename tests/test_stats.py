@@ -787,3 +787,20 @@ def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pa
         idx = [names.index(s) for s in r["seats"]]
         expected = game_stages(idx, r["places"]) if len(set(r["places"])) < len(r["places"]) else []
         assert sorted(got.get(g, [])) == sorted(expected), g
+
+
+@pytest.mark.parametrize("group,sizes,chunk", [(1, [2], 5), (2, [2], 3), (4, [4], 7), (3, [2, 3, 4], 4), (2, [6], 1 << 16)])
+def test_paired_deals_placed_by_counting_are_those_of_the_sort(monkeypatch: pytest.MonkeyPatch, group: int,
+                                                               sizes: list[int], chunk: int) -> None:
+    """Deal groups in game order (a schedule's): each row is placed by counting the rows of
+    its pair; the rows are exactly those of the sort of every row, a chunk of any size."""
+    names = [f"e{i}" for i in range(6)]
+    arr = GameArrays.from_records(_pl_games(names, 300, sizes, seed=group, group=group, ties=0.2), names)
+    monkeypatch.setattr(stats, "PAIRS_COUNTED", 0)
+    sorted_ = paired_deals(arr, names)
+    monkeypatch.undo()
+    monkeypatch.setattr(stats, "CHUNK", chunk)
+    counted = paired_deals(arr, names)
+    for k in ("pair", "group", "sign"):
+        a, b = getattr(counted, k), getattr(sorted_, k)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), k

@@ -1527,9 +1527,13 @@ class PairedDeals:
     def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n×n matrices: deals row did better than column, deals level, deals both played."""
         n = len(self.entrants)
-        plus = np.bincount(self.pair[self.sign > 0], minlength=n * n).reshape(n, n)
-        minus = np.bincount(self.pair[self.sign < 0], minlength=n * n).reshape(n, n)
-        level = np.bincount(self.pair[self.sign == 0], minlength=n * n).reshape(n, n)
+        sums = np.zeros((3, n * n), dtype=np.int64)  # lo better, hi better, level
+        for lo in range(0, len(self.pair), 4 * CHUNK):  # a chunk of rows at a time
+            p, s = self.pair[lo:lo + 4 * CHUNK], self.sign[lo:lo + 4 * CHUNK]
+            sums[0] += np.bincount(p[s > 0], minlength=n * n)
+            sums[1] += np.bincount(p[s < 0], minlength=n * n)
+            sums[2] += np.bincount(p[s == 0], minlength=n * n)
+        plus, minus, level = (x.reshape(n, n) for x in sums)
         better = plus + minus.T
         level = level + level.T
         return better, level, better + better.T + level
@@ -1565,12 +1569,16 @@ class PairedDeals:
 
 
 def paired_deals(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> PairedDeals:
-    """The paired deal outcomes of `records` (see above). Each (pair, deal group) row is
-    one int64 key with the game's sign in its lowest bits, made a chunk of games at a time
-    and sorted in place: the working memory is some 10 bytes a row beyond the result."""
+    """The paired deal outcomes of `records` (see above). Where the deal groups come in
+    game order (a schedule's) rows are placed by counting (`_paired_in_order`); otherwise
+    each (pair, deal group) row is one int64 key with the game's sign in its lowest bits,
+    made a chunk of games at a time and sorted in place: the working memory is some 10
+    bytes a row beyond the result."""
     names = list(entrants)
     arr = as_arrays(records, names)
     n = len(names)
+    if n * n <= PAIRS_COUNTED and bool((arr.group[1:] >= arr.group[:-1]).all()):
+        return PairedDeals(names, arr.games, arr.groups, *_paired_in_order(arr, n))
     span = arr.groups + 1
     sizes = np.bincount(arr.size.astype(np.int64)).tolist() if arr.games else []
     keys = np.empty(sum(c * t * (t - 1) // 2 for t, c in enumerate(sizes)), dtype=np.int64)
@@ -1603,6 +1611,73 @@ def paired_deals(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Se
         group[lo:lo + CHUNK] = keys[lo:lo + CHUNK] % span
         pair[lo:lo + CHUNK] = keys[lo:lo + CHUNK] // span
     return PairedDeals(names, arr.games, arr.groups, pair, group, sign)
+
+
+PAIRS_COUNTED = 1 << 22
+"""Pairs of entrants (n²) up to which `paired_deals` places each row by counting (no sort
+of every row): fields of up to 2,048 entrants."""
+
+
+def _pair_rows(arr: GameArrays, lo: int, hi: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (pair, game, sign) rows of the games lo…hi − 1: every pair of seats at a table,
+    sorted by pair and then game."""
+    size = arr.size[lo:hi]
+    ps, gs, ss = [], [], []
+    for t in np.unique(size).tolist():
+        rows = np.flatnonzero(size == t) + lo
+        for i, j in combinations(range(t), 2):
+            a, b = arr.seats[rows, i].astype(np.int64), arr.seats[rows, j].astype(np.int64)
+            ahead = np.sign(arr.places[rows, j].astype(np.int64) - arr.places[rows, i])  # +1: seat i ahead
+            ahead[a > b] *= -1  # as the lower entrant of the pair sees it
+            ps.append(np.minimum(a, b) * n + np.maximum(a, b))
+            gs.append(rows)
+            ss.append(ahead.astype(np.int8))
+    p, g, sg = np.concatenate(ps), np.concatenate(gs), np.concatenate(ss)
+    order = np.lexsort((g, p))
+    return p[order], g[order], sg[order]
+
+
+def _paired_in_order(arr: GameArrays, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`paired_deals`' rows (pair, group, sign) where the games' deal groups never go down
+    in game order: each row is put in its place by counting the rows of each pair first,
+    a chunk of games at a time, so that nothing but the result grows with the games; then
+    the rows of one pair and group (a deal's games at one table) are added up in place."""
+    width = arr.seats.shape[1]
+    step = max(1, CHUNK // max(1, width * (width - 1) // 2))  # games whose rows make about a CHUNK
+    per = np.zeros(n * n, dtype=np.int64)
+    for lo in range(0, arr.games, step):
+        per += np.bincount(_pair_rows(arr, lo, min(lo + step, arr.games), n)[0], minlength=n * n)
+    total = int(per.sum())
+    cursor = np.cumsum(per) - per
+    del per
+    pair = np.empty(total, dtype=np.int32 if n * n < 2 ** 31 else np.int64)
+    group = np.empty(total, dtype=np.int32)
+    sign = np.empty(total, dtype=np.int8)
+    for lo in range(0, arr.games, step):
+        p, g, sg = _pair_rows(arr, lo, min(lo + step, arr.games), n)
+        if not len(p):
+            continue
+        first = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        count = np.diff(np.r_[first, len(p)])
+        at = cursor[p] + np.arange(len(p)) - np.repeat(first, count)
+        pair[at], group[at], sign[at] = p, arr.group[g], sg
+        cursor[p[first]] += count
+    del cursor
+    w = lo = 0
+    while lo < total:  # one row per (pair, group): a chunk at a time, never splitting a run
+        hi = min(lo + 4 * CHUNK, total)
+        while hi < total and pair[hi] == pair[hi - 1] and group[hi] == group[hi - 1]:
+            hi += 1
+        p, g = pair[lo:hi], group[lo:hi]
+        starts = np.flatnonzero(np.r_[True, (p[1:] != p[:-1]) | (g[1:] != g[:-1])])
+        k = len(starts)
+        if k < hi - lo or w < lo:
+            merged = np.sign(np.add.reduceat(sign[lo:hi], starts, dtype=np.int64)).astype(np.int8)
+            pair[w:w + k], group[w:w + k], sign[w:w + k] = p[starts], g[starts], merged
+        w, lo = w + k, hi
+    if w < total:
+        pair, group, sign = pair[:w].copy(), group[:w].copy(), sign[:w].copy()
+    return pair, group, sign
 
 
 _lgamma_each = np.frompyfunc(math.lgamma, 1, 1)
