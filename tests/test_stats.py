@@ -804,3 +804,20 @@ def test_paired_deals_placed_by_counting_are_those_of_the_sort(monkeypatch: pyte
     for k in ("pair", "group", "sign"):
         a, b = getattr(counted, k), getattr(sorted_, k)
         assert a.dtype == b.dtype and a.tolist() == b.tolist(), k
+
+
+def test_the_normal_approximation_draws_do_not_depend_on_the_signs_eigh_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rounding in the sums can flip the sign eigh gives an eigenvector of the covariance:
+    the draws of a seed must not change with it (the symmetric square root is used)."""
+    names = [f"e{i}" for i in range(6)]
+    arr = GameArrays.from_records(_pl_games(names, 400, [3, 4], seed=9, group=2, ties=0.2), names)
+    plain = list(NormalBootstrap(arr, names).resamples(20, 3))
+    eigh = np.linalg.eigh
+
+    def flipped(m: Any) -> Any:
+        vals, vecs = eigh(m)
+        return vals, vecs * np.where(np.arange(len(vals)) % 2, -1.0, 1.0)
+
+    monkeypatch.setattr(np.linalg, "eigh", flipped)
+    for (a, pa), (b, pb) in zip(plain, NormalBootstrap(arr, names).resamples(20, 3)):
+        assert a == pytest.approx(b, abs=1e-12) and pa == pytest.approx(pb, abs=1e-12)

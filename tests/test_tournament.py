@@ -466,3 +466,21 @@ def test_a_budget_changed_after_a_published_board_makes_the_marks_anytime_valid(
     assert run(10)["statistics"]["test"] == "sequential"  # for good: the earlier look stays a look
     v = verify_results(out, replays=False)
     assert v.ok, v.checks
+
+
+def test_a_compact_schedule_gives_back_every_game_as_scheduled_whatever_its_table_sizes() -> None:
+    """`CompactSchedule` holds the games as arrays (where a game's seats begin only once
+    table sizes differ): every position gives back its game, a negative position counts
+    from the end, and a position outside the schedule is an error."""
+    from harness.tournament.schedule import CompactSchedule, GameSpec, game_id
+
+    sizes = [3] * 5 + [2, 4, 3] + [3] * 4
+    specs = [GameSpec(10 + k, game_id(10 + k), tuple(f"e{(k + j) % 7}" for j in range(w)), 1000 + k, k // 2, k % 3 == 0)
+             for k, w in enumerate(sizes)]
+    for first in (specs[:5], specs):  # widths all the same, then not
+        sched = CompactSchedule(first, 10)
+        assert list(sched) == first and [sched.spec(k) for k in range(len(first))] == first
+        assert sched.spec(-1) == first[-1] and sched.spec(-len(first)) == first[0]
+        for bad in (len(first), -len(first) - 1):
+            with pytest.raises(IndexError):
+                sched.spec(bad)

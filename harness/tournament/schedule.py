@@ -298,7 +298,11 @@ class CompactSchedule:
         return (self.spec(k) for k in range(len(self)))
 
     def spec(self, k: int) -> GameSpec:
-        """The game at position `k` (index `start + k`)."""
+        """The game at position `k` (index `start + k`; a negative `k` counts from the end)."""
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"position {k} of a schedule of {len(self)} games")
         at, names = self._at[k] if self._at is not None else k * self._width[0], self.names
         seats = tuple(names[x] for x in self._seats[at:at + self._width[k]])
         i = self.start + k

@@ -843,7 +843,10 @@ class NormalBootstrap:
         # direction: its eigenvalue is rounding noise (±1e-15), taken as 0, so the draws do
         # not depend on the order of the sums.
         vals[vals < 1e-12 * max(float(vals.max(initial=0.0)), 1e-300)] = 0.0
-        self._root = vecs * np.sqrt(vals)
+        # The symmetric square root V √Λ Vᵀ: it does not depend on the signs (or, for equal
+        # eigenvalues, the basis) eigh picks for the eigenvectors, which rounding in the sums
+        # can flip; with V √Λ alone such a flip would change every draw of the same seed.
+        self._root = (vecs * np.sqrt(vals)) @ vecs.T
         self._place_sd = np.sqrt(place_ss / np.maximum(games, 1) ** 2)
 
     def _group_spread(self, arr: GameArrays, theta: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1640,8 +1643,9 @@ def _pair_rows(arr: GameArrays, lo: int, hi: int, n: int) -> tuple[np.ndarray, n
 def _paired_in_order(arr: GameArrays, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`paired_deals`' rows (pair, group, sign) where the games' deal groups never go down
     in game order: each row is put in its place by counting the rows of each pair first,
-    a chunk of games at a time, so that nothing but the result grows with the games; then
-    the rows of one pair and group (a deal's games at one table) are added up in place."""
+    a chunk of games at a time, so that no sort key is held beside the rows (one per game
+    and pair until the rows of one pair and group, a deal's games at one table, are added
+    up in place; then one per group and pair)."""
     width = arr.seats.shape[1]
     step = max(1, CHUNK // max(1, width * (width - 1) // 2))  # games whose rows make about a CHUNK
     per = np.zeros(n * n, dtype=np.int64)
