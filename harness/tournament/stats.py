@@ -56,7 +56,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, combinations
+from itertools import combinations
 from statistics import NormalDist
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
@@ -646,13 +646,13 @@ approximation too: the exact one works out each such group's row one at a time."
 
 def _ranked(arr: GameArrays, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Games `lo`…`hi` − 1 of `arr` with their seats in order of place: the entrants, the
-    seats, and whether the game has a shared place."""
+    seats, and for each position in that order whether it shares its place with the next."""
     last = np.iinfo(np.int32).max
     key = np.where(arr.seats[lo:hi] >= 0, arr.places[lo:hi].astype(np.int32), last)
     order = np.argsort(key, axis=1, kind="stable")
     ranked = np.take_along_axis(arr.seats[lo:hi], order, axis=1).astype(np.int64)
     key = np.take_along_axis(key, order, axis=1)
-    return ranked, order, ((key[:, 1:] == key[:, :-1]) & (key[:, 1:] != last)).any(axis=1)
+    return ranked, order, (key[:, 1:] == key[:, :-1]) & (key[:, 1:] != last)
 
 
 Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -661,10 +661,15 @@ of each member (R×m), the game each stage is of (R, an index into the games) an
 member's seat at it (R×m)."""
 
 
-def _stage_blocks(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
-    """The Plackett–Luce stages (`game_stages`) of the games `lo`…`hi` − 1 of `arr` that
-    have no shared place, as `Block`s."""
-    ranked, order, tied = _ranked(arr, lo, hi)
+def _game_blocks(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
+    """The Plackett–Luce stages (`game_stages`) of the games `lo`…`hi` − 1 of `arr`, as
+    `Block`s. A game's stages depend only on its table size and which neighbours in place
+    order share a place (its pattern): untied games take their stages straight from the
+    place order; each pattern with shared places has its stages worked out once, as
+    positions in place order, and taken for all its games at once, a slice of those games
+    at a time (such a game has up to 57 stages: six seats, all tied)."""
+    ranked, order, same = _ranked(arr, lo, hi)
+    tied = same.any(axis=1)
     size = arr.size[lo:hi]
     for t in np.unique(size).tolist():
         rows = np.flatnonzero((size == t) & ~tied)
@@ -674,44 +679,22 @@ def _stage_blocks(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
             chosen = np.zeros((len(rows), t - r))
             chosen[:, 0] = 1.0
             yield ranked[rows, r:t], np.ones(len(rows)), chosen, rows + lo, order[rows, r:t]
-
-
-def _tied_blocks(arr: GameArrays, lo: int = 0, hi: int | None = None) -> Iterator[Block]:
-    """The stages of the games `lo`…`hi` − 1 of `arr` with a shared place (averaged over
-    the orders of the tied entrants, `game_stages`), as `Block`s. Which stages a game has
-    depends only on its table size and which neighbours in place order share a place (its
-    pattern): each pattern's stages are worked out once, as positions in place order, and
-    taken for all its games at once. Nothing is kept between calls."""
-    hi = arr.games if hi is None else hi
-    step = max(1, CHUNK // 16)  # a game with shared places has up to 57 stages (six seats, all tied)
-    for a in range(lo, hi, step):
-        yield from _tied_chunk(arr, a, min(a + step, hi))
-
-
-def _tied_chunk(arr: GameArrays, lo: int, hi: int) -> Iterator[Block]:
-    ranked, order, tied = _ranked(arr, lo, hi)
-    rows = np.flatnonzero(tied)
-    if not len(rows):
-        return
-    width = arr.seats.shape[1]
-    key = np.where(arr.seats[lo:hi][rows] >= 0, arr.places[lo:hi][rows].astype(np.int64), np.iinfo(np.int64).max)
-    key = np.take_along_axis(key, order[rows], axis=1)
-    same = key[:, 1:] == key[:, :-1]
-    size = arr.size[lo:hi][rows].astype(np.int64)
-    code = size.copy()
-    for c in range(width - 1):  # the pattern as one number: the size, then a bit per neighbour pair
-        code = code * 2 + (same[:, c] & (c + 1 < size))
-    del key, same
-    for pat in np.unique(code).tolist():
-        these = rows[code == pat]
-        flags, t = [], pat
-        for _ in range(width - 1):
-            flags.append(bool(t & 1))
-            t >>= 1
-        for positions, w, chosen in _pattern_stages(t, tuple(reversed(flags))):
-            at = list(positions)
-            yield (ranked[these][:, at], np.full(len(these), w), np.tile(np.array(chosen), (len(these), 1)),
-                   these + lo, order[these][:, at])
+    step, all_tied = max(1, CHUNK // 16), np.flatnonzero(tied)
+    for a in range(0, len(all_tied), step):
+        rows = all_tied[a:a + step]
+        code = size[rows].astype(np.int64)
+        for c in range(same.shape[1]):  # the pattern as one number: the size, then a bit per neighbour pair
+            code = code * 2 + same[rows, c]
+        for pat in np.unique(code).tolist():
+            these = rows[code == pat]
+            flags, t = [], pat
+            for _ in range(same.shape[1]):
+                flags.append(bool(t & 1))
+                t >>= 1
+            for positions, w, share in _pattern_stages(t, tuple(reversed(flags))):
+                at = list(positions)
+                yield (ranked[these][:, at], np.full(len(these), w), np.tile(np.array(share), (len(these), 1)),
+                       these + lo, order[these][:, at])
 
 
 @lru_cache(maxsize=4096)
@@ -773,8 +756,7 @@ class _StageFit:
     def blocks(self) -> Iterator[Block]:
         """Every game's stages, a chunk of games at a time."""
         for lo in range(0, self.arr.games, CHUNK):
-            yield from _stage_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
-            yield from _tied_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
+            yield from _game_blocks(self.arr, lo, min(lo + CHUNK, self.arr.games))
 
     def derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
@@ -859,7 +841,7 @@ class NormalBootstrap:
         for sub in _group_chunks(arr):
             width = sub.seats.shape[1]
             score = np.zeros((sub.games, width))  # per game and seat: its part of the score
-            for who, w, chosen, game, seat in chain(_stage_blocks(sub, 0, sub.games), _tied_blocks(sub)):
+            for who, w, chosen, game, seat in _game_blocks(sub, 0, sub.games):
                 x = theta[who]
                 e = np.exp(x - x.max(axis=1, keepdims=True))
                 np.add.at(score, (game[:, None], seat), chosen - w[:, None] * e / e.sum(axis=1, keepdims=True))
