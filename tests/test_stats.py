@@ -759,9 +759,11 @@ def test_kinds_of_game_counted_a_chunk_at_a_time_are_those_of_one_sort(monkeypat
     arr = GameArrays.from_records(_pl_games(names, 300, [2, 3, 4], seed=8, group=2, ties=0.2), names)
     kind, first = stats._game_kinds(arr)
     monkeypatch.setattr(stats, "CHUNK", 7)
-    f, c = stats._kind_counts(arr)
+    counted = stats._kind_counts(arr)
+    assert counted is not None
+    f, c = counted
     assert f.tolist() == first.tolist() and c.tolist() == np.bincount(kind).tolist()
-    assert stats._kinds_exceed(arr, len(first) - 1) and not stats._kinds_exceed(arr, len(first))
+    assert stats._kind_counts(arr, len(first) - 1) is None and stats._kind_counts(arr, len(first)) is not None
 
 
 def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pattern(

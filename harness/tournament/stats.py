@@ -506,13 +506,14 @@ class DealBootstrap:
     Everything a resample adds up lives in one flat vector: per risk set its weight and the
     chosen weight of each member, then per entrant its sum of places and its games. A group
     is a list of (slot, value); groups with the same list are one type, so a resample only
-    counts how often it drew each type.
+    counts how often it drew each type. `counted`: `_kind_counts` of the games, where
+    already worked out.
     """
 
     method = "bootstrap"
 
     def __init__(self, records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
-                 prior: float = PRIOR, kinds: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 prior: float = PRIOR, counted: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.entrants = list(entrants)
         self.prior = prior
         n = self.n = len(self.entrants)
@@ -525,11 +526,13 @@ class DealBootstrap:
         # is worked out once, kinds numbered in the order they first occur.
         plain = arr.groups == arr.games  # every group one game: a type is a kind, only their counts matter
         if plain:
-            first, kind_count = _kind_counts(arr)
+            counted = counted if counted is not None else _kind_counts(arr)  # the kinds, if not counted already
+            assert counted is not None  # no limit was given
+            first, kind_count = counted
             kind = np.zeros(0, dtype=np.int64)  # not needed: no game's kind is looked up
         else:
-            kind, first = _game_kinds(arr) if kinds is None else kinds
-        del kinds
+            kind, first = _game_kinds(arr)
+        del counted
         part: list[list[tuple[int, float]]] = []
         for k in first.tolist():
             key = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
@@ -892,9 +895,10 @@ def bootstrap_of(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Se
     (`NormalBootstrap`)."""
     arr = as_arrays(records, entrants)
     shared = int((np.bincount(arr.group) > 1).sum()) if arr.groups < arr.games else 0  # groups of more than one game
-    if shared > EXACT_GROUPS or _kinds_exceed(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2):
+    counted = None if shared > EXACT_GROUPS else _kind_counts(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2)
+    if counted is None:
         return NormalBootstrap(arr, entrants, prior)
-    return DealBootstrap(arr, entrants, prior)
+    return DealBootstrap(arr, entrants, prior, counted)
 
 
 @dataclass
@@ -988,12 +992,12 @@ def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequen
     names = list(entrants)
     arr = as_arrays(records, names)
     table: dict[tuple[int, ...], list[float]] = {}
-    if _kinds_exceed(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2):  # too many kinds to add up per risk set
+    counted = _kind_counts(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2)
+    if counted is None:  # too many kinds to add up per risk set
         with _one_blas_thread():
             return dict(zip(names, _StageFit(arr, len(names), prior).fit().tolist())), dict(zip(names, arr.games_of()))
-    first, count = _kind_counts(arr)
-    counts = count.tolist()
-    del count
+    first, counts = counted[0], counted[1].tolist()
+    del counted
     for k, c in zip(first.tolist(), counts):  # each kind of game once, times how often it was played
         w = int(arr.size[k])
         for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
@@ -1248,19 +1252,24 @@ def _packed_kinds(arr: GameArrays, lo: int, hi: int, seat_bits: int, place_bits:
     return packed
 
 
-def _kind_counts(arr: GameArrays) -> tuple[np.ndarray, np.ndarray]:
+def _kind_counts(arr: GameArrays, limit: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Each kind of game's first game and how many games are of it, kinds in the order they
-    first occur (`_game_kinds` without the kind of every game): worked out a chunk of games
-    at a time, with the kinds seen so far as the only state."""
+    first occur (`_game_kinds` without the kind of every game), or None if the games are of
+    more than `limit` kinds: worked out a chunk of games at a time, with the kinds seen so
+    far as the only state, and given up as soon as the limit is passed (so the working
+    memory is bounded by the limit, not by the games)."""
     bits = _kind_bits(arr) if arr.games else None
     if bits is None:
         kind, first = _game_kinds(arr)
-        return first, np.bincount(kind, minlength=len(first)).astype(np.int64)
+        return None if limit is not None and len(first) > limit else (
+            first, np.bincount(kind, minlength=len(first)).astype(np.int64))
     keys, first, count = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     for lo in range(0, arr.games, CHUNK):
         u, at, c = np.unique(_packed_kinds(arr, lo, min(lo + CHUNK, arr.games), *bits),
                              return_index=True, return_counts=True)
         keys, where = np.unique(np.concatenate([keys, u]), return_inverse=True)
+        if limit is not None and len(keys) > limit:
+            return None
         where = where.ravel()
         old, new = where[: len(first)], where[len(first):]
         f = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
@@ -1272,23 +1281,6 @@ def _kind_counts(arr: GameArrays) -> tuple[np.ndarray, np.ndarray]:
         first, count = f, n_
     order = np.argsort(first, kind="stable")
     return first[order], count[order]
-
-
-def _kinds_exceed(arr: GameArrays, limit: int) -> bool:
-    """Whether the games are of more than `limit` kinds: counted a chunk at a time, with
-    the kinds seen so far as the only state, and given up as soon as the limit is passed,
-    so the working memory is bounded by the limit, not by the games."""
-    if not arr.games:
-        return False
-    bits = _kind_bits(arr)
-    if bits is None:
-        return len(_game_kinds(arr)[1]) > limit
-    seen = np.zeros(0, dtype=np.int64)
-    for lo in range(0, arr.games, CHUNK):
-        seen = np.union1d(seen, _packed_kinds(arr, lo, min(lo + CHUNK, arr.games), *bits))
-        if len(seen) > limit:
-            return True
-    return False
 
 
 def _var(xs: Sequence[float]) -> float:
