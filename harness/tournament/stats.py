@@ -99,6 +99,11 @@ class GameArrays:
         """The number of deal groups."""
         return int(self.group.max()) + 1 if len(self.group) else 0
 
+    def groups_in_order(self) -> bool:
+        """Whether each deal group's games are consecutive (the group ordinals never go
+        down), as a schedule deals them."""
+        return bool((self.group[1:] >= self.group[:-1]).all())
+
     @classmethod
     def build(cls, entrants: Sequence[str], ids: Any, keys: Any, seats: Any, places: Any) -> "GameArrays":
         """From parallel arrays in any order: game indices, deal group keys (int64: games
@@ -715,13 +720,7 @@ def _pattern_stages(size: int, same: tuple[bool, ...]) -> tuple[tuple[tuple[int,
 def _group_chunks(arr: GameArrays) -> Iterator[GameArrays]:
     """The games of `arr` in chunks of whole deal groups (about `CHUNK` games each; a
     group is never split), each as `GameArrays` of its own (groups numbered within it)."""
-    if arr.groups == arr.games:  # plain deals: a group is a game
-        for lo in range(0, arr.games, CHUNK):
-            hi = min(lo + CHUNK, arr.games)
-            yield GameArrays(arr.entrants, arr.ids[lo:hi], np.arange(hi - lo, dtype=np.int64), arr.size[lo:hi],
-                             arr.seats[lo:hi], arr.places[lo:hi])
-        return
-    if bool((arr.group[1:] >= arr.group[:-1]).all()):  # a group's games consecutive (a schedule's): slices
+    if arr.groups_in_order():  # a group's games consecutive (a schedule's, plain deals too): slices
         group, lo = arr.group, 0
         while lo < arr.games:
             hi = min(lo + CHUNK, arr.games)
@@ -1554,7 +1553,7 @@ def paired_deals(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Se
     names = list(entrants)
     arr = as_arrays(records, names)
     n = len(names)
-    if n * n <= PAIRS_COUNTED and bool((arr.group[1:] >= arr.group[:-1]).all()):
+    if n * n <= PAIRS_COUNTED and arr.groups_in_order():
         return PairedDeals(names, arr.games, arr.groups, *_paired_in_order(arr, n))
     span = arr.groups + 1
     sizes = np.bincount(arr.size.astype(np.int64)).tolist() if arr.games else []
