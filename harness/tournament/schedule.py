@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
+from .spill import Column
 
 __all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
            "tables_for"]
@@ -115,7 +118,6 @@ class PlayedGames:
 
     def _matches(self, seed: int) -> Iterator[int]:
         """The positions of the games with deal seed `seed`, in the order added."""
-        import numpy as np
 
         if self._index is None:
             seeds = np.frombuffer(self._seed, dtype=np.int64) if self._n else np.zeros(0, dtype=np.int64)
@@ -261,35 +263,39 @@ class IndexSet:
 class CompactSchedule:
     """A field's schedule (games with consecutive indices from `start`) held as arrays:
     ~22 bytes a game (seats as entrant numbers, seed, deal group, sample flag) where a list
-    of `GameSpec`s takes some 550. Read by position (`spec`, `span`) or in order."""
+    of `GameSpec`s takes some 550, and a long schedule's arrays in files (`spill`). Read by
+    position (`spec`, `span`) or in order."""
 
     def __init__(self, specs: Iterable[GameSpec], start: int = 0) -> None:
         self.start = start
         self.names: list[str] = []
         self._number: dict[str, int] = {}
-        self._seats = array("h")
-        self._width = array("b")
-        self._at: array[int] | None = None  # where each game's seats begin in `_seats`, once widths differ
-        self._seed = array("q")
-        self._group = array("q")
-        self._sample = bytearray()
+        seats, width, seed, group, sample = (Column(np.int16), Column(np.int8), Column(np.int64), Column(np.int64),
+                                             Column(np.uint8))
+        at: Column | None = None  # where each game's seats begin in `seats`, once widths differ
         for k, s in enumerate(specs):
             if s.index != start + k:
                 raise ValueError(f"game {s.game}: index {s.index}, expected {start + k} (not consecutive)")
-            if self._at is None and k and len(s.seats) != self._width[0]:  # widths differ: positions kept from now
-                self._at = array("q", range(0, k * self._width[0], self._width[0]))
-            if self._at is not None:
-                self._at.append(len(self._seats))
+            if at is None and k and len(s.seats) != width[0]:  # widths differ: positions kept from now
+                at = Column(np.int64)
+                at.extend(np.arange(0, k * int(width[0]), int(width[0]), dtype=np.int64))
+            if at is not None:
+                at.append(len(seats))
             for e in s.seats:
                 n = self._number.get(e)
                 if n is None:
                     n = self._number[e] = len(self.names)
                     self.names.append(e)
-                self._seats.append(n)
-            self._width.append(len(s.seats))
-            self._seed.append(s.seed)
-            self._group.append(s.group)
-            self._sample.append(s.sample)
+                seats.append(n)
+            width.append(len(s.seats))
+            seed.append(s.seed)
+            group.append(s.group)
+            sample.append(s.sample)
+        # the columns as they stand (read-only; a long one lives in a file, see `spill`)
+        self._seats, self._width, self._seed, self._group, self._sample = (
+            seats.view(), width.view(), seed.view(), group.view(), sample.view())
+        self._at = None if at is None else at.view()
+        self._w0 = int(self._width[0]) if len(self._width) else 0
 
     def __len__(self) -> int:
         return len(self._seed)
@@ -303,14 +309,15 @@ class CompactSchedule:
             k += len(self)
         if not 0 <= k < len(self):
             raise IndexError(f"position {k} of a schedule of {len(self)} games")
-        at, names = self._at[k] if self._at is not None else k * self._width[0], self.names
-        seats = tuple(names[x] for x in self._seats[at:at + self._width[k]])
+        at = int(self._at[k]) if self._at is not None else k * self._w0
+        names = self.names
+        seats = tuple(names[x] for x in self._seats[at:at + int(self._width[k])].tolist())
         i = self.start + k
-        return GameSpec(i, game_id(i), seats, self._seed[k], self._group[k], bool(self._sample[k]))
+        return GameSpec(i, game_id(i), seats, int(self._seed[k]), int(self._group[k]), bool(self._sample[k]))
 
     def seed(self, k: int) -> int:
         """The deal seed of the game at position `k`."""
-        return self._seed[k]
+        return int(self._seed[k])
 
     def span(self, a: int, b: int) -> "ScheduleSpan":
         """The games at positions a..b-1, as a sequence."""
@@ -322,10 +329,13 @@ class CompactSchedule:
         out: list[ScheduleSpan] = []
         a = 0
         g = self._group
-        for k in range(1, len(self)):
-            if k - a >= round_games and g[k] != g[k - 1]:
-                out.append(ScheduleSpan(self, a, k))
-                a = k
+        step = 1 << 16
+        for lo in range(1, len(self), step):  # where a deal group begins, a block at a time
+            hi = min(len(self), lo + step)
+            for k in (lo + np.flatnonzero(g[lo:hi] != g[lo - 1:hi - 1])).tolist():
+                if k - a >= round_games:
+                    out.append(ScheduleSpan(self, a, k))
+                    a = k
         if len(self):
             out.append(ScheduleSpan(self, a, len(self)))
         return out

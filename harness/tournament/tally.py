@@ -5,7 +5,8 @@ not grow with a game's record.
 A `GameTally` is what the runner keeps while games finish (instead of every record) and
 what publishing builds from a streamed games.jsonl (`tally_journal`). Per game it keeps
 only compact arrays for the statistics (the game's index, deal group, seats and places:
-about 30 bytes for a game of two, `stats.GameArrays`); per entrant the sums of the
+about 30 bytes for a game of two, `stats.GameArrays`), in files once they are long
+(`spill`: the memory the run needs does not grow with its games); per entrant the sums of the
 standings; per pair of entrants the head-to-head counts; TrueSkill rated in game-index
 order as the games arrive (a game that finishes early waits, as a few bytes, for the ones
 before it); the digest of the records in game order likewise; and, for the few games
@@ -27,48 +28,11 @@ import numpy as np
 
 from .journal import JournalError, JournalState, digest_bytes, iter_chain
 from .ratings import Ratings
-from .stats import GameArrays
+from .spill import Column, empty
+from .stats import CHUNK, GameArrays, rows_where
 
 
 _BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
-
-
-class _Column:
-    """A growing column of numbers, read as a numpy view of what is in it. The view is
-    read-only and stays valid as more is appended (growing moves the column to a new
-    buffer; a view taken before keeps the old one), so the statistics read the games
-    without a copy."""
-
-    def __init__(self, dtype: Any) -> None:
-        self._a = np.zeros(64, dtype=dtype)
-        self._n = 0
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _room(self, k: int) -> None:
-        if self._n + k > len(self._a):
-            grown = np.zeros(max(self._n + k, len(self._a) + len(self._a) // 8), dtype=self._a.dtype)  # 1/8 spare at most
-            grown[: self._n] = self._a[: self._n]
-            self._a = grown
-
-    def append(self, x: int) -> None:
-        if self._n == len(self._a):
-            self._room(1)
-        self._a[self._n] = x
-        self._n += 1
-
-    def extend(self, xs: Sequence[int]) -> None:
-        k = len(xs)
-        self._room(k)
-        self._a[self._n: self._n + k] = xs
-        self._n += k
-
-    def view(self) -> np.ndarray:
-        """What is in the column (read-only; not a copy)."""
-        v = self._a[: self._n]
-        v.flags.writeable = False
-        return v
 
 
 class GameTally:
@@ -93,9 +57,9 @@ class GameTally:
         self.ahead = np.zeros((n, n), dtype=np.int64)  # row placed ahead of column, games
         self.tied = np.zeros((n, n), dtype=np.int64)
         # the statistics' games: index, deal group key, seats at the table, then seats and places
-        self._ids, self._keys = _Column(np.int64), _Column(np.int64)
-        self._size = _Column(np.int8)
-        self._seats, self._places = _Column(np.int32), _Column(np.int16)
+        self._ids, self._keys = Column(np.int64), Column(np.int64)
+        self._size = Column(np.int8)
+        self._seats, self._places = Column(np.int32), Column(np.int16)
         self._codes: dict[Any, int] = {}
         # what disqualification reads, for the games that have it (and the games it counts
         # but the statistics do not: a seat outside the field, or a table of one)
@@ -255,24 +219,33 @@ class GameTally:
         if len(ids) and int(size.min()) == width:  # every table the same size: the flat columns reshaped, not copied
             seats = self._seats.view().reshape(len(ids), width)
             places = self._places.view().reshape(len(ids), width)
-        else:
-            size64 = size.astype(np.int64)
-            starts = np.cumsum(size64) - size64
+        else:  # widths differ: each game's seats spread over the widest table's, a chunk at a time
+            seats = empty((len(ids), width), np.int32)
+            places = empty((len(ids), width), np.int16)
+            flat_seats, flat_places = self._seats.view(), self._places.view()
             col = np.arange(width)
-            inside = col[None, :] < size64[:, None]
-            at = (starts[:, None] + col[None, :])[inside]
-            seats = np.full((len(ids), width), -1, dtype=np.int32)
-            places = np.zeros((len(ids), width), dtype=np.int16)
-            if len(ids):
-                seats[inside] = self._seats.view()[at]
-                places[inside] = self._places.view()[at]
-            del size64, starts, inside, at
+            at0 = 0
+            for lo in range(0, len(ids), CHUNK):
+                sz = size[lo:lo + CHUNK].astype(np.int64)
+                starts = at0 + np.cumsum(sz) - sz
+                inside = col[None, :] < sz[:, None]
+                at = (starts[:, None] + col[None, :])[inside]
+                s_chunk = np.full((len(sz), width), -1, dtype=np.int32)
+                p_chunk = np.zeros((len(sz), width), dtype=np.int16)
+                s_chunk[inside] = flat_seats[at]
+                p_chunk[inside] = flat_places[at]
+                seats[lo:lo + len(sz)] = s_chunk
+                places[lo:lo + len(sz)] = p_chunk
+                at0 += int(sz.sum())
         del size
         if upto is not None or below is not None:
-            m = np.ones(len(ids), dtype=bool) if upto is None else np.isin(ids, np.asarray(list(upto), dtype=np.int64))
-            if below is not None:
-                m &= ids < below
-            ids, keys, seats, places = ids[m], keys[m], seats[m], places[m]
+            wanted = None if upto is None else np.asarray(sorted(set(upto)), dtype=np.int64)
+            m = empty(len(ids), bool)
+            for lo in range(0, len(ids), CHUNK):
+                part = ids[lo:lo + CHUNK]
+                m[lo:lo + CHUNK] = (np.isin(part, wanted) if wanted is not None else True) & (
+                    part < below if below is not None else True)
+            ids, keys, seats, places = rows_where(ids, m), rows_where(keys, m), rows_where(seats, m), rows_where(places, m)
         arr = GameArrays.build(self.entrants, ids, keys, seats, places)
         return arr if among is None or list(among) == self.entrants else arr.restrict(among)
 

@@ -1,0 +1,107 @@
+"""Arrays that grow with the number of games, kept in files instead of the process's
+private memory.
+
+A run of a million games keeps some tens of bytes a game (the schedule, the statistics'
+games, their deal groups). `empty` puts any array of `SPILL_BYTES` or more in a memory-
+mapped file (created in the temporary directory, `TMPDIR`, and unlinked at once, so
+nothing is left behind whatever happens to the run): its pages are the kernel's file
+cache, written back to disk and dropped when memory is wanted, so the memory a run needs
+stays flat however many games it has. Smaller arrays, and every array where no file can
+be made (a full or read-only disk), are ordinary numpy arrays. The values are the same
+either way; only where they live differs.
+
+On a machine whose temporary directory is a RAM file system (tmpfs), point `TMPDIR` at a
+disk for the files to leave memory.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+from typing import Any, Sequence
+
+import numpy as np
+
+SPILL_BYTES = 1 << 20
+"""Arrays of at least this many bytes go to a file."""
+
+
+def empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A new array of zeros (`np.zeros`), in a file when it is `SPILL_BYTES` or more."""
+    dt = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    nbytes = count * dt.itemsize
+    if nbytes < SPILL_BYTES or nbytes == 0:
+        return np.zeros(dims, dtype=dt)
+    try:
+        with tempfile.TemporaryFile(prefix="p10-tourney-") as f:  # unlinked: gone when unmapped
+            os.ftruncate(f.fileno(), nbytes)  # a sparse file: reads as zeros
+            buf = mmap.mmap(f.fileno(), nbytes)  # shared: the kernel may write pages back and drop them
+    except (OSError, ValueError):
+        return np.zeros(dims, dtype=dt)
+    return np.frombuffer(buf, dtype=dt, count=count).reshape(dims)
+
+
+def arange(n: int, dtype: Any = np.int64) -> np.ndarray:
+    """0, 1, …, n − 1 (`np.arange`), made by `empty` and filled a block at a time."""
+    out = empty(n, dtype)
+    step = 1 << 16
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        out[lo:hi] = np.arange(lo, hi, dtype=out.dtype)
+    return out
+
+
+def is_spilled(a: np.ndarray) -> bool:
+    """Whether `a` (or the array it is a view of) lives in a file made by `empty`."""
+    base: Any = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return isinstance(base, mmap.mmap)
+
+
+class Column:
+    """A growing column of numbers (`append`, `extend`), read as a numpy view of what is in
+    it (`view`, indexing). The view is read-only and stays valid as more is appended:
+    growing moves the column to a new buffer (made by `empty`, so a long column lives in a
+    file) and a view taken before keeps the old one."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._a = np.zeros(64, dtype=dtype)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._a[: self._n][k]
+
+    def _room(self, k: int) -> None:
+        if self._n + k > len(self._a):
+            grown = empty(max(self._n + k, len(self._a) + len(self._a) // 8), self._a.dtype)  # 1/8 spare at most
+            grown[: self._n] = self._a[: self._n]
+            self._a = grown
+
+    def append(self, x: int) -> None:
+        """One more value."""
+        if self._n == len(self._a):
+            self._room(1)
+        self._a[self._n] = x
+        self._n += 1
+
+    def extend(self, xs: Sequence[int] | np.ndarray) -> None:
+        """More values."""
+        k = len(xs)
+        self._room(k)
+        self._a[self._n: self._n + k] = xs
+        self._n += k
+
+    def view(self) -> np.ndarray:
+        """What is in the column (read-only; not a copy)."""
+        v = self._a[: self._n]
+        v.flags.writeable = False
+        return v
