@@ -17,13 +17,14 @@ any finishing order, and on resume (the gate is rebuilt from games.jsonl).
 
 from __future__ import annotations
 
-import bisect
-from array import array
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from .config import DisqualifyPolicy
 from .schedule import GameSpec, game_id
+from .spill import Column, empty
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class _Tally:
 
     __slots__ = ("games", "cursor", "unknown", "played", "forfeits", "startups", "last_startup")
 
-    def __init__(self, games: "array[int]") -> None:
+    def __init__(self, games: np.ndarray) -> None:
         self.games = games  # its scheduled game indices, ascending (8 bytes each)
         self.cursor = 0  # games[:cursor] are counted (or waiting in `unknown`)
         self.unknown: set[int] = set()
@@ -94,16 +95,9 @@ class DisqualificationGate:
         self.records: dict[int, Mapping[str, Any]] = {}
         self._left: dict[int, int] = {}
         self._stored = bytearray()
-        games: dict[str, array[int]] = {e: array("q") for e in entrants}
-        top = 0
-        if self.enabled:
-            for s in specs:
-                top = max(top, s.index)
-                for e in dict.fromkeys(s.seats):
-                    games.setdefault(e, array("q")).append(s.index)
+        games, top = _games_by_entrant(specs if self.enabled else (), self.entrants)
         self.last_round = top // self.size
-        self.tally = {e: _Tally(g if all(g[k] < g[k + 1] for k in range(len(g) - 1)) else array("q", sorted(g)))
-                      for e, g in games.items()}
+        self.tally = {e: _Tally(g) for e, g in games.items()}
         self.judged = {e: 0 for e in games}  # boundaries 1..judged[e] judged "stays in"
         self.disqualified: dict[str, Disqualification] = {}
         if self.enabled:
@@ -197,8 +191,8 @@ class DisqualificationGate:
         t = self.tally[e]
         while e not in self.disqualified and self.judged[e] < self.last_round:
             b = self.judged[e] + 1
-            end = bisect.bisect_left(t.games, b * self.size)
-            for i in t.games[t.cursor:end]:
+            end = int(np.searchsorted(t.games, b * self.size))
+            for i in t.games[t.cursor:end].tolist():
                 rec = self.records.get(i)
                 if rec is None:
                     t.unknown.add(i)
@@ -233,6 +227,44 @@ class DisqualificationGate:
                 e, f"forfeited {t.forfeits} of its {t.played} games, more than the {p.forfeit_share:.0%} allowed",
                 b * self.size)
         return True
+
+
+def _games_by_entrant(specs: Iterable[GameSpec], entrants: Sequence[str]) -> tuple[dict[str, np.ndarray], int]:
+    """Each entrant's scheduled game indices, ascending (the entrants given, then any other
+    seated, in the order met), as views of one array that a long schedule keeps in a file
+    (`spill`); and the highest index (0 if none)."""
+    number = {e: k for k, e in enumerate(entrants)}
+    who, index = Column(np.int32), Column(np.int64)  # a row per (game, entrant at its table)
+    top = 0
+    for s in specs:
+        top = max(top, s.index)
+        for e in dict.fromkeys(s.seats):
+            who.append(number.setdefault(e, len(number)))
+            index.append(s.index)
+    w, ix, n = who.view(), index.view(), len(number)
+    step = 1 << 16
+    counts = np.zeros(n, dtype=np.int64)
+    for lo in range(0, len(w), step):
+        counts += np.bincount(w[lo:lo + step], minlength=n)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    out = empty(len(w), np.int64)
+    fill = starts.copy()
+    for lo in range(0, len(w), step):  # each row to its entrant's place, a chunk at a time, order kept
+        wc = w[lo:lo + step].astype(np.int64)
+        order = np.argsort(wc, kind="stable")
+        cnt = np.bincount(wc, minlength=n)
+        first = np.cumsum(cnt) - cnt
+        ws = wc[order]
+        out[fill[ws] + np.arange(len(ws)) - first[ws]] = ix[lo:lo + step][order]
+        fill += cnt
+    games: dict[str, np.ndarray] = {}
+    for e, k in number.items():
+        g = out[starts[k]:ends[k]]
+        if len(g) > 1 and not bool((g[1:] > g[:-1]).all()):
+            g[:] = np.sort(g, kind="stable")
+        games[e] = g
+    return games, top
 
 
 def _slim(rec: Mapping[str, Any]) -> Mapping[str, Any]:
