@@ -62,6 +62,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from . import spill
+
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 PRIOR = 1.0
@@ -102,7 +104,7 @@ class GameArrays:
     def groups_in_order(self) -> bool:
         """Whether each deal group's games are consecutive (the group ordinals never go
         down), as a schedule deals them."""
-        return bool((self.group[1:] >= self.group[:-1]).all())
+        return _never_down(self.group)
 
     @classmethod
     def build(cls, entrants: Sequence[str], ids: Any, keys: Any, seats: Any, places: Any) -> "GameArrays":
@@ -120,7 +122,10 @@ class GameArrays:
             ids, keys, seats, places = ids[order], keys[order], seats[order], places[order]
             del order
         group = _group_ordinals(ids, keys)
-        return cls(list(entrants), ids, group, (seats >= 0).sum(axis=1).astype(np.int8), seats, places)
+        size = spill.empty(len(ids), np.int8)
+        for lo in range(0, len(ids), CHUNK):
+            size[lo:lo + CHUNK] = (seats[lo:lo + CHUNK] >= 0).sum(axis=1)
+        return cls(list(entrants), ids, group, size, seats, places)
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, Any]], entrants: Sequence[str]) -> "GameArrays":
@@ -143,26 +148,45 @@ class GameArrays:
     def select(self, mask: Any) -> "GameArrays":
         """The games where `mask` (a boolean array over the games) holds."""
         m = np.asarray(mask, dtype=bool)
-        return GameArrays.build(self.entrants, self.ids[m], self.group[m], self.seats[m], self.places[m])
+        return GameArrays.build(self.entrants, rows_where(self.ids, m), rows_where(self.group, m),
+                                rows_where(self.seats, m), rows_where(self.places, m))
 
     def restrict(self, entrants: Sequence[str]) -> "GameArrays":
         """The games whose seats are all of `entrants`, as games of them (entrant indices
-        into `entrants`): what `from_records(records, entrants)` gives of the same games."""
+        into `entrants`): what `from_records(records, entrants)` gives of the same games.
+        A chunk of games at a time."""
         names = list(entrants)
         where = {e: i for i, e in enumerate(self.entrants)}
-        to = np.full(len(self.entrants) + 1, -1, dtype=np.int64)  # old index -> new (-1: not among them)
+        to = np.full(len(self.entrants) + 1, -1, dtype=np.int32)  # old index -> new (-1: not among them)
         for k, e in enumerate(names):
             if e in where:
                 to[where[e]] = k
-        inside = self.seats >= 0
-        new = np.where(inside, to[np.where(inside, self.seats, len(self.entrants))], -1)
-        keep = ((new >= 0) | ~inside).all(axis=1)
-        return GameArrays.build(names, self.ids[keep], self.group[keep], new[keep].astype(np.int32), self.places[keep])
+        keep = spill.empty(self.games, bool)
+        new = spill.empty(self.seats.shape, np.int32)
+        for lo in range(0, self.games, CHUNK):
+            s = self.seats[lo:lo + CHUNK]
+            inside = s >= 0
+            n = np.where(inside, to[np.where(inside, s, len(self.entrants))], -1)
+            keep[lo:lo + CHUNK] = ((n >= 0) | ~inside).all(axis=1)
+            new[lo:lo + CHUNK] = n
+        return GameArrays.build(names, rows_where(self.ids, keep), rows_where(self.group, keep),
+                                rows_where(new, keep), rows_where(self.places, keep))
 
     def games_of(self) -> list[int]:
         """The games each entrant played."""
         s = self.seats[self.seats >= 0]
         return np.bincount(s, minlength=len(self.entrants)).tolist()
+
+
+def rows_where(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The rows of `a` where `mask` holds (`a[mask]`), made by `spill.empty` a chunk at a time."""
+    out = spill.empty((int(np.count_nonzero(mask)),) + a.shape[1:], a.dtype)
+    at = 0
+    for lo in range(0, len(a), CHUNK):
+        part = a[lo:lo + CHUNK][mask[lo:lo + CHUNK]]
+        out[at:at + len(part)] = part
+        at += len(part)
+    return out
 
 
 def as_arrays(records: "Iterable[Mapping[str, Any]] | GameArrays", entrants: Sequence[str]) -> GameArrays:
@@ -181,17 +205,22 @@ def _group_ordinals(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     n = len(ids)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    own = np.empty(n, dtype=bool)
+    own = spill.empty(n, bool)
     for lo in range(0, n, CHUNK):  # a chunk at a time: no temporary of 8 bytes a game
         i = ids[lo:lo + CHUNK]
         own[lo:lo + CHUNK] = (keys[lo:lo + CHUNK] == -1 - i) & (i >= 0)
     if own.all():
-        return np.arange(n, dtype=np.int64)
-    if not own.any() and bool((keys[1:] >= keys[:-1]).all()):
+        return spill.arange(n)
+    if not own.any() and _never_down(keys):
         # keys that never go down (a schedule's deal groups, numbered as dealt): a group's
         # games are consecutive and groups come in the order of their keys, no sort needed
-        group = np.zeros(n, dtype=np.int64)
-        np.cumsum(keys[1:] != keys[:-1], out=group[1:])
+        group = spill.empty(n, np.int64)
+        last = 0
+        for lo in range(1, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            np.cumsum(keys[lo:hi] != keys[lo - 1:hi - 1], out=group[lo:hi])
+            group[lo:hi] += last
+            last = int(group[hi - 1])
         return group
     shared = np.flatnonzero(~own)
     kind, first = _ordinal_first(keys[shared])
@@ -201,6 +230,25 @@ def _group_ordinals(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
     group = number  # a game of its own group: its own number
     group[shared] = number[shared[first]][kind]
     return group
+
+
+def _changes(a: np.ndarray) -> np.ndarray:
+    """The positions k ≥ 1 where a[k] != a[k − 1], found a chunk at a time."""
+    parts = [np.zeros(0, dtype=np.int64)]
+    for lo in range(1, len(a), 4 * CHUNK):
+        hi = min(len(a), lo + 4 * CHUNK)
+        parts.append(lo + np.flatnonzero(a[lo:hi] != a[lo - 1:hi - 1]))
+    return np.concatenate(parts)
+
+
+def _never_down(a: np.ndarray) -> bool:
+    """Whether `a` never goes down, read a chunk at a time."""
+    n = len(a)
+    for lo in range(0, n - 1, CHUNK):
+        hi = min(n - 1, lo + CHUNK)
+        if not bool((a[lo + 1:hi + 1] >= a[lo:hi]).all()):
+            return False
+    return True
 
 
 def _ordinal_first(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1522,7 +1570,7 @@ class PairedDeals:
         out = np.zeros((n, n))
         if not len(self.pair):
             return out
-        bounds = np.r_[np.flatnonzero(np.r_[True, self.pair[1:] != self.pair[:-1]]), len(self.pair)]
+        bounds = np.r_[0, _changes(self.pair), len(self.pair)]
         lo = 0
         while lo < len(self.pair):
             hi = int(bounds[min(int(np.searchsorted(bounds, lo + CHUNK * 4)), len(bounds) - 1)])
@@ -1627,9 +1675,9 @@ def _paired_in_order(arr: GameArrays, n: int) -> tuple[np.ndarray, np.ndarray, n
     total = int(per.sum())
     cursor = np.cumsum(per) - per
     del per
-    pair = np.empty(total, dtype=np.int32 if n * n < 2 ** 31 else np.int64)
-    group = np.empty(total, dtype=np.int32)
-    sign = np.empty(total, dtype=np.int8)
+    pair = spill.empty(total, np.int32 if n * n < 2 ** 31 else np.int64)
+    group = spill.empty(total, np.int32)
+    sign = spill.empty(total, np.int8)
     for lo in range(0, arr.games, step):
         p, g, sg = _pair_rows(arr, lo, min(lo + step, arr.games), n)
         if not len(p):
@@ -1653,8 +1701,16 @@ def _paired_in_order(arr: GameArrays, n: int) -> tuple[np.ndarray, np.ndarray, n
             pair[w:w + k], group[w:w + k], sign[w:w + k] = p[starts], g[starts], merged
         w, lo = w + k, hi
     if w < total:
-        pair, group, sign = pair[:w].copy(), group[:w].copy(), sign[:w].copy()
+        pair, group, sign = _copied(pair[:w]), _copied(group[:w]), _copied(sign[:w])
     return pair, group, sign
+
+
+def _copied(a: np.ndarray) -> np.ndarray:
+    """A copy of `a` (made by `spill.empty`), a chunk at a time."""
+    out = spill.empty(a.shape, a.dtype)
+    for lo in range(0, len(a), 4 * CHUNK):
+        out[lo:lo + 4 * CHUNK] = a[lo:lo + 4 * CHUNK]
+    return out
 
 
 _lgamma_each = np.frompyfunc(math.lgamma, 1, 1)
