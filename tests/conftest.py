@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -61,3 +63,15 @@ def start(tmp_path: Path) -> Iterator[Callable[..., BotProcess]]:
     for bot in made:
         bot.stop()
         bot.close_log()
+
+
+@pytest.fixture(scope="session")
+def gen() -> Any:
+    """tools/gen_journal.py, loaded as a module: synthetic journals and runs."""
+    path = Path(__file__).resolve().parents[1] / "tools" / "gen_journal.py"
+    spec = importlib.util.spec_from_file_location("gen_journal", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["gen_journal"] = mod
+    spec.loader.exec_module(mod)
+    return mod

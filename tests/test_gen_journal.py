@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +14,6 @@ from harness.tournament.journal import read_journal
 from harness.tournament.runner import prepare_output
 from harness.tournament.schedule import schedule
 from harness.tournament.verify import verify_results
-
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "gen_journal.py"
-
-
-@pytest.fixture(scope="module")
-def gen():
-    spec = importlib.util.spec_from_file_location("gen_journal", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["gen_journal"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_games_follow_the_configs_schedule_and_rule_9_4(gen, tmp_path: Path) -> None:
