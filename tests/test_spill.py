@@ -39,6 +39,23 @@ def test_where_no_file_can_be_made_the_array_is_made_in_memory(monkeypatch: pyte
     assert not spill.is_spilled(a) and len(a) == spill.SPILL_BYTES and not a.any()
 
 
+def test_a_full_disk_is_found_when_the_file_is_made_not_at_a_later_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's blocks are reserved up front: where they cannot be (no space left), the
+    array is made in memory, instead of a sparse file whose first write to a page could
+    end the process with SIGBUS."""
+    import errno
+    import os
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    a = spill.empty(spill.SPILL_BYTES, np.int8)
+    assert not spill.is_spilled(a) and not a.any()
+    a[-1] = 3
+    assert int(a.sum()) == 3
+
+
 def test_a_column_keeps_its_values_and_every_view_taken_while_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spill, "SPILL_BYTES", 1024)
     col = spill.Column(np.int32)

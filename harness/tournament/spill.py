@@ -7,7 +7,8 @@ mapped file (created in the temporary directory, `TMPDIR`, and unlinked at once,
 nothing is left behind whatever happens to the run): its pages are the kernel's file
 cache, written back to disk and dropped when memory is wanted, so the memory a run needs
 stays flat however many games it has. Smaller arrays, and every array where no file can
-be made (a full or read-only disk), are ordinary numpy arrays. The values are the same
+be made (a full or read-only disk: the file's blocks are reserved when it is made, so a
+disk that fills later cannot fail a write to it), are ordinary numpy arrays. The values are the same
 either way; only where they live differs.
 
 On a machine whose temporary directory is a RAM file system (tmpfs), point `TMPDIR` at a
@@ -37,7 +38,9 @@ def empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
         return np.zeros(dims, dtype=dt)
     try:
         with tempfile.TemporaryFile(prefix="p10-tourney-") as f:  # unlinked: gone when unmapped
-            os.ftruncate(f.fileno(), nbytes)  # a sparse file: reads as zeros
+            # The blocks are reserved now: a full disk is found here (and the array made in
+            # memory), not later as a SIGBUS when a page of a sparse file is first written.
+            os.posix_fallocate(f.fileno(), 0, nbytes)  # reads as zeros
             buf = mmap.mmap(f.fileno(), nbytes)  # shared: the kernel may write pages back and drop them
     except (OSError, ValueError):
         return np.zeros(dims, dtype=dt)
