@@ -115,10 +115,23 @@ class DisqualificationGate:
 
     def ready(self, spec: GameSpec) -> bool:
         """Whether `spec` may start now: every entrant at its table is judged up to its round."""
+        return self.blocker(spec) is None
+
+    def blocker(self, spec: GameSpec) -> str | None:
+        """The first entrant at `spec`'s table not yet judged up to its round (None: the
+        game may start now)."""
         if not self.enabled:
-            return True
-        r = self.round_of(spec)
-        return all(e in self.disqualified or self.judged.get(e, r) >= r for e in spec.seats)
+            return None
+        r = spec.index // self.size
+        for e in spec.seats:
+            if not self.cleared(e, r):
+                return e
+        return None
+
+    def cleared(self, entrant: str, r: int) -> bool:
+        """Whether `entrant` no longer holds up a game of round `r`: it is judged up to `r`,
+        or disqualified (an entrant the gate does not know never holds a game up)."""
+        return entrant in self.disqualified or self.judged.get(entrant, r) >= r
 
     def round_of(self, spec: GameSpec) -> int:
         """The round of `spec` (its index // `check_every`)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import heapq
 import itertools
 import json
 import os
@@ -668,14 +669,19 @@ HELD = 4096
 
 class _Waiting:
     """The games not handed out yet, read from `todo` (in index order) as they are
-    wanted, held by round, and taken as soon as `gate` lets them start."""
+    wanted, and taken as soon as `gate` lets them start, lowest index first.
+
+    A game the gate holds up waits with the entrant that holds it up (`gate.blocker`),
+    and is looked at again only once that entrant is cleared for its round: each take
+    costs the games it hands out and the entrants that hold games up, not every game held
+    (which was some 3,000 `ready` calls a game with 100 entrants)."""
 
     def __init__(self, todo: Iterable[GameSpec], gate: DisqualificationGate) -> None:
         self.gate = gate
         self.src = iter(todo)
         self.next: GameSpec | None = next(self.src, None)
-        self.by_round: dict[int, list[GameSpec]] = {}
-        self.rounds: list[int] = []  # rounds with games held, ascending
+        self.candidates: list[tuple[int, GameSpec]] = []  # heap by index: not known to be held up
+        self.blocked: dict[str, list[tuple[int, int, GameSpec]]] = {}  # entrant -> heap of (round, index, game)
         self.held = 0
 
     def __bool__(self) -> bool:
@@ -688,32 +694,35 @@ class _Waiting:
         gate = self.gate
         limit = gate.horizon()
         while self.next is not None and self.held < want + HELD and gate.round_of(self.next) <= limit:
-            r = gate.round_of(self.next)
-            if r not in self.by_round:
-                self.by_round[r] = []
-                self.rounds.append(r)
-            self.by_round[r].append(self.next)
+            heapq.heappush(self.candidates, (self.next.index, self.next))
             self.held += 1
             self.next = next(self.src, None)
+        for e in list(self.blocked):  # games whose entrant has been cleared for their round
+            q = self.blocked[e]
+            while q and gate.cleared(e, q[0][0]):
+                _, i, s = heapq.heappop(q)
+                heapq.heappush(self.candidates, (i, s))
+            if not q:
+                del self.blocked[e]
         out: list[GameSpec] = []
-        for r in list(self.rounds):
-            if r > limit or len(out) >= want:
+        while self.candidates and len(out) < want:
+            i, s = self.candidates[0]
+            if gate.round_of(s) > limit:
                 break
-            keep: list[GameSpec] = []
-            for s in self.by_round[r]:
-                (out if len(out) < want and gate.ready(s) else keep).append(s)
-            if keep:
-                self.by_round[r] = keep
+            heapq.heappop(self.candidates)
+            who = gate.blocker(s)
+            if who is None:
+                out.append(s)
             else:
-                del self.by_round[r]
-                self.rounds.remove(r)
+                heapq.heappush(self.blocked.setdefault(who, []), (gate.round_of(s), i, s))
         self.held -= len(out)
         return out
 
     def head(self) -> list[str]:
         """A few waiting games' ids (for an error message)."""
-        held = [s.game for r in self.rounds[:1] for s in self.by_round[r][:5]]
-        return held or ([self.next.game] if self.next is not None else [])
+        held = sorted([(i, s) for i, s in self.candidates] + [(i, s) for q in self.blocked.values() for _, i, s in q],
+                      key=lambda x: x[0])[:5]
+        return [s.game for _, s in held] or ([self.next.game] if self.next is not None else [])
 
 
 def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, excluded: set[str],
