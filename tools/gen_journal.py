@@ -56,7 +56,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from harness.tournament.config import DisqualifyPolicy, TournamentConfig, parse_config  # noqa: E402
 from harness.tournament.journal import Journal  # noqa: E402
 from harness.tournament.ledger import MARKER  # noqa: E402
 from harness.tournament.ratings import Ratings, rules_draw_probability  # noqa: E402
@@ -280,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, help="bootstrap resamples of the statistics (default: the config's; "
                     "with another number, `p10-tourney verify` finds the published files differ from its own)")
     ap.add_argument("--publish-only", action="store_true", help="publish an existing folder again (no writing)")
+    ap.add_argument("--disqualify", action="store_true", help="with --run: disqualification on, with its default "
+                    "policy (as a config without `faults.disqualify` has it); off otherwise")
     ap.add_argument("--run", action="store_true", help="write the folder by a real run (`run_tournament`) whose "
                     "games are drawn instead of played (`SyntheticExecutor`): measures the run's main process, its "
                     "end of run included")
@@ -296,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error("needs 2 or more entrants, a table size of 2..6 (at most the entrants) and 1 or more games")
         cfg = make_config(out, a.entrants, a.games, a.table_size, a.format, a.seed, a.duplicate, a.name)
         if a.run:
+            if a.disqualify:
+                cfg = dataclasses.replace(cfg, disqualify=DisqualifyPolicy())
             strengths = dict(zip(cfg.entrants, latent_strengths(len(cfg.entrants), a.spread).tolist()))
             if a.resamples is not None:
                 cfg = dataclasses.replace(cfg, stop=dataclasses.replace(cfg.stop, resamples=a.resamples))
