@@ -246,7 +246,9 @@ def _games_by_entrant(specs: Iterable[GameSpec], entrants: Sequence[str]) -> tup
     """Each entrant's scheduled game indices, ascending (the entrants given, then any other
     seated, in the order met), as views of one array that a long schedule keeps in a file
     (`spill`); and the highest index (0 if none)."""
-    number = {e: k for k, e in enumerate(entrants)}
+    number: dict[str, int] = {}
+    for e in entrants:  # numbered by first occurrence
+        number.setdefault(e, len(number))
     who, index = Column(np.int32), Column(np.int64)  # a row per (game, entrant at its table)
     top = 0
     for s in specs:

@@ -273,24 +273,44 @@ class CompactSchedule:
         seats, width, seed, group, sample = (Column(np.int16), Column(np.int8), Column(np.int64), Column(np.int64),
                                              Column(np.uint8))
         at: Column | None = None  # where each game's seats begin in `seats`, once widths differ
+        # a block of games in `array`s (appended at C speed), then into the columns
+        b_seats, b_width, b_seed, b_group, b_sample, b_at = (array("h"), array("b"), array("q"), array("q"),
+                                                             array("B"), array("q"))
+
+        def flush() -> None:
+            for col, blk in ((seats, b_seats), (width, b_width), (seed, b_seed), (group, b_group),
+                             (sample, b_sample)) + (((at, b_at),) if at is not None else ()):
+                col.extend(np.frombuffer(blk, dtype=col.view().dtype))
+                del blk[:]
+
+        number, names = self._number, self.names
+        w0, total = 0, 0  # the first game's width; seats so far
         for k, s in enumerate(specs):
             if s.index != start + k:
                 raise ValueError(f"game {s.game}: index {s.index}, expected {start + k} (not consecutive)")
-            if at is None and k and len(s.seats) != width[0]:  # widths differ: positions kept from now
+            w = len(s.seats)
+            if not k:
+                w0 = w
+            elif at is None and w != w0:  # widths differ: positions kept from now
+                flush()
                 at = Column(np.int64)
-                at.extend(np.arange(0, k * int(width[0]), int(width[0]), dtype=np.int64))
+                at.extend(np.arange(0, k * w0, w0, dtype=np.int64))
             if at is not None:
-                at.append(len(seats))
+                b_at.append(total)
             for e in s.seats:
-                n = self._number.get(e)
+                n = number.get(e)
                 if n is None:
-                    n = self._number[e] = len(self.names)
-                    self.names.append(e)
-                seats.append(n)
-            width.append(len(s.seats))
-            seed.append(s.seed)
-            group.append(s.group)
-            sample.append(s.sample)
+                    n = number[e] = len(names)
+                    names.append(e)
+                b_seats.append(n)
+            total += w
+            b_width.append(w)
+            b_seed.append(s.seed)
+            b_group.append(s.group)
+            b_sample.append(s.sample)
+            if len(b_seed) >= 1 << 14:
+                flush()
+        flush()
         # the columns as they stand (read-only; a long one lives in a file, see `spill`)
         self._seats, self._width, self._seed, self._group, self._sample = (
             seats.view(), width.view(), seed.view(), group.view(), sample.view())
@@ -301,7 +321,25 @@ class CompactSchedule:
         return len(self._seed)
 
     def __iter__(self) -> Iterator[GameSpec]:
-        return (self.spec(k) for k in range(len(self)))
+        return self.specs(0, len(self))
+
+    def specs(self, a: int, b: int) -> Iterator[GameSpec]:
+        """The games at positions a..b-1 in order, read a block at a time."""
+        names, step = self.names, 256  # a block of Python values: some 50 KB
+        for lo in range(a, b, step):
+            hi = min(b, lo + step)
+            widths = self._width[lo:hi].tolist()
+            if self._at is not None:
+                first = int(self._at[lo])
+                ats = [x - first for x in self._at[lo:hi].tolist()]
+                flat = self._seats[first:first + sum(widths)].tolist()
+            else:
+                ats = list(range(0, (hi - lo) * self._w0, self._w0))
+                flat = self._seats[lo * self._w0:hi * self._w0].tolist()
+            for j, (w, at, sd, g, smp) in enumerate(zip(widths, ats, self._seed[lo:hi].tolist(),
+                                                       self._group[lo:hi].tolist(), self._sample[lo:hi].tolist())):
+                i = self.start + lo + j
+                yield GameSpec(i, game_id(i), tuple(names[x] for x in flat[at:at + w]), sd, g, bool(smp))
 
     def spec(self, k: int) -> GameSpec:
         """The game at position `k` (index `start + k`; a negative `k` counts from the end)."""
@@ -360,7 +398,7 @@ class ScheduleSpan(Sequence[GameSpec]):
         return self.sched.spec(self.a + k)
 
     def __iter__(self) -> Iterator[GameSpec]:
-        return (self.sched.spec(k) for k in range(self.a, self.b))
+        return self.sched.specs(self.a, self.b)
 
 
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":

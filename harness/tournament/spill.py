@@ -8,7 +8,8 @@ nothing is left behind whatever happens to the run): its pages are the kernel's 
 cache, written back to disk and dropped when memory is wanted, so the memory a run needs
 stays flat however many games it has. Smaller arrays, and every array where no file can
 be made (a full or read-only disk: the file's blocks are reserved when it is made, so a
-disk that fills later cannot fail a write to it), are ordinary numpy arrays. The values are the same
+disk that fills later cannot fail a write to it; a system without `posix_fallocate` to
+reserve them), are ordinary numpy arrays. The values are the same
 either way; only where they live differs.
 
 On a machine whose temporary directory is a RAM file system (tmpfs), point `TMPDIR` at a
@@ -18,6 +19,7 @@ disk for the files to leave memory.
 from __future__ import annotations
 
 import mmap
+from array import array
 import os
 import tempfile
 from typing import Any, Sequence
@@ -31,16 +33,19 @@ SPILL_BYTES = 1 << 20
 def empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
     """A new array of zeros (`np.zeros`), in a file when it is `SPILL_BYTES` or more."""
     dt = np.dtype(dtype)
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
     count = int(np.prod(dims, dtype=np.int64)) if dims else 1
     nbytes = count * dt.itemsize
     if nbytes < SPILL_BYTES or nbytes == 0:
+        return np.zeros(dims, dtype=dt)
+    reserve = getattr(os, "posix_fallocate", None)
+    if reserve is None:  # no way to reserve the blocks (macOS, Windows): kept in memory
         return np.zeros(dims, dtype=dt)
     try:
         with tempfile.TemporaryFile(prefix="p10-tourney-") as f:  # unlinked: gone when unmapped
             # The blocks are reserved now: a full disk is found here (and the array made in
             # memory), not later as a SIGBUS when a page of a sparse file is first written.
-            os.posix_fallocate(f.fileno(), 0, nbytes)  # reads as zeros
+            reserve(f.fileno(), 0, nbytes)  # reads as zeros
             buf = mmap.mmap(f.fileno(), nbytes)  # shared: the kernel may write pages back and drop them
     except (OSError, ValueError):
         return np.zeros(dims, dtype=dt)
@@ -67,20 +72,30 @@ def is_spilled(a: np.ndarray) -> bool:
     return isinstance(base, mmap.mmap)
 
 
+_TYPECODES = {np.dtype(t): c for t, c in ((np.int8, "b"), (np.uint8, "B"), (np.int16, "h"), (np.int32, "i"),
+                                           (np.int64, "q"))}
+
+
 class Column:
     """A growing column of numbers (`append`, `extend`), read as a numpy view of what is in
     it (`view`, indexing). The view is read-only and stays valid as more is appended:
     growing moves the column to a new buffer (made by `empty`, so a long column lives in a
-    file) and a view taken before keeps the old one."""
+    file) and a view taken before keeps the old one. Appended values wait in a small
+    `array` (C speed) and join the column a block at a time."""
+
+    _BLOCK = 1 << 10
 
     def __init__(self, dtype: Any) -> None:
         self._a = np.zeros(64, dtype=dtype)
         self._n = 0
+        self._code = _TYPECODES.get(self._a.dtype)
+        self._tail = array(self._code) if self._code else None
 
     def __len__(self) -> int:
-        return self._n
+        return self._n + (len(self._tail) if self._tail is not None else 0)
 
     def __getitem__(self, k: Any) -> Any:
+        self._flush()
         return self._a[: self._n][k]
 
     def _room(self, k: int) -> None:
@@ -89,15 +104,36 @@ class Column:
             grown[: self._n] = self._a[: self._n]
             self._a = grown
 
+    def _flush(self) -> None:
+        tail = self._tail
+        if tail:
+            k = len(tail)
+            self._room(k)
+            self._a[self._n: self._n + k] = np.frombuffer(tail, dtype=self._a.dtype)
+            self._n += k
+            self._tail = array(self._code)  # type: ignore[arg-type]
+
     def append(self, x: int) -> None:
         """One more value."""
-        if self._n == len(self._a):
+        tail = self._tail
+        if tail is None:
             self._room(1)
-        self._a[self._n] = x
-        self._n += 1
+            self._a[self._n] = x
+            self._n += 1
+            return
+        tail.append(x)
+        if len(tail) >= self._BLOCK:
+            self._flush()
 
     def extend(self, xs: Sequence[int] | np.ndarray) -> None:
         """More values."""
+        tail = self._tail
+        if tail is not None and isinstance(xs, (list, tuple)):
+            tail.extend(xs)
+            if len(tail) >= self._BLOCK:
+                self._flush()
+            return
+        self._flush()
         k = len(xs)
         self._room(k)
         self._a[self._n: self._n + k] = xs
@@ -105,6 +141,7 @@ class Column:
 
     def view(self) -> np.ndarray:
         """What is in the column (read-only; not a copy)."""
+        self._flush()
         v = self._a[: self._n]
         v.flags.writeable = False
         return v

@@ -117,9 +117,9 @@ class GameArrays:
         seats, places = np.asarray(seats, dtype=np.int32), np.asarray(places, dtype=np.int16)
         width = seats.shape[-1] if seats.ndim == 2 else 2
         seats, places = seats.reshape(len(ids), width), places.reshape(len(ids), width)
-        if len(ids) > 1 and not bool((ids[1:] >= ids[:-1]).all()):
-            order = np.argsort(ids, kind="stable")
-            ids, keys, seats, places = ids[order], keys[order], seats[order], places[order]
+        if len(ids) > 1 and not _never_down(ids):  # games as they finished: put in index order
+            order = _index_order(ids)
+            ids, keys, seats, places = (_gathered(a, order) for a in (ids, keys, seats, places))
             del order
         group = _group_ordinals(ids, keys)
         size = spill.empty(len(ids), np.int8)
@@ -178,8 +178,46 @@ class GameArrays:
         return np.bincount(s, minlength=len(self.entrants)).tolist()
 
 
+def _index_order(ids: np.ndarray) -> np.ndarray:
+    """The positions of `ids` in ascending order, stable (`np.argsort(ids, kind="stable")`),
+    made by `spill.empty`. Distinct indices from 0 (a run's games) are placed by index in a
+    slot array, a chunk at a time, with no sort and no private array of a game's size;
+    anything else is sorted."""
+    n = len(ids)
+    lo_id = min(int(ids[a:a + CHUNK].min()) for a in range(0, n, CHUNK))
+    top = max(int(ids[a:a + CHUNK].max()) for a in range(0, n, CHUNK))
+    if lo_id >= 0 and top < 4 * n + CHUNK:
+        slot = spill.empty(top + 1, np.int64)
+        slot -= 1  # −1: no game with this index
+        for a in range(0, n, CHUNK):
+            part = ids[a:a + CHUNK]
+            if bool((slot[part] >= 0).any()) or len(np.unique(part)) < len(part):
+                break  # an index twice: sorted below
+            slot[part] = np.arange(a, a + len(part))
+        else:
+            order = spill.empty(n, np.int64)
+            at = 0
+            for a in range(0, top + 1, CHUNK):
+                s = slot[a:a + CHUNK]
+                s = s[s >= 0]
+                order[at:at + len(s)] = s
+                at += len(s)
+            return order
+    return _copied(np.argsort(ids, kind="stable"))
+
+
+def _gathered(a: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """`a[order]`, made by `spill.empty` a chunk at a time."""
+    out = spill.empty(a.shape, a.dtype)
+    for lo in range(0, len(order), CHUNK):
+        out[lo:lo + CHUNK] = a[order[lo:lo + CHUNK]]
+    return out
+
+
 def rows_where(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The rows of `a` where `mask` holds (`a[mask]`), made by `spill.empty` a chunk at a time."""
+    if len(mask) != len(a):
+        raise IndexError(f"a mask of {len(mask)} for {len(a)} rows")
     out = spill.empty((int(np.count_nonzero(mask)),) + a.shape[1:], a.dtype)
     at = 0
     for lo in range(0, len(a), CHUNK):

@@ -281,7 +281,9 @@ class GameTally:
         extra = sorted((i, s, k) for d, k in ((self.others, False), (self.unplayed, True)) for i, s in d.items()
                        if (keep is None or i in keep) and (below is None or i < below))
         names = self.entrants
-        rows = zip(arr.ids.tolist(), arr.seats.tolist(), arr.size.tolist())
+        rows = ((i, seats, size) for lo in range(0, arr.games, CHUNK)  # a chunk of games as Python values at a time
+                for i, seats, size in zip(arr.ids[lo:lo + CHUNK].tolist(), arr.seats[lo:lo + CHUNK].tolist(),
+                                          arr.size[lo:lo + CHUNK].tolist()))
         k = 0
         for i, seats, size in rows:
             while k < len(extra) and extra[k][0] < i:
