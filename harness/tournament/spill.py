@@ -88,11 +88,11 @@ class Column:
     def __init__(self, dtype: Any) -> None:
         self._a = np.zeros(64, dtype=dtype)
         self._n = 0
-        self._code = _TYPECODES.get(self._a.dtype)
-        self._tail = array(self._code) if self._code else None
+        self._code = _TYPECODES[self._a.dtype]  # an integer type `array` holds too
+        self._tail = array(self._code)
 
     def __len__(self) -> int:
-        return self._n + (len(self._tail) if self._tail is not None else 0)
+        return self._n + len(self._tail)
 
     def __getitem__(self, k: Any) -> Any:
         self._flush()
@@ -111,16 +111,11 @@ class Column:
             self._room(k)
             self._a[self._n: self._n + k] = np.frombuffer(tail, dtype=self._a.dtype)
             self._n += k
-            self._tail = array(self._code)  # type: ignore[arg-type]
+            self._tail = array(self._code)
 
     def append(self, x: int) -> None:
         """One more value."""
         tail = self._tail
-        if tail is None:
-            self._room(1)
-            self._a[self._n] = x
-            self._n += 1
-            return
         tail.append(x)
         if len(tail) >= self._BLOCK:
             self._flush()
@@ -128,7 +123,7 @@ class Column:
     def extend(self, xs: Sequence[int] | np.ndarray) -> None:
         """More values."""
         tail = self._tail
-        if tail is not None and isinstance(xs, (list, tuple)):
+        if isinstance(xs, (list, tuple)):
             tail.extend(xs)
             if len(tail) >= self._BLOCK:
                 self._flush()
