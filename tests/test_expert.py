@@ -19,10 +19,10 @@ import pytest
 from harness.bots import STRONG_ARGV, expert_argv
 import harness.players.expert as expert_module
 from harness.bots.expert import DEFAULT_WALL_MS, make_bot, parse_args
-from harness.engine import PHASES, Card, Deck, Game, Rules, action_from_json, missing, parse_cards
+from harness.engine import PHASES, Card, Deck, Game, Meld, Rules, action_from_json, missing, parse_cards
 from harness.players import GreedyStrategy, RandomStrategy, StrongStrategy, make_strategy, play_local
 from harness.players.expert import DEFAULT_MS, ExpertStrategy, _Tracker
-from harness.players.strong import memo_missing, rank_discards, unseen_counts
+from harness.players.strong import hit_cards, memo_missing, play_choice, rank_discards, unseen_counts
 from harness.referee import TimeControl, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,6 +140,42 @@ def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:
     assert ranked[0] is Card.parse("Y12")
     assert ranked[-1] is Card.parse("W")
     assert set(ranked[:3]) == set(parse_cards(["B1", "G9", "Y12"]))
+
+
+def test_strong_lays_its_spare_wilds_with_its_phase() -> None:
+    """R3.4, R5.4: a hit cannot reach a meld laid this turn, so a Wild kept back after the
+    lay waits a turn. Phase 1 from R3 B3 G3 R7 B7 G7 W Y12: the Wild goes into a set and
+    only Y12 stays in hand. The engine takes the lay."""
+    hand = parse_cards("R3 B3 G3 R7 B7 G7 W Y12".split())
+    lay, hits, rest = play_choice(hand, PHASES[1], False, [], unseen_counts(hand, [], None))
+    assert lay is not None and sum(len(m) for m in lay) == 7 and any(c.is_wild for m in lay for c in m)
+    assert rest == [Card.parse("Y12")] and not hits
+    g = Game(Rules(), 2, seed=0)
+    g.start()
+    p = g.players[g.current]
+    p.hand = list(hand)
+    g.apply(action_from_json({"draw": "deck"}, "draw"))
+    drawn = p.hand[-1]
+    g.apply(action_from_json({"lay": [[c.text for c in m] for m in lay], "discard": drawn.text}, "play"))
+    assert p.laid and sorted(c.text for c in p.hand) == ["Y12"]
+
+
+def test_strong_lays_spare_wilds_at_a_runs_open_end() -> None:
+    """Phase 4 (a run of 7) from 1..7 and a Wild: the run takes the Wild at its high end (8)."""
+    hand = parse_cards("R1 B2 G3 Y4 R5 B6 G7 W".split())
+    lay, _, rest = play_choice(hand, PHASES[4], False, [], unseen_counts(hand, [], None))
+    assert lay is not None and [c.text for c in lay[0]] == "R1 B2 G3 Y4 R5 B6 G7 W".split() and rest == []
+
+
+def test_a_hit_wild_bridges_to_a_natural_card_held() -> None:
+    """R7.3: on a run of 5..8 with G3 and a Wild in hand, the Wild goes on the low end (4)
+    so that G3 can follow; on 3..7 with B9 it goes on the high end."""
+    for run, held, end in [("R5 B6 G7 Y8", "G3", "low"), ("R3 B4 G5 Y6 R7", "B9", "high")]:
+        cards = parse_cards(run.split())
+        meld = Meld(0, 1, "run", tuple(cards), low=cards[0].number, high=cards[-1].number)
+        hand = parse_cards(["W", held])
+        done = hit_cards(hand, [meld])
+        assert [(c.text, i, e) for c, i, e in done] == [("W", 0, end), (held, 0, None)] and hand == []
 
 
 def test_memo_missing_agrees_with_the_finder() -> None:

@@ -87,7 +87,7 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (after_hits, hit_cards, hit_json, memo_missing, play_choice, rank_discards, skip_choice,
+from .strong import (after_hits, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
                      unseen_counts)
 
 DEFAULT_MS = 150.0
@@ -233,6 +233,7 @@ def _fast_play(g: Game, seat: int) -> Play:
                 for m in found:
                     for c in m:
                         rest.remove(c)
+                lay_spare_wilds(found, rest, phase)
                 lay = tuple(tuple(m) for m in found)
                 laid = True
         else:

@@ -213,6 +213,15 @@ def hit_cards(hand: list[Card], melds: list[Meld]) -> list[tuple[Card, int, str 
         for card in sorted(set(hand), key=lambda c: (c.is_wild, -c.points, c.index)):
             if card.is_skip:
                 continue
+            if card.is_wild:
+                bridge = _bridge(hand, melds)
+                if bridge is not None:
+                    i, side = bridge
+                    melds[i], used = melds[i].hit(card, side)
+                    out.append((card, i, used))
+                    hand.remove(card)
+                    changed = True
+                    break
             for i, m in enumerate(melds):
                 ends = m.can_hit(card)
                 if ends:
@@ -227,6 +236,47 @@ def hit_cards(hand: list[Card], melds: list[Meld]) -> list[tuple[Card, int, str 
     return out
 
 
+def lay_spare_wilds(lay: list[list[Card]], rest: list[Card], phase: Phase) -> None:
+    """Lay the Wilds left in `rest` with `lay` (longer melds, R5.4), so that they leave the
+    hand now: once the phase is down a Wild is only ever hit, and a hit cannot reach a meld
+    laid this turn (R3.4), so a Wild kept back costs a turn when the table is otherwise
+    empty, and 25 points if the hand ends first. Sets and colour melds take them first (a
+    Wild at a run's end would take the place of a natural card); then a run's high end,
+    then its low end. `lay` (melds in the phase's order) and `rest` are changed."""
+    kinds = [r.kind for r in phase.melds]
+    for w in [c for c in rest if c.is_wild]:
+        meld = next((m for m, k in zip(lay, kinds) if k != "run"), None)
+        if meld is not None:
+            meld.append(w)
+        else:
+            for m in lay:
+                first = next(i for i, c in enumerate(m) if c.number)
+                low = m[first].number - first
+                if low + len(m) - 1 < 12:
+                    m.append(w)
+                    break
+                if low > 1:
+                    m.insert(0, w)
+                    break
+            else:
+                continue  # every run spans 1..12 already
+        rest.remove(w)
+
+
+def _bridge(hand: Sequence[Card], melds: Sequence[Meld]) -> tuple[int, str] | None:
+    """A run end where a Wild would let a natural card of `hand` follow it (a run of 3..7
+    takes a Wild at its high end, then the 9 held): (meld position, end), or None."""
+    numbers = {c.number for c in hand if c.number}
+    for i, m in enumerate(melds):
+        if m.kind != "run":
+            continue
+        if m.high < 11 and m.high + 2 in numbers:
+            return i, "high"
+        if m.low > 2 and m.low - 2 in numbers:
+            return i, "low"
+    return None
+
+
 def play_choice(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld],
                 unseen: Sequence[int]) -> tuple[list[list[Card]] | None, list[tuple[Card, int, str | None]], list[Card]]:
     """The lay (or None) and hits the strong player makes, and the cards left in hand
@@ -239,6 +289,7 @@ def play_choice(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld
             for m in lay:
                 for c in m:
                     rest.remove(c)
+            lay_spare_wilds(lay, rest, phase)
             laid = True
     hits: list[tuple[Card, int, str | None]] = []
     if laid and table:
