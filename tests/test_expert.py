@@ -22,7 +22,7 @@ from harness.bots.expert import DEFAULT_WALL_MS, make_bot, parse_args
 from harness.engine import PHASES, Card, Deck, Game, Meld, Rules, action_from_json, missing, parse_cards
 from harness.players import GreedyStrategy, RandomStrategy, StrongStrategy, make_strategy, play_local
 from harness.players.expert import DEFAULT_MS, ExpertStrategy, _Tracker
-from harness.players.strong import hit_cards, memo_missing, play_choice, rank_discards, unseen_counts
+from harness.players.strong import discard_context, hit_cards, memo_missing, play_choice, rank_discards, unseen_counts
 from harness.referee import TimeControl, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,6 +140,48 @@ def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:
     assert ranked[0] is Card.parse("Y12")
     assert ranked[-1] is Card.parse("W")
     assert set(ranked[:3]) == set(parse_cards(["B1", "G9", "Y12"]))
+
+
+def _view(seat: int, laid: list[bool], skip_pending: list[bool] | None = None) -> dict[str, Any]:
+    return {"seat": seat, "players": [{"seat": s, "laid": x, "skip_pending": (skip_pending or [False] * len(laid))[s],
+                                       "cards": 8, "score": 0} for s, x in enumerate(laid)]}
+
+
+def test_strong_does_not_discard_what_the_next_seat_can_hit() -> None:
+    """Before laying phase 1 from R3 B3 G7 Y7 B1 G9 Y12 R5: the lone cards go first. With
+    a set of 12s on the table, laid by the seat that draws next, Y12 would let that seat
+    take it and hit it (R3.1, R7.1): it counts as a card the phase needs, so it goes after
+    the other lone cards, and after a card of the pairs as well (either costs one card,
+    and that one helps nobody)."""
+    hand = parse_cards("R3 B3 G7 Y7 B1 G9 Y12 R5".split())
+    twelves = Meld(0, 1, "set", tuple(parse_cards(["R12", "B12", "G12"])), number=12)
+    unseen = unseen_counts(hand, [twelves], None)
+    plain = rank_discards(hand, PHASES[1], False, [twelves], unseen)
+    assert plain[0] is Card.parse("Y12")
+    denied = rank_discards(hand, PHASES[1], False, [twelves], unseen, deny=True)
+    assert set(denied[:3]) == set(parse_cards(["B1", "G9", "R5"])) and denied[-1] is Card.parse("Y12")
+
+
+def test_strong_sheds_points_when_its_phase_is_out_of_reach() -> None:
+    """Phase 1 from R3 B3 R11 B11 G5 B7 W: the lone G5 and B7 go first; with `shed` a
+    10-point card goes first (R1.3, R8.2: what is left in hand counts against the seat),
+    even one the phase needs. The Wild stays last."""
+    hand = parse_cards("R3 B3 R11 B11 G5 B7 W".split())
+    unseen = unseen_counts(hand, [], None)
+    assert {c.text for c in rank_discards(hand, PHASES[1], False, [], unseen)[:2]} == {"G5", "B7"}
+    ranked = rank_discards(hand, PHASES[1], False, [], unseen, shed=True)
+    assert {c.text for c in ranked[:2]} == {"R11", "B11"} and ranked[-1] is Card.parse("W")
+
+
+def test_discard_context_looks_at_the_seat_that_draws_next() -> None:
+    """`deny` follows the next seat to draw: past one that loses its turn to a Skip (R6.4);
+    `shed` once another seat has laid and the phase misses 3 cards or more."""
+    far = parse_cards("R1 B3 G5 Y7 R9 B11".split())  # phase 1: 4 cards missing
+    near = parse_cards("R3 B3 G3 Y7 R7 B11".split())  # 1 missing
+    assert discard_context(_view(0, [False, True, False]), far, PHASES[1], False) == (True, True)
+    assert discard_context(_view(0, [False, True, False], [False, True, False]), far, PHASES[1], False) == (False, True)
+    assert discard_context(_view(0, [False, False, True]), near, PHASES[1], False) == (False, False)
+    assert discard_context(_view(0, [False, True, False]), near, PHASES[1], True) == (False, False)
 
 
 def test_strong_lays_its_spare_wilds_with_its_phase() -> None:

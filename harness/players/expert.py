@@ -87,7 +87,7 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (after_hits, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
+from .strong import (after_hits, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
                      unseen_counts)
 
 DEFAULT_MS = 150.0
@@ -422,7 +422,9 @@ class ExpertStrategy(Strategy):
         if not rest:
             return reply
         after = after_hits(table, hits)
-        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, self._timer(t0, _PRIOR_SHARE))
+        deny, shed = discard_context(state, rest, phase, laid or lay is not None)
+        ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, self._timer(t0, _PRIOR_SHARE),
+                               deny=deny, shed=shed)
         skip_to = skip_choice(state["players"], skip_targets(state))
         first = ranked[0]
         if first.is_skip or len(rest) == 1 or len(ranked) == 1:

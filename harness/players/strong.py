@@ -122,10 +122,14 @@ def _can_ever_join(card: Card, table: Sequence[Meld]) -> bool:
 
 
 def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequence[Meld],
-                  unseen: Sequence[int], stop: Callable[[], bool] | None = None) -> list[Card]:
+                  unseen: Sequence[int], stop: Callable[[], bool] | None = None,
+                  deny: bool = False, shed: bool = False) -> list[Card]:
     """The distinct cards of `hand` as discards, best first (a Skip first of all; a Wild
     last). With `stop`, outs are counted only until it returns true (the cards left are
-    ranked as if they kept none): for a player with a time limit."""
+    ranked as if they kept none): for a player with a time limit. Before this seat has
+    laid: with `deny` (the seat that may take the discard next has laid, so it can hit it)
+    a card that fits a meld of `table` counts as one card more missing; with `shed` (the
+    phase is out of reach this hand) the highest penalty goes first."""
     distinct = sorted(set(hand), key=lambda c: c.index)
     skips = [c for c in distinct if c.is_skip]
     wilds = [c for c in distinct if c.is_wild]
@@ -140,21 +144,48 @@ def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequenc
         return skips + sorted(naturals, key=key_laid) + wilds
     work = list(hand)
     needs = []
+    given = []  # 1 where the next seat could hit the card
     for c in naturals:
         work.remove(c)
         needs.append(memo_missing(work, phase))
         work.append(c)
-    best = min(needs, default=0)
+        given.append(int(deny and any(m.can_hit(c) for m in table)))
+    best = min((n + g for n, g in zip(needs, given)), default=0)
     scored = []
-    for c, need in zip(naturals, needs):
+    for c, need, g in zip(naturals, needs, given):
         n_outs = 0
-        if need == best and not (stop is not None and stop()):
+        if need + g == best and not (stop is not None and stop()):
             work.remove(c)
             n_outs = outs(work, phase, need, unseen)
             work.append(c)
-        scored.append((need, -n_outs, -c.points, c.index, c))
-    scored.sort(key=lambda t: t[:4])
+        scored.append((-c.points if shed else 0, need + g, g, -n_outs, -c.points, c.index, c))
+    scored.sort(key=lambda t: t[:6])
     return skips + [t[-1] for t in scored] + wilds
+
+
+SHED_MISSING = 3
+"""Cards missing at which a seat that has not laid, once another has, sheds penalty points
+instead of building its phase: the hand will likely end before it lays."""
+
+
+def discard_context(state: Mapping[str, Any], rest: Sequence[Card], phase: Phase, laid: bool) -> tuple[bool, bool]:
+    """`deny` and `shed` for `rank_discards` from the seat's view: whether the seat that
+    draws next (after any that lose their turn to a Skip, R6.4) has laid, and whether
+    another seat has laid while this one still misses `SHED_MISSING` cards or more."""
+    if laid:
+        return False, False
+    me = state["seat"]
+    by_seat = {p["seat"]: p for p in state["players"]}
+    n = len(by_seat)
+    deny = False
+    for k in range(1, n):
+        p = by_seat[(me + k) % n]
+        if not p.get("active", True) or p["skip_pending"]:
+            continue
+        deny = bool(p["laid"])
+        break
+    shed = any(p["laid"] for s, p in by_seat.items() if s != me) and memo_missing(rest, phase) >= SHED_MISSING
+    return deny, shed
 
 
 def draw_choice(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld], top: Card | None,
@@ -320,7 +351,8 @@ class StrongStrategy(Strategy):
         if rest:
             laid = state["laid"] or lay is not None
             after_table = after_hits(table, hits)
-            card = rank_discards(rest, phase, laid, after_table, unseen)[0]
+            deny, shed = discard_context(state, rest, phase, laid)
+            card = rank_discards(rest, phase, laid, after_table, unseen, deny=deny, shed=shed)[0]
             reply["discard"] = card.text
             if card.is_skip:
                 reply["skip"] = skip_choice(state["players"], skip_targets(state))
