@@ -5,7 +5,8 @@ How it decides, from its seat's view and the public events alone:
 1. **Candidates and prior.** The strong player (`harness.players.strong`) proposes the
    move; the lay and the hits are kept as it makes them (laying at once and hitting every
    card is what every bundled player does: holding back costs points and tempo), and the
-   search chooses among the *discards* it ranks best (the first `width`; the ranking
+   search chooses among the *discards* it ranks best (the first `width`, ranked with its
+   denial of the next seat and its shedding of points; the ranking
    counts outs only within the first 30 % of the budget, so that it stays inside a time
    limit on a loaded machine), and between the deck and a discard that is not a Wild at
    the draw before this seat has laid (the prior there is greedy's rule: the strong
