@@ -88,6 +88,54 @@ def test_duplicate_replays_each_deal_in_every_rotation(tmp_path: Path) -> None:
         assert {m.seats[0] for m in members} == set(members[0].seats)
 
 
+def _follows(specs) -> Counter:
+    """How often each entrant played right after each other one (R2.1)."""
+    c: Counter = Counter()
+    for s in specs:
+        n = len(s.seats)
+        c.update((s.seats[i - 1], s.seats[i]) for i in range(n))
+    return c
+
+
+@pytest.mark.parametrize("size, blocks", [(3, 2), (4, 6), (5, 24)])
+def test_balanced_seating_balances_who_plays_after_whom(tmp_path: Path, size: int, blocks: int) -> None:
+    bots = [{"name": f"b{i}", "cmd": GREEDY} for i in range(size)]
+    cfg = load_config(write_config(tmp_path, bots=bots, table_size=size, games_per_table=size * blocks, duplicate=True))
+    assert cfg.seating == "balanced"
+    specs = schedule(cfg)
+    follows = _follows(specs)
+    # every ordered pair equally often: (n - 1)! blocks hold every order round the table once
+    assert len(follows) == size * (size - 1) and len(set(follows.values())) == 1
+    # and every entrant still holds every seat once in each deal group
+    groups: dict[int, list] = {}
+    for s in specs:
+        groups.setdefault(s.group, []).append(s)
+    assert len(groups) == blocks
+    for members in groups.values():
+        assert len({m.seed for m in members}) == 1
+        assert len({m.seats for m in members}) == size
+        for seat in range(size):
+            assert {m.seats[seat] for m in members} == set(members[0].seats)
+    # the same schedule however often it is made
+    assert schedule(cfg) == specs
+
+
+def test_rotate_seating_keeps_the_tables_order(tmp_path: Path) -> None:
+    bots = [{"name": f"b{i}", "cmd": GREEDY} for i in range(4)]
+    cfg = load_config(write_config(tmp_path, bots=bots, table_size=4, games_per_table=24, duplicate=True,
+                                   seating="rotate"))
+    follows = _follows(schedule(cfg))
+    assert set(follows) == {("b0", "b1"), ("b1", "b2"), ("b2", "b3"), ("b3", "b0")}
+    with pytest.raises(ConfigError, match="seating"):
+        load_config(write_config(tmp_path, seating="shuffled"))
+
+
+def test_balanced_seating_is_the_rotation_at_two_players(tmp_path: Path) -> None:
+    plain = schedule(load_config(write_config(tmp_path, duplicate=True)))
+    rotated = schedule(load_config(write_config(tmp_path, duplicate=True, seating="rotate")))
+    assert [(s.seats, s.seed) for s in plain] == [(s.seats, s.seed) for s in rotated]
+
+
 def test_gauntlet_challengers_meet_every_table_of_the_field(tmp_path: Path) -> None:
     bots = [{"name": n, "cmd": GREEDY} for n in ["new", "a", "b", "c"]]
     cfg = load_config(write_config(tmp_path, format="gauntlet", challengers=["new"], bots=bots, table_size=3,

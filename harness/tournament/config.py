@@ -135,6 +135,10 @@ class TournamentConfig:
     trusted: frozenset[str] = frozenset()
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     league: LeaguePolicy = field(default_factory=LeaguePolicy)
+    # The order round a round-robin or gauntlet table: "balanced" changes it from one
+    # block of table_size games to the next (schedule.seat_order); "rotate" keeps the
+    # table's order, only rotated (who plays after whom never changes).
+    seating: str = "balanced"
     # A field that changed between runs (set from the results folder, not the file):
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
@@ -192,6 +196,7 @@ class TournamentConfig:
             "games": self.games,
             "challengers": list(self.challengers),
             "duplicate": self.duplicate,
+            "seating": self.seating,
             "rules": self.rules.to_dict(),
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
@@ -262,11 +267,14 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
         raise _err(src, f"{where}{unknown[0]}", f"unknown key (known: {', '.join(sorted(allowed))})")
 
 
+SEATINGS = ("balanced", "rotate")
+"""`seating`: the order round a table changes from deal to deal, or only rotates."""
+
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
     "duplicate", "parallel", "rules", "time", "faults", "replays", "output", "base_dir",
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
-    "sandbox", "trusted", "league",
+    "sandbox", "trusted", "league", "seating",
 }
 BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
@@ -386,6 +394,9 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     duplicate = data.get("duplicate", False)
     if not isinstance(duplicate, bool):
         raise _err(src, "duplicate", f"must be true or false, not {duplicate!r}")
+    seating = data.get("seating", "balanced")
+    if seating not in SEATINGS:
+        raise _err(src, "seating", f"must be one of {', '.join(SEATINGS)}, not {seating!r}")
     games = data.get("games")
     challengers: tuple[str, ...] = ()
     if fmt == "round-robin":
@@ -494,7 +505,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src, league=league,
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), seating=seating, secret_seed=secret, source=src, league=league,
         raw=dict(data),
     )
 

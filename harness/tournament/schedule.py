@@ -1,4 +1,5 @@
-"""Which games a tournament plays: tables, seat rotations and per-game seeds.
+"""Which games a tournament plays: tables, their orders round the table and seat
+rotations, and per-game seeds.
 
 Every game's seed comes from the tournament seed and the game's table and number there
 (or, with duplicate deals, its deal group), so the schedule is the same whatever runs it.
@@ -16,7 +17,8 @@ import hashlib
 import random
 from array import array
 from dataclasses import dataclass, field
-from itertools import combinations
+from functools import lru_cache
+from itertools import combinations, permutations
 from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -522,9 +524,12 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
     tables = tables_for(cfg, names)
     keys = [",".join(sorted(t)) for t in tables]
 
+    balanced = getattr(cfg, "seating", "balanced") == "balanced"
+
     def block(t: int, b: int) -> Iterator[tuple[tuple[str, ...], str]]:
+        order = seat_order(tables[t], b) if balanced else tables[t]
         for k in range(b * n, min((b + 1) * n, cfg.games_per_table)):
-            yield _rotation(tables[t], k), f"deal:{keys[t]}:{k // n}" if cfg.duplicate else f"game:{keys[t]}:{k}"
+            yield _rotation(order, k), f"deal:{keys[t]}:{k // n}" if cfg.duplicate else f"game:{keys[t]}:{k}"
 
     blocks = -(-cfg.games_per_table // n)
     if getattr(cfg, "stop_when", None):
@@ -538,6 +543,30 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
         for t in range(len(tables)):
             for b in range(blocks):
                 yield from block(t, b)
+
+
+def seat_order(table: Sequence[str], block: int) -> tuple[str, ...]:
+    """The order round the table of a table's `block`-th block of table_size games
+    (`seating: balanced`): its first entrant first, then the others in one of their
+    (n − 1)! orders. Each block is played in every seat rotation of its order, so every
+    entrant still sits in every seat once; the orders change from block to block, so
+    that who plays right after whom (whose discards it is offered, R3.1, R2.1) is balanced too: every order once in each (n − 1)! blocks (2 at
+    3 players, 6 at 4), in a fixed shuffled sequence per table, so that a shorter run is
+    not biased either."""
+    orders = _orders(tuple(table))
+    return orders[block % len(orders)]
+
+
+@lru_cache(maxsize=64)
+def _orders(table: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The (n − 1)! orders of a table with its first entrant first, in a sequence shuffled
+    by the table's entrants (the same in every tournament) after the table's own order."""
+    if len(table) < 3:
+        return (table,)
+    rest = list(permutations(table[1:]))
+    first, others = rest[0], rest[1:]
+    random.Random(hashlib.sha256("\x1f".join(table).encode()).digest()).shuffle(others)
+    return tuple((table[0],) + r for r in [first] + others)
 
 
 def _rotation(table: Sequence[str], k: int) -> tuple[str, ...]:
