@@ -116,8 +116,19 @@ def test_balanced_seating_balances_who_plays_after_whom(tmp_path: Path, size: in
         assert len({m.seats for m in members}) == size
         for seat in range(size):
             assert {m.seats[seat] for m in members} == set(members[0].seats)
-    # the same schedule however often it is made
+    # in every two blocks no entrant plays after the same one twice (an order, then its reverse)
+    orders = [groups[g][0].seats for g in sorted(groups)]
+    for b in range(0, blocks, 2):
+        assert max(_follows([schedule_spec(o) for o in orders[b:b + 2]]).values()) == 1
+    # the same schedule however often it is made, and a config that says so
     assert schedule(cfg) == specs
+    assert cfg.resolved()["seating"] == "balanced"
+
+
+def schedule_spec(seats: tuple[str, ...]):
+    """A stand-in for a scheduled game with these seats (for `_follows`)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(seats=seats)
 
 
 def test_rotate_seating_keeps_the_tables_order(tmp_path: Path) -> None:
@@ -128,12 +139,33 @@ def test_rotate_seating_keeps_the_tables_order(tmp_path: Path) -> None:
     assert set(follows) == {("b0", "b1"), ("b1", "b2"), ("b2", "b3"), ("b3", "b0")}
     with pytest.raises(ConfigError, match="seating"):
         load_config(write_config(tmp_path, seating="shuffled"))
+    # the schedule of versions without the key: their configs hash as before
+    assert "seating" not in cfg.resolved()
+
+
+def test_a_folder_played_before_seating_was_balanced_still_verifies(tmp_path: Path) -> None:
+    """A 3-player round-robin played with `seating: rotate` writes the config a version
+    without the key wrote: verify reads the missing key as `rotate` and finds every game
+    where the schedule puts it; a balanced one verifies too."""
+    from harness.tournament.verify import verify_results
+
+    for seating in ("rotate", "balanced"):
+        out = tmp_path / seating
+        cfg = load_config(write_config(tmp_path, table_size=3, games_per_table=6, duplicate=True, seating=seating,
+                                       rules={"phases": [1], "hand_limit": 20}, replays="none", output=str(out)))
+        run_tournament(cfg, build_site=False)
+        resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
+        assert resolved.get("seating") == (None if seating == "rotate" else "balanced")
+        v = verify_results(out, replays=False)
+        assert v.ok, v.checks
 
 
 def test_balanced_seating_is_the_rotation_at_two_players(tmp_path: Path) -> None:
-    plain = schedule(load_config(write_config(tmp_path, duplicate=True)))
-    rotated = schedule(load_config(write_config(tmp_path, duplicate=True, seating="rotate")))
-    assert [(s.seats, s.seed) for s in plain] == [(s.seats, s.seed) for s in rotated]
+    plain = load_config(write_config(tmp_path, duplicate=True))
+    rotated = load_config(write_config(tmp_path, duplicate=True, seating="rotate"))
+    assert [(s.seats, s.seed) for s in schedule(plain)] == [(s.seats, s.seed) for s in schedule(rotated)]
+    # nothing changes, so nothing is written: the config hashes as in versions without the key
+    assert "seating" not in plain.resolved() and plain.config_sha256() == rotated.config_sha256()
 
 
 def test_gauntlet_challengers_meet_every_table_of_the_field(tmp_path: Path) -> None:

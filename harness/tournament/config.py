@@ -196,14 +196,20 @@ class TournamentConfig:
             "games": self.games,
             "challengers": list(self.challengers),
             "duplicate": self.duplicate,
-            "seating": self.seating,
             "rules": self.rules.to_dict(),
             "time": asdict(self.time),
             "faults": {**asdict(self.faults), "disqualify": asdict(self.disqualify)},
             "replays": self.replays,
-        } | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
+        } | ({"seating": self.seating} if self.seating_applies() else {}) | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
             {"league": asdict(self.league)} if self.format == "league" else {}) | (
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
+
+    def seating_applies(self) -> bool:
+        """Whether `seating: balanced` is set and changes the schedule: round-robin and
+        gauntlet tables of 3 or more (two players have one order; a random format and a
+        league draw or match their own). Otherwise it is left out of `resolved` (and so of
+        the config's hash): a config without the key read back is `rotate`."""
+        return self.seating == "balanced" and self.table_size >= 3 and self.format in ("round-robin", "gauntlet")
 
     def _stop_settings(self) -> dict[str, Any]:
         """The `stop` settings that apply to this `stop_when` rule."""
@@ -268,7 +274,9 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
 
 
 SEATINGS = ("balanced", "rotate")
-"""`seating`: the order round a table changes from deal to deal, or only rotates."""
+"""`seating`: the order round a table changes from one block of table_size games (a
+duplicate deal group) to the next, or it only rotates (the schedule of versions without
+the key)."""
 
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",

@@ -546,27 +546,31 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
 
 
 def seat_order(table: Sequence[str], block: int) -> tuple[str, ...]:
-    """The order round the table of a table's `block`-th block of table_size games
-    (`seating: balanced`): its first entrant first, then the others in one of their
-    (n − 1)! orders. Each block is played in every seat rotation of its order, so every
-    entrant still sits in every seat once; the orders change from block to block, so
-    that who plays right after whom (whose discards it is offered, R3.1, R2.1) is balanced too: every order once in each (n − 1)! blocks (2 at
-    3 players, 6 at 4), in a fixed shuffled sequence per table, so that a shorter run is
-    not biased either."""
+    """The order round the table of a table's `block`-th block of table_size games (one
+    duplicate deal group), with `seating: balanced`: its first entrant first, then the
+    others in one of their (n − 1)! orders. Each block is played in every seat rotation
+    of its order, so every entrant still holds every seat once; the orders change from
+    block to block so that who plays right after whom (whose discards a seat is offered,
+    R3.1, R2.1) is balanced too: every order once in each (n − 1)! blocks (2 at 3
+    players, 6 at 4), and each order followed by its reverse, so that in every two
+    blocks no entrant plays after the same one twice. The sequence is shuffled, fixed
+    by the table's entrants, so that no entrant of the field's order sits after another
+    more often in short runs either."""
     orders = _orders(tuple(table))
     return orders[block % len(orders)]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def _orders(table: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """The (n − 1)! orders of a table with its first entrant first, in a sequence shuffled
-    by the table's entrants (the same in every tournament) after the table's own order."""
+    """A table's (n − 1)! orders with its first entrant first, in pairs (an order, then
+    the same order reversed round the table), the pairs in a sequence shuffled by the
+    table's entrants (the same in every tournament)."""
     if len(table) < 3:
         return (table,)
-    rest = list(permutations(table[1:]))
-    first, others = rest[0], rest[1:]
-    random.Random(hashlib.sha256("\x1f".join(table).encode()).digest()).shuffle(others)
-    return tuple((table[0],) + r for r in [first] + others)
+    head, rest = table[0], table[1:]
+    pairs = [(o, o[::-1]) for o in permutations(rest) if o < o[::-1]]
+    random.Random(hashlib.sha256("\x1f".join(table).encode()).digest()).shuffle(pairs)
+    return tuple((head,) + o for pair in pairs for o in pair)
 
 
 def _rotation(table: Sequence[str], k: int) -> tuple[str, ...]:

@@ -97,6 +97,7 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
     data = dict(resolved)
     data["bots"] = [{k: v for k, v in b.items() if k != "cwd"} for b in data.get("bots") or []]
+    data.setdefault("seating", "rotate")  # left out where it changes nothing, and by versions before it
     try:
         cfg = parse_config(data, str(path))
     except ConfigError as e:
