@@ -103,6 +103,7 @@ def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: 
     assert (out / "site" / "index.html").exists()
     serve = subprocess.Popen(CLI + ["serve", str(out), "--port", "0"], stderr=subprocess.PIPE, text=True)
     league = None
+    league_err = (tmp_path / "league.stderr").open("w")
     try:
         line = serve.stderr.readline() if serve.stderr else ""
         port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -117,7 +118,7 @@ def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: 
         assert before == "4" and newest == "g000003" and sum(board.values()) == 8
         browser.eval("window.__notReloaded = true")
         league = subprocess.Popen(CLI + ["run", str(path), "--forever", "--no-site", "--no-progress"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=league_err)
         browser.wait_for("+document.getElementById('live').getAttribute('data-games') >= 6", timeout=300)
         assert browser.eval("window.__notReloaded") is True  # the same page, updated in place
         after = browser.eval(games_of)
@@ -139,4 +140,5 @@ def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: 
             serve.wait(timeout=30)
         except subprocess.TimeoutExpired:
             serve.kill()
-    assert league is not None and league.returncode == 0
+        league_err.close()
+    assert league is not None and league.returncode == 0, (tmp_path / "league.stderr").read_text()[-2000:]
