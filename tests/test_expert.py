@@ -326,12 +326,14 @@ def test_wall_clock_budget_takes_the_earlier_end(monkeypatch: pytest.MonkeyPatch
 def test_expert_bot_keeps_its_cap_inside_the_games_time_limit() -> None:
     """The wall-clock cap is the lesser of --wall-ms and 40 % of the announced move_ms."""
     bot = make_bot(parse_args(["--wall-ms", "400"]))
+    strategy = bot.strategy
+    assert isinstance(strategy, ExpertStrategy)
     bot.on_game_start({"type": "game_start", "game": "g", "seat": 0, "time": {"move_ms": 500, "game_ms": None}})
-    assert bot.strategy.wall_ms == pytest.approx(200)
+    assert strategy.wall_ms == pytest.approx(200)
     bot.on_game_start({"type": "game_start", "game": "g", "seat": 0, "time": {"move_ms": 5000, "game_ms": None}})
-    assert bot.strategy.wall_ms == 400
+    assert strategy.wall_ms == 400
     bot.on_game_start({"type": "game_start", "game": "g", "seat": 0})
-    assert bot.strategy.wall_ms == 400
+    assert strategy.wall_ms == 400
 
 
 def test_strong_and_expert_bots_over_the_protocol(start) -> None:
