@@ -99,6 +99,37 @@ def test_each_bot_hides_results_tournament_and_the_other_bots(tmp_path: Path) ->
         assert other.sandbox.own in spec.sandbox.hide and spec.sandbox.own not in spec.sandbox.hide
 
 
+def test_every_results_folder_in_a_bots_folders_is_hidden(tmp_path: Path) -> None:
+    """Another tournament's results (a secret seed, or a tournament.json that says so)
+    inside a folder the bot is shown are hidden and may never be shown; a folder whose
+    tournament.json is something else, and version-control folders, are left alone."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "bot.py").write_text("")
+    old = tmp_path / "results" / "old"
+    old.mkdir(parents=True)
+    (old / "tournament.json").write_text(json.dumps({"format": "p10-results/2"}))
+    running = tmp_path / "deep" / "er" / "running"
+    running.mkdir(parents=True)
+    (running / "seed.secret").write_text("123\n")
+    unrelated = tmp_path / "x" / "data"
+    unrelated.mkdir()
+    (unrelated / "tournament.json").write_text("{}")
+    (tmp_path / ".git" / "r").mkdir(parents=True)
+    (tmp_path / ".git" / "r" / "seed.secret").write_text("1\n")
+    data = base_cfg(tmp_path)
+    data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python x/bot.py"}]
+    cfg = parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    for spec in cfg.bots:
+        for f in (old, running):
+            assert str(f) in spec.sandbox.hide and str(f) in spec.sandbox.secret
+        assert str(unrelated) not in spec.sandbox.hide
+        assert not any(".git" in h for h in spec.sandbox.hide)
+    (old / "bot.py").write_text("")
+    data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python bot.py", "cwd": "results/old"}]
+    with pytest.raises(ConfigError, match="which no bot may see"):
+        parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+
+
 def test_resolve_mode() -> None:
     assert resolve_mode("none") == "none"
     assert resolve_mode("auto") == ("bwrap" if OK else "none")
@@ -542,3 +573,102 @@ def test_a_real_cgroup_is_removed_with_its_bot(tmp_path: Path) -> None:
     dirs = list(cg.dirs.values())
     bot.stop(0.1)
     assert not any(os.path.exists(d) for d in dirs)
+
+
+# ----- the seccomp filter -----------------------------------------------------------------
+
+
+def _run_bpf(prog: bytes, nr: int, arch: int) -> int:
+    """Run a classic BPF seccomp program (the few instructions it uses) on a call."""
+    import struct
+
+    ins = [struct.unpack("=HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+    data = struct.pack("=iI", nr, arch)
+    acc, pc = 0, 0
+    for _ in range(len(ins) + 1):
+        code, jt, jf, k = ins[pc]
+        if code == 0x20:  # LD W ABS
+            acc = struct.unpack_from("=I", data, k)[0]
+            pc += 1
+        elif code in (0x15, 0x35):  # JEQ K, JGE K
+            hit = acc == k if code == 0x15 else acc >= k
+            pc += 1 + (jt if hit else jf)
+        elif code == 0x06:  # RET K
+            return k
+        else:
+            raise AssertionError(f"unexpected instruction {code:#x}")
+    raise AssertionError("the program does not end")
+
+
+ALLOW = 0x7FFF0000
+EPERM = 0x00050001
+ENOSYS = 0x00050026
+
+
+@pytest.mark.parametrize("machine, arch, keyctl, read, x32", [
+    ("x86_64", 0xC000003E, 250, 0, True),
+    ("x86_64", 0x40000003, 288, 3, False),   # a 32-bit x86 program
+    ("aarch64", 0xC00000B7, 219, 63, False),
+    ("aarch64", 0x40000028, 311, 3, False),  # a 32-bit ARM program
+])
+def test_seccomp_refuses_the_keyring_and_allows_ordinary_calls(machine: str, arch: int, keyctl: int, read: int,
+                                                                x32: bool) -> None:
+    from harness.referee import seccomp
+
+    prog = seccomp.program(machine)
+    assert prog is not None and len(prog) % 8 == 0
+    assert _run_bpf(prog, keyctl, arch) == EPERM
+    assert _run_bpf(prog, keyctl - 1, arch) == EPERM  # request_key
+    assert _run_bpf(prog, keyctl - 2, arch) == EPERM  # add_key
+    assert _run_bpf(prog, 425, arch) == ENOSYS  # io_uring_setup: runtimes fall back
+    assert _run_bpf(prog, read, arch) == ALLOW
+    for nr in range(0, 460):
+        assert _run_bpf(prog, nr, arch) in (ALLOW, EPERM, ENOSYS)
+    if x32:
+        assert _run_bpf(prog, 0x40000000 + 250, arch) == EPERM
+        assert _run_bpf(prog, 0x40000000 + 0, arch) == EPERM  # the x32 ABI whole
+    assert _run_bpf(prog, read, 0x12345678) == EPERM  # an ABI it does not know
+
+
+def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
+    from harness.referee import seccomp
+
+    assert seccomp.program("riscv64") is None
+    assert seccomp.program("amd64") == seccomp.program("x86_64")
+
+
+@pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
+def test_a_sandboxed_process_cannot_reach_the_keyring(tmp_path: Path) -> None:
+    """Inside the sandbox the keyring calls fail and /proc/keys lists nothing; a program's
+    ordinary calls (threads, files, pipes) still work."""
+    import platform
+
+    from harness.referee.seccomp import program
+
+    if program() is None or platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip(f"no seccomp filter for {platform.machine()}")
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"""
+import ctypes, errno, threading
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall({add_key}, b"user", b"p10-probe", b"x", 1, -4)
+print("add_key", r, errno.errorcode.get(ctypes.get_errno()))
+r = libc.syscall({keyctl}, 0, -4, 0)
+print("keyctl", r, errno.errorcode.get(ctypes.get_errno()))
+try:
+    print("keys", repr(open("/proc/keys").read()))
+except OSError as e:
+    print("keys refused", e.strerror)
+t = threading.Thread(target=lambda: None); t.start(); t.join()
+print("thread ok")
+""")
+    inv = prepare([sys.executable, str(probe)], str(tmp_path), {}, Sandbox(mode="bwrap", own=str(tmp_path)), 64)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+    finally:
+        inv.close()
+    assert p.returncode == 0, p.stderr
+    assert "add_key -1 EPERM" in p.stdout and "keyctl -1 EPERM" in p.stdout, p.stdout
+    assert "keys refused" in p.stdout or "keys ''" in p.stdout, p.stdout
+    assert "thread ok" in p.stdout

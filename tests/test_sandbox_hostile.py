@@ -33,7 +33,7 @@ from harness.referee.sandbox import bwrap_available, harness_package
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = ROOT / "tests" / "hostile_bots" / "attacker.py"
 ATTACKS = ["proc_snoop", "ptrace_attach", "killer", "writer", "reader", "network", "daemon", "forker", "memhog",
-           "cpu_raise", "scratch_fill", "cpu_thief"]
+           "cpu_raise", "scratch_fill", "cpu_thief", "keyring", "other_results"]
 HAVE_NODE = shutil.which("node") is not None
 OK, WHY = bwrap_available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
@@ -104,11 +104,16 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
     else:
         honest.append({"name": "honest-py2", "cmd": f"python {py}", "env": {"HONEST_SECRET": f"secret-{mark}"}})
     out = base / "results"
+    other = base / "results-of-another-tournament"  # in the folder the bots are shown
+    other.mkdir()
+    (other / "tournament.json").write_text(json.dumps({"format": "p10-results/2", "name": "other"}))
+    (other / "seed.secret").write_text(f"OTHER-SEED-{mark}\n")
+    os.chmod(other / "seed.secret", 0o600)
     tournament = base / "tournament.yaml"
     listener = Listener()
     site = next(p for p in sys.path if p.endswith("site-packages"))
     env = {"HOSTILE_MARK": mark, "HOSTILE_RESULTS": str(out), "HOSTILE_TOURNAMENT": str(tournament),
-           "HOSTILE_OTHER_BOT": str(py.parent), "HOSTILE_HARNESS": harness_package(), "HOSTILE_SITE": site,
+           "HOSTILE_OTHER_BOT": str(py.parent), "HOSTILE_OTHER_RESULTS": str(other), "HOSTILE_HARNESS": harness_package(), "HOSTILE_SITE": site,
            "HOSTILE_PORT": str(listener.port)}
     attackers = [{"name": a.replace("_", "-"), "cmd": f"python {ATTACKER} {a}", "env": env} for a in ATTACKS]
     cfg = {
@@ -244,6 +249,28 @@ def test_reading_the_tournament_file(hostile: dict) -> None:
     assert "seed" not in "".join(lines(log, "read"))
     for e in lines(log, "listdir"):
         assert e.endswith("[]"), f"it saw the results folder's files: {e}"
+
+
+def test_another_tournaments_results_folder_in_sight(hostile: dict) -> None:
+    """A results folder of another tournament inside the bot's folders is masked: its
+    secret seed cannot be read (its mode, 0600, would not stop a bot)."""
+    log = assert_ran(hostile, "other_results")
+    assert f"OTHER-SEED-{hostile['mark']}" not in log
+    assert lines(log, "read") == [] and lines(log, "read-refused")
+    for e in lines(log, "listdir"):
+        assert e.endswith("[]"), f"it saw the other results folder's files: {e}"
+
+
+def test_notes_through_the_kernel_keyring(hostile: dict) -> None:
+    """The keyring is closed (seccomp): no key can be added or asked about, /proc/keys
+    shows none, and the host user's keyring holds nothing of the run's afterwards."""
+    log = assert_ran(hostile, "keyring")
+    assert lines(log, "key-added") == [] and lines(log, "keyctl-answered") == []
+    if "keyring-skipped" not in log:
+        assert lines(log, "key-refused") and lines(log, "keyctl-refused")
+    assert all(n.strip() == "[]" for n in lines(log, "notes")), lines(log, "notes")
+    keys = Path("/proc/keys").read_text() if Path("/proc/keys").exists() else ""
+    assert f"p10note-{hostile['mark']}" not in keys
 
 
 def test_tcp_connection_to_a_listener_on_localhost(hostile: dict) -> None:

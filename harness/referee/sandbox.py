@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from . import seccomp
+
 MODES = ("auto", "bwrap", "none")
 SANDBOX_UID = 1000
 SANDBOX_GID = 1000
@@ -49,6 +51,9 @@ ETC_PATHS = (
     "/etc/protocols", "/etc/services", "/etc/java-17-openjdk", "/etc/java-21-openjdk", "/etc/java-11-openjdk",
     "/etc/gai.conf",
 )
+KEY_FILES = ("/proc/keys", "/proc/key-users")
+"""The kernel keyring's files in /proc: covered in every sandbox."""
+
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 
@@ -366,6 +371,12 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
+    # The kernel keyring's files too: they list the keys of the user the harness runs as.
+    opts += [x for p in KEY_FILES if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
+    rules = seccomp.program()
+    if rules is not None:
+        fds.append(_data_fd(rules))
+        opts += ["--seccomp", str(fds[-1])]
     blob = b"".join(o.encode() + b"\0" for o in opts)
     fds.append(_data_fd(blob))
     command = list(argv)
@@ -375,7 +386,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
         # bash, not sh: dash takes only one-digit descriptors in redirections.
         command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]
         keep = (r, w)
-    full = ["bwrap", "--args", str(fds[2]), "--", *command]
+    full = ["bwrap", "--args", str(fds[-1]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
     return Invocation(full, run_env, tuple(fds) + keep, fds)

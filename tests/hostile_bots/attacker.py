@@ -5,7 +5,7 @@ Everything it manages (or fails) to do is written to stderr as lines
 `HOSTILE <attack> <what> <detail>`, so a test can read the bot's log and check that
 nothing leaked. Targets come from the environment the tournament gives it (an attacker
 is assumed to know the host's layout): HOSTILE_RESULTS, HOSTILE_TOURNAMENT,
-HOSTILE_OTHER_BOT, HOSTILE_HARNESS, HOSTILE_SITE, HOSTILE_PORT, HOSTILE_MARK.
+HOSTILE_OTHER_BOT, HOSTILE_OTHER_RESULTS, HOSTILE_HARNESS, HOSTILE_SITE, HOSTILE_PORT, HOSTILE_MARK.
 Every attack is bounded in time and size.
 """
 
@@ -177,6 +177,55 @@ def reader() -> None:
         report("listdir-refused", e.strerror)
 
 
+_KEY_CALLS = {"x86_64": (248, 250), "aarch64": (217, 219)}  # add_key, keyctl
+
+
+def keyring() -> None:
+    """Pass a note to the next process through the kernel keyring (keys belong to the host
+    user whatever uid the sandbox shows): read the notes of earlier processes from
+    /proc/keys, then add one."""
+    import errno
+    import platform
+
+    try:
+        notes = [line for line in open("/proc/keys") if f"p10note-{MARK}" in line]
+        report("notes", notes)
+    except OSError as e:
+        report("notes-refused", e.strerror)
+    calls = _KEY_CALLS.get(platform.machine())
+    if calls is None:
+        report("keyring-skipped", platform.machine())
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    add_key, keyctl = calls
+    serial = libc.syscall(ctypes.c_long(add_key), b"user", f"p10note-{MARK}-{os.getpid()}".encode(), b"hand", ctypes.c_size_t(4),
+                          ctypes.c_int(-4))  # KEY_SPEC_USER_KEYRING
+    if serial >= 0:
+        report("key-added", serial)
+    else:
+        report("key-refused", errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+    got = libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(0), ctypes.c_long(-4), ctypes.c_long(0))  # KEYCTL_GET_KEYRING_ID
+    if got >= 0:
+        report("keyctl-answered", got)
+    else:
+        report("keyctl-refused", errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+
+
+def other_results() -> None:
+    """Read another tournament's secret seed from a results folder inside the folder the
+    bot is shown (its file mode protects nothing: the bot's files are the host user's)."""
+    other = os.environ.get("HOSTILE_OTHER_RESULTS", "")
+    try:
+        report("listdir", f"{other} {os.listdir(other)}")
+    except OSError as e:
+        report("listdir-refused", e.strerror)
+    try:
+        report("read", open(os.path.join(other, "seed.secret")).read())
+    except OSError as e:
+        report("read-refused", e.strerror)
+
+
 def network() -> None:
     port = int(os.environ.get("HOSTILE_PORT", "9"))
     for host, p in (("127.0.0.1", port), ("1.1.1.1", 53), ("10.0.2.2", 80)):
@@ -325,7 +374,7 @@ def cpu_thief() -> None:
 
 
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
-                                   memhog, cpu_raise, scratch_fill, cpu_thief)}
+                                   memhog, cpu_raise, scratch_fill, cpu_thief, keyring, other_results)}
 
 
 def main() -> None:
