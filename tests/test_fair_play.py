@@ -372,3 +372,41 @@ def test_a_replay_written_before_escaping_with_a_raw_carriage_return_is_read(tmp
     header, actions, end = read_replay(path)
     assert header["game"] == "g0" and actions and end is not None
     assert CliRunner().invoke(main, ["replay", str(path)]).exit_code == 0
+
+
+# ----- an entrant's processes share its memory limit --------------------------------------
+
+
+HOARDER = """
+import os, sys
+from harness.players import GreedyStrategy
+from harness.sdk import StrategyBot, run
+
+held = bytearray(int(sys.argv[1]) << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1  # touched: resident, charged to the bot's cgroup
+run(StrategyBot(GreedyStrategy(), name="hoarder"))
+"""
+
+
+def test_waiting_processes_of_an_entrant_share_its_memory_limit(tmp_path: Path) -> None:
+    """With duplicate deals an entrant keeps up to table_size processes; a bot that holds
+    memory in each is held to one `memory_mb` across them: the process holding most is
+    ended between games and started afresh when needed, with no fault. A bot within its
+    limit keeps all of its processes."""
+    from harness.referee.sandbox import cgroups
+
+    backend, why = cgroups()
+    if backend is None:
+        pytest.skip(f"no cgroups here ({why}): the limits hold per process")
+    script = tmp_path / "hoarder" / "hoarder.py"
+    script.parent.mkdir()
+    script.write_text(HOARDER)
+    bots = [{"name": "hoarder", "cmd": [sys.executable, str(script), "80"], "limits": {"memory_mb": 200}},
+            {"name": "g1", "cmd": GREEDY}, {"name": "g2", "cmd": GREEDY}]
+    cfg = config(tmp_path, "out", bots, table_size=3, games_per_table=9, duplicate=True)
+    outcome = run_tournament(cfg)
+    recs = records(cfg.output)
+    assert len(recs) == 9 and all(r["faults"] == [] for r in recs), [r["faults"] for r in recs]
+    assert outcome.bot_starts["g1"] == 3 and outcome.bot_starts["g2"] == 3, outcome.bot_starts
+    assert outcome.bot_starts["hoarder"] > 3, outcome.bot_starts

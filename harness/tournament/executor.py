@@ -63,8 +63,8 @@ class GameRunner:
         slots = self.slots.setdefault(name, [])
         fresh_per_deal = self.cfg.duplicate and name not in self.cfg.trusted
         for bot in slots:
-            if not fresh_per_deal or group not in self._deals_of(bot):
-                return bot
+            if not fresh_per_deal or group not in self._deals_of(bot) or bot.proc is None:
+                return bot  # (a process that was ended starts afresh)
         if len(slots) < self.cfg.table_size:
             k = len(slots)
             suffix = "" if k == 0 else f".{k}"
@@ -146,8 +146,27 @@ class GameRunner:
             self.starts[name] = sum(b.starts for b in self.slots[name])
             if len(seats) >= 2:
                 self._deals_of(bot).add(spec.group)
+        for name in dict.fromkeys(b.spec.name for b in bots):
+            self._trim(name)
         return {"record": record, "replay": replay, "starts": dict(self.starts),
                 "startup_failures": startup_failures}
+
+    def _trim(self, name: str) -> None:
+        """Hold an entrant's waiting processes (with duplicate deals it keeps up to
+        table_size, `_bot`) to its one `memory_mb` together: while their cgroups hold more,
+        the one holding most is ended (`bye`) and started afresh when it is next needed.
+        So a bot cannot multiply its memory by the table size; a bot within its limit in
+        one process keeps all of them."""
+        slots = [b for b in self.slots.get(name, ()) if b.alive and b.cgroup is not None]
+        limit = self.cfg.bot(name).limits.memory_mb
+        if len(slots) < 2 or not limit:
+            return
+        held = {id(b): b.cgroup.memory_mb() if b.cgroup is not None else 0.0 for b in slots}
+        while len(slots) > 1 and sum(held[id(b)] for b in slots) > limit:
+            big = max(slots, key=lambda b: held[id(b)])
+            self._bye(big)
+            big.stop()
+            slots.remove(big)
 
     @staticmethod
     def _check_between_games(bot: BotProcess) -> str | None:
