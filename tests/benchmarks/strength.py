@@ -6,7 +6,8 @@ engine (no referee, no processes), scored with the harness's own statistics.
 
 An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` / `expert@MScpu`
 (the expert at MS milliseconds of wall-clock or of CPU time per decision). Every deal is played once per seat rotation (a duplicate
-group), so 2 entrants play 2 games a deal, 4 entrants 4. Records are appended to --out as
+group), so 2 entrants play 2 games a deal, 4 entrants 4; at 3 or more the order round the
+table changes from deal to deal, as with `seating: balanced`. Records are appended to --out as
 each game ends (one JSON line, the fields of games.jsonl the statistics read), and a run
 with the same --out continues where it stopped. At the end it prints each entrant's win
 share (first places, shared places split) with a 95 % Wilson interval, and the harness's
@@ -44,17 +45,22 @@ if str(ROOT) not in sys.path:
 
 from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
+from harness.tournament.schedule import seat_order  # noqa: E402
 from harness.tournament.stats import analyse, neighbour_tests, paired_deals  # noqa: E402
 
 
 def play_deal(entrants: Sequence[str], deal: int, seed: int) -> list[dict[str, Any]]:
-    """One duplicate group: the deal played once per seat rotation of `entrants`."""
+    """One duplicate group: the deal played once per seat rotation of the group's order
+    round the table, which changes from deal to deal as in a tournament's balanced seating
+    (`seat_order`), so that at 3 players or more nobody always plays after the same
+    entrant. Each entrant's random numbers come from its place in `entrants`."""
     n = len(entrants)
+    order = seat_order(list(entrants), deal)
     out = []
     for rot in range(n):
-        seats = [entrants[(i + rot) % n] for i in range(n)]
+        seats = [order[(i + rot) % n] for i in range(n)]
         gid = f"d{deal}r{rot}"
-        players = [make_strategy(e, seed=seed + 1000 * k) for k, e in enumerate(seats)]
+        players = [make_strategy(e, seed=seed + 1000 * entrants.index(e)) for e in seats]
         t = time.monotonic()
         game = play_local(Rules(), players, seed=seed * 100003 + deal, game_id=gid)
         out.append({"id": deal * n + rot, "group": deal, "seats": seats, "places": game.places(),
