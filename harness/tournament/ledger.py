@@ -29,10 +29,9 @@ FORMAT = "p10-results/2"
 SEED_BITS = 128
 
 
-SCAN_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache",
-                       ".tox", ".venv", "venv", "site-packages"})
-"""Folders `results_folders` does not look into: version control, caches and installed
-packages, never a place for results."""
+SCAN_SKIP = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
+"""Folders `results_folders` does not look into, besides hidden ones (.git, .cache, .venv):
+installed packages and caches, never a place for results."""
 
 SCAN_LIMIT = 100_000
 """Folders `results_folders` looks at, at most, below one root."""
@@ -52,7 +51,7 @@ def is_results_folder(path: str) -> bool:
 
 def results_folders(root: str) -> tuple[list[str], bool]:
     """The results folders at or below `root` (without following links, or looking into
-    `SCAN_SKIP` folders), and whether the whole of it was looked at (False past
+    hidden or `SCAN_SKIP` folders), and whether the whole of it was looked at (False past
     `SCAN_LIMIT` folders)."""
     found: list[str] = []
     seen = 0
@@ -64,7 +63,7 @@ def results_folders(root: str) -> tuple[list[str], bool]:
             found.append(here)
             dirs[:] = []
             continue
-        dirs[:] = [d for d in dirs if d not in SCAN_SKIP]
+        dirs[:] = [d for d in dirs if d not in SCAN_SKIP and not d.startswith(".")]
     return found, True
 
 
