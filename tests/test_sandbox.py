@@ -578,12 +578,12 @@ def test_a_real_cgroup_is_removed_with_its_bot(tmp_path: Path) -> None:
 # ----- the seccomp filter -----------------------------------------------------------------
 
 
-def _run_bpf(prog: bytes, nr: int, arch: int) -> int:
+def _run_bpf(prog: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
     """Run a classic BPF seccomp program (the few instructions it uses) on a call."""
     import struct
 
     ins = [struct.unpack("=HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
-    data = struct.pack("=iI", nr, arch)
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
     acc, pc = 0, 0
     for _ in range(len(ins) + 1):
         code, jt, jf, k = ins[pc]
@@ -602,17 +602,18 @@ def _run_bpf(prog: bytes, nr: int, arch: int) -> int:
 
 ALLOW = 0x7FFF0000
 EPERM = 0x00050001
+GRANTED = 0x00050000  # returns 0 without being made
 ENOSYS = 0x00050026
 
 
-@pytest.mark.parametrize("machine, arch, keyctl, read, x32", [
-    ("x86_64", 0xC000003E, 250, 0, True),
-    ("x86_64", 0x40000003, 288, 3, False),   # a 32-bit x86 program
-    ("aarch64", 0xC00000B7, 219, 63, False),
-    ("aarch64", 0x40000028, 311, 3, False),  # a 32-bit ARM program
+@pytest.mark.parametrize("machine, arch, keyctl, read, x32, flock, fcntls", [
+    ("x86_64", 0xC000003E, 250, 0, True, 73, (72,)),
+    ("x86_64", 0x40000003, 288, 3, False, 143, (55, 221)),   # a 32-bit x86 program
+    ("aarch64", 0xC00000B7, 219, 63, False, 32, (25,)),
+    ("aarch64", 0x40000028, 311, 3, False, 143, (55, 221)),  # a 32-bit ARM program
 ])
-def test_seccomp_refuses_the_keyring_and_allows_ordinary_calls(machine: str, arch: int, keyctl: int, read: int,
-                                                                x32: bool) -> None:
+def test_seccomp_refuses_the_keyring_and_locks_and_allows_ordinary_calls(
+        machine: str, arch: int, keyctl: int, read: int, x32: bool, flock: int, fcntls: tuple[int, ...]) -> None:
     from harness.referee import seccomp
 
     prog = seccomp.program(machine)
@@ -622,8 +623,15 @@ def test_seccomp_refuses_the_keyring_and_allows_ordinary_calls(machine: str, arc
     assert _run_bpf(prog, keyctl - 2, arch) == EPERM  # add_key
     assert _run_bpf(prog, 425, arch) == ENOSYS  # io_uring_setup: runtimes fall back
     assert _run_bpf(prog, read, arch) == ALLOW
+    assert _run_bpf(prog, flock, arch, (3, 2)) == GRANTED
+    for nr in fcntls:
+        for cmd in (6, 7, 37, 38) + ((13, 14) if (arch & 0x80000000) == 0 else ()):
+            assert _run_bpf(prog, nr, arch, (3, cmd)) == GRANTED, (nr, cmd)
+        # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_OFD_GETLK, F_DUPFD_CLOEXEC
+        for cmd in (0, 1, 2, 3, 4, 5, 36, 1030):
+            assert _run_bpf(prog, nr, arch, (3, cmd)) == ALLOW, (nr, cmd)
     for nr in range(0, 460):
-        assert _run_bpf(prog, nr, arch) in (ALLOW, EPERM, ENOSYS)
+        assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED)
     if x32:
         assert _run_bpf(prog, 0x40000000 + 250, arch) == EPERM
         assert _run_bpf(prog, 0x40000000 + 0, arch) == EPERM  # the x32 ABI whole
@@ -638,9 +646,10 @@ def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
 
 
 @pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
-def test_a_sandboxed_process_cannot_reach_the_keyring(tmp_path: Path) -> None:
-    """Inside the sandbox the keyring calls fail and /proc/keys lists nothing; a program's
-    ordinary calls (threads, files, pipes) still work."""
+def test_a_sandboxed_process_cannot_reach_the_keyring_or_file_locks(tmp_path: Path) -> None:
+    """Inside the sandbox the keyring calls fail, file locks are granted but never held,
+    and /proc/keys and /proc/locks list nothing; a program's ordinary calls (threads,
+    files, fcntl) still work."""
     import platform
 
     from harness.referee.seccomp import program
@@ -660,6 +669,26 @@ try:
     print("keys", repr(open("/proc/keys").read()))
 except OSError as e:
     print("keys refused", e.strerror)
+try:
+    print("locks", repr(open("/proc/locks").read()))
+except OSError as e:
+    print("locks refused", e.strerror)
+import fcntl, os, struct, sys
+with open(sys.executable, "rb") as f:
+    for what, call in (("flock", lambda: fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                       ("lockf", lambda: fcntl.lockf(f, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 12345)),
+                       ("ofd", lambda: fcntl.fcntl(f, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 12345, 1, 0)))):
+        try:
+            call()
+            print(what, "granted")
+        except OSError as e:
+            print(what, errno.errorcode[e.errno])
+    print("getfl", fcntl.fcntl(f, fcntl.F_GETFL) >= 0)
+    # Nothing was held: another open file description asks about a write lock over the
+    # same bytes (F_OFD_GETLK) and is told there is none (F_UNLCK).
+    with open(sys.executable, "rb") as g:
+        got = fcntl.fcntl(g, 36, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+        print("seen", struct.unpack("hhqqi", got)[0] == fcntl.F_UNLCK)
 t = threading.Thread(target=lambda: None); t.start(); t.join()
 print("thread ok")
 """)
@@ -671,4 +700,8 @@ print("thread ok")
     assert p.returncode == 0, p.stderr
     assert "add_key -1 EPERM" in p.stdout and "keyctl -1 EPERM" in p.stdout, p.stdout
     assert "keys refused" in p.stdout or "keys ''" in p.stdout, p.stdout
-    assert "thread ok" in p.stdout
+    assert "locks refused" in p.stdout or "locks ''" in p.stdout, p.stdout
+    for what in ("flock", "lockf", "ofd"):
+        assert f"{what} granted" in p.stdout, p.stdout
+    assert "seen True" in p.stdout, p.stdout
+    assert "getfl True" in p.stdout and "thread ok" in p.stdout

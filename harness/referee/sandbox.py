@@ -51,8 +51,9 @@ ETC_PATHS = (
     "/etc/protocols", "/etc/services", "/etc/java-17-openjdk", "/etc/java-21-openjdk", "/etc/java-11-openjdk",
     "/etc/gai.conf",
 )
-KEY_FILES = ("/proc/keys", "/proc/key-users")
-"""The kernel keyring's files in /proc: covered in every sandbox."""
+COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks")
+"""Files of /proc that list kernel state of every sandbox (keys, file locks): covered
+in every sandbox (see `seccomp`)."""
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -371,8 +372,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
-    # The kernel keyring's files too: they list the keys of the user the harness runs as.
-    opts += [x for p in KEY_FILES if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
+    opts += [x for p in COVERED_PROC if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
     rules = seccomp.program()
     if rules is not None:
         fds.append(_data_fd(rules))

@@ -1,15 +1,24 @@
 """The seccomp filter every sandboxed bot runs under: a short deny-list of system calls
 that reach kernel state shared across sandboxes, or that no Phase 10 bot needs.
 
-- The kernel keyring (`add_key`, `request_key`, `keyctl`): keys belong to the user the
-  harness runs as, whatever uid the sandbox shows, so without this two bots (or two
-  processes of one bot, in different seat rotations of a duplicate deal) could pass
-  notes through it, and fill kernel memory that no cgroup counts and that outlives the run.
-- `io_uring_*`, `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a
-  history of escapes, refused by container runtimes' default profiles too.
+Inside the sandbox a bot's processes act as the user running the harness, and every
+sandbox sees the same system files, so some kernel state is common to all of them. The
+filter closes what could carry a message from one sandbox to another (two entrants, or
+two processes of one entrant in different seat rotations of a duplicate deal):
 
-A refused call fails with EPERM (ENOSYS for io_uring, so that runtimes fall back to
-ordinary reads and writes). The filter is a classic BPF program, as bubblewrap's
+- the kernel keyring (`add_key`, `request_key`, `keyctl`): keys belong to that user
+  (they would also fill kernel memory that no cgroup counts, and outlive the run);
+- file locks: a lock on a shared read-only file such as /usr/bin/python3 is seen by
+  every sandbox, and its byte range can hold any number. Taking one (`flock`, and
+  `fcntl`'s F_SETLK, F_SETLKW, their 64-bit and open-file-description forms) succeeds
+  without doing anything: a program that locks a file of its own goes on as before (the
+  JVM locks its performance-data file, and warns on stdout when it cannot), but no
+  lock is ever held, so there is none for another sandbox to see;
+- `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
+  `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
+  escapes, refused by container runtimes' default profiles too.
+
+The others fail with EPERM. The filter is a classic BPF program, as bubblewrap's
 `--seccomp FD` reads it: built here for x86-64 (with 32-bit x86 programs; the x32 ABI is
 refused whole) and AArch64 (with 32-bit ARM programs). On other machines `program()`
 returns None and bots run without it (protocol/LIMITS.md says so).
@@ -19,10 +28,12 @@ from __future__ import annotations
 
 import platform
 import struct
+from dataclasses import dataclass
 
 # struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
 _NR = 0
 _ARCH = 4
+_ARG1 = 16 + 8  # the low 32 bits of args[1] (little-endian machines only, as all here)
 
 # Classic BPF opcodes.
 _LD_W_ABS = 0x20
@@ -34,31 +45,74 @@ _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
 EPERM = 1
 ENOSYS = 38
+_GRANTED = 0  # SECCOMP_RET_ERRNO with 0: the call returns 0 without being made
 
 _X32_BIT = 0x40000000
 
-# Per ABI: the refused calls' numbers, (keyring + others, io_uring).
-_ABIS: dict[str, dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = {
-    # AUDIT_ARCH_X86_64, AUDIT_ARCH_I386
+_LOCK_CMDS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+_LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
+
+
+@dataclass(frozen=True)
+class _Abi:
+    """One ABI's numbers: calls refused with EPERM, with ENOSYS, granted without being
+    made (`flock`); the fcntl calls whose lock commands are granted so, and those
+    commands."""
+
+    eperm: tuple[int, ...]
+    enosys: tuple[int, ...]
+    granted: tuple[int, ...]
+    fcntl: tuple[int, ...]
+    lock_cmds: tuple[int, ...]
+    x32: bool = False
+
+
+_IO_URING = (425, 426, 427)
+# add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd; flock; fcntl (fcntl64)
+_ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
-        0xC000003E: ((248, 249, 250, 298, 321, 323), (425, 426, 427)),
-        0x40000003: ((286, 287, 288, 336, 357, 374), (425, 426, 427)),
+        0xC000003E: _Abi((248, 249, 250, 298, 321, 323), _IO_URING, (73,), (72,), _LOCK_CMDS, x32=True),  # AUDIT_ARCH_X86_64
+        0x40000003: _Abi((286, 287, 288, 336, 357, 374), _IO_URING, (143,), (55, 221), _LOCK_CMDS_32),  # AUDIT_ARCH_I386
     },
-    # AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM (32-bit programs on a 64-bit kernel)
     "aarch64": {
-        0xC00000B7: ((217, 218, 219, 241, 280, 282), (425, 426, 427)),
-        0x40000028: ((309, 310, 311, 364, 386, 388), (425, 426, 427)),
+        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282), _IO_URING, (32,), (25,), _LOCK_CMDS),  # AUDIT_ARCH_AARCH64
+        0x40000028: _Abi((309, 310, 311, 364, 386, 388), _IO_URING, (143,), (55, 221), _LOCK_CMDS_32),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
 REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd",
            "io_uring_setup", "io_uring_enter", "io_uring_register")
-"""The refused calls by name, in the order of each ABI's numbers above."""
+"""The refused calls by name (file locks are granted without being taken)."""
 
 
-def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
+class _Asm:
+    """A classic BPF program with symbolic jump targets (every jump is forward)."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, str | None, str | None, int]] = []  # (op, jump if true, if false, k)
+        self.labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def load(self, offset: int) -> None:
+        self.code.append((_LD_W_ABS, None, None, offset))
+
+    def jump(self, op: int, k: int, yes: str | None = None, no: str | None = None) -> None:
+        self.code.append((op, yes, no, k))
+
+    def ret(self, k: int) -> None:
+        self.code.append((_RET_K, None, None, k))
+
+    def assemble(self) -> bytes:
+        out = []
+        for i, (op, yes, no, k) in enumerate(self.code):
+            offs = [0 if t is None else self.labels[t] - i - 1 for t in (yes, no)]
+            if not all(0 <= o < 256 for o in offs):
+                raise ValueError(f"jump out of range at {i}: {offs}")
+            out.append(struct.pack("=HBBI", op, offs[0], offs[1], k))
+        return b"".join(out)
 
 
 def program(machine: str | None = None) -> bytes | None:
@@ -68,45 +122,34 @@ def program(machine: str | None = None) -> bytes | None:
     abis = _ABIS.get(_ALIASES.get(m, m))
     if abis is None:
         return None
-    # Layout: load the arch; per ABI a test and its block; an unknown arch -> EPERM.
-    blocks: list[list[tuple[str, int, int, int, int | str]]] = []
-    for arch, (eperm, enosys) in abis.items():
-        body: list[tuple[str, int, int, int, int | str]] = [("ins", _LD_W_ABS, 0, 0, _NR)]
-        if arch == 0xC000003E:
-            body.append(("jmp", _JGE_K, 0, 0, _X32_BIT))  # x32: to EPERM
-        for nr in eperm:
-            body.append(("jmp", _JEQ_K, 0, 0, nr))
-        for nr in enosys:
-            body.append(("nosys", _JEQ_K, 0, 0, nr))
-        body.append(("ins", _RET_K, 0, 0, _RET_ALLOW))
-        blocks.append(body)
-    out: list[bytes] = [_ins(_LD_W_ABS, 0, 0, _ARCH)]
-    # Each ABI: `JEQ arch` (false: the next test), then its block. The tail: EPERM, ENOSYS.
-    tests = list(zip(abis, blocks))
-    n_total = 1 + sum(1 + len(b) for _, b in tests) + 1 + 2
-    # Positions: out[0] is the arch load; then per ABI its test and block; then the
-    # unknown-arch return; then the EPERM and ENOSYS returns.
-    pos = 1
-    eperm_at = n_total - 2
-    enosys_at = n_total - 1
-    for arch, body in tests:
-        test_at = pos
-        next_test = test_at + 1 + len(body)
-        out.append(_ins(_JEQ_K, 0, next_test - test_at - 1, arch))
-        for i, (kind, code, _jt, _jf, k) in enumerate(body):
-            at = test_at + 1 + i
-            if kind == "ins":
-                out.append(_ins(code, 0, 0, int(k)))
-            else:
-                target = eperm_at if kind == "jmp" else enosys_at
-                out.append(_ins(code, target - at - 1, 0, int(k)))
-        pos = next_test
-    out.append(_ins(_RET_K, 0, 0, _RET_ERRNO | EPERM))  # an ABI not listed
-    out.append(_ins(_RET_K, 0, 0, _RET_ERRNO | EPERM))
-    out.append(_ins(_RET_K, 0, 0, _RET_ERRNO | ENOSYS))
-    assert len(out) == n_total
-    for i, raw in enumerate(out):  # every jump lands inside the program (BPF jumps are 8-bit)
-        code, jt, jf, _k = struct.unpack("=HBBI", raw)
-        if code & 0x07 == 0x05:
-            assert i + 1 + max(jt, jf) < n_total and max(jt, jf) < 256
-    return b"".join(out)
+    a = _Asm()
+    a.load(_ARCH)
+    for k, (arch, abi) in enumerate(abis.items()):
+        a.label(f"abi{k}")
+        a.jump(_JEQ_K, arch, no=f"abi{k + 1}")
+        a.load(_NR)
+        if abi.x32:
+            a.jump(_JGE_K, _X32_BIT, yes="eperm")
+        for nr in abi.eperm:
+            a.jump(_JEQ_K, nr, yes="eperm")
+        for nr in abi.enosys:
+            a.jump(_JEQ_K, nr, yes="enosys")
+        for nr in abi.granted:
+            a.jump(_JEQ_K, nr, yes="granted")
+        for nr in abi.fcntl:
+            a.jump(_JEQ_K, nr, yes=f"fcntl{k}")
+        a.ret(_RET_ALLOW)
+        a.label(f"fcntl{k}")
+        a.load(_ARG1)
+        for cmd in abi.lock_cmds:
+            a.jump(_JEQ_K, cmd, yes="granted")
+        a.ret(_RET_ALLOW)
+    a.label(f"abi{len(abis)}")
+    a.ret(_RET_ERRNO | EPERM)  # an ABI not listed
+    a.label("eperm")
+    a.ret(_RET_ERRNO | EPERM)
+    a.label("enosys")
+    a.ret(_RET_ERRNO | ENOSYS)
+    a.label("granted")
+    a.ret(_RET_ERRNO | _GRANTED)
+    return a.assemble()
