@@ -99,31 +99,50 @@ def test_each_bot_hides_results_tournament_and_the_other_bots(tmp_path: Path) ->
         assert other.sandbox.own in spec.sandbox.hide and spec.sandbox.own not in spec.sandbox.hide
 
 
-def test_every_results_folder_in_a_bots_folders_is_hidden(tmp_path: Path) -> None:
-    """Another tournament's results (a secret seed, or a tournament.json that says so)
-    inside a folder the bot is shown are hidden and may never be shown; a folder whose
-    tournament.json is something else, and version-control folders, are left alone."""
+def _masked(spec: BotSpec) -> list[str]:
+    """The folders a bot's sandbox covers with an empty tmpfs, as bwrap_options says now."""
+    from harness.referee.sandbox import bwrap_options
+
+    opts = bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None)
+    return [opts[i + 1] for i, o in enumerate(opts) if o == "--tmpfs"]
+
+
+def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: Path) -> None:
+    """Another tournament's results (a secret seed, or a tournament.json that says so) in
+    any folder the bot is shown, its cwd, hidden folders and a folder its command names
+    included, are masked, also one made after the tournament file was read; a folder
+    whose tournament.json is something else, and .git, are left alone. A bot whose cwd
+    lies inside one is refused."""
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "bot.py").write_text("")
     old = tmp_path / "results" / "old"
     old.mkdir(parents=True)
     (old / "tournament.json").write_text(json.dumps({"format": "p10-results/2"}))
-    running = tmp_path / "deep" / "er" / "running"
-    running.mkdir(parents=True)
-    (running / "seed.secret").write_text("123\n")
+    hidden = tmp_path / ".runs" / "r1"
+    hidden.mkdir(parents=True)
+    (hidden / "seed.secret").write_text("123\n")
     unrelated = tmp_path / "x" / "data"
     unrelated.mkdir()
     (unrelated / "tournament.json").write_text("{}")
     (tmp_path / ".git" / "r").mkdir(parents=True)
     (tmp_path / ".git" / "r" / "seed.secret").write_text("1\n")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-data"
+    (elsewhere / "res").mkdir(parents=True)
+    (elsewhere / "res" / "seed.secret").write_text("2\n")
+    (elsewhere / "table.txt").write_text("")
     data = base_cfg(tmp_path)
-    data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python x/bot.py"}]
+    data["bots"] = [{"name": "a", "cmd": "python x/bot.py"},
+                    {"name": "b", "cmd": f"python x/bot.py {elsewhere / 'table.txt'}"}]
     cfg = parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    later = tmp_path / "results" / "later"  # a run started after this one was read
+    later.mkdir()
+    (later / "seed.secret").write_text("3\n")
     for spec in cfg.bots:
-        for f in (old, running):
-            assert str(f) in spec.sandbox.hide and str(f) in spec.sandbox.secret
-        assert str(unrelated) not in spec.sandbox.hide
-        assert not any(".git" in h for h in spec.sandbox.hide)
+        masked = _masked(spec)
+        for f in (old, hidden, later):
+            assert str(f) in masked, (f, masked)
+        assert str(unrelated) not in masked and not any(".git" in m for m in masked)
+        assert (str(elsewhere / "res") in masked) == (spec.name == "b")
     (old / "bot.py").write_text("")
     data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python bot.py", "cwd": "results/old"}]
     with pytest.raises(ConfigError, match="which no bot may see"):

@@ -81,6 +81,9 @@ class Sandbox:
     - `own`: the bot's own folder (its `cwd:` if the config sets one, else its command's
       folder): read-only in games, writable while `build` runs.
     - `build`: a command run once before the bot's first start (see `run_build`).
+    - `conceal`: what marks a folder the bot may never see wherever it lies in the folders
+      it is shown ((file name, text the file must hold or None), see `marked_folders`):
+      looked for at every start, so that one made after the tournament began is masked too.
     """
 
     mode: str = "auto"
@@ -90,6 +93,7 @@ class Sandbox:
     own: str | None = None
     build: tuple[str, ...] | None = None
     build_timeout_s: int = 300
+    conceal: tuple[tuple[str, str | None], ...] = ()
 
 
 # ----- can bwrap run here? ------------------------------------------------------------------
@@ -263,6 +267,49 @@ def _check_writable(own: str, hidden: Sequence[str]) -> None:
                                f"and it holds {h!r}; give the bot a folder of its own (cwd:)")
 
 
+SCAN_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages"})
+"""Folders `marked_folders` does not look into: version control and installed packages."""
+
+SCAN_LIMIT = 100_000
+"""Folders `marked_folders` looks at, at most, below one root."""
+
+
+def _marked(path: str, files: Sequence[str], conceal: Sequence[tuple[str, str | None]]) -> bool:
+    for name, text in conceal:
+        if name not in files:
+            continue
+        if text is None:
+            return True
+        try:
+            with open(os.path.join(path, name), "rb") as f:
+                if text.encode() in f.read(4096):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The folders at or below `root` that `conceal` marks (one holding a file of that name,
+    which holds that text when one is given), without following links or looking into
+    `SCAN_SKIP` folders. SandboxError past `SCAN_LIMIT` folders: what is below could not
+    all be checked."""
+    found: list[str] = []
+    seen = 0
+    for here, dirs, files in os.walk(root):
+        seen += 1
+        if seen > SCAN_LIMIT:
+            raise SandboxError(f"{root!r}, which the bot is shown, holds more than {SCAN_LIMIT:,} folders: too many "
+                               "to check that none of them is one it may not see (another tournament's results); "
+                               "give the bot a folder of its own (cwd:)")
+        if _marked(here, files, conceal):
+            found.append(os.path.realpath(here))
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d not in SCAN_SKIP]
+    return found
+
+
 def bwrap_options(
     argv: Sequence[str],
     cwd: str | None,
@@ -300,7 +347,17 @@ def bwrap_options(
         needed.append(own)
     mounts = [os.path.realpath(m) for m in box.mounts]
     needed += mounts
+    # Bind the outermost of the needed paths (a folder inside another comes with it).
+    bound: list[str] = []
+    for p in sorted(set(needed), key=len):
+        if not any(_under(p, b) for b in bound) and not any(_under(p, s) for s in SYSTEM_PATHS):
+            bound.append(p)
     secret = [os.path.realpath(x) for x in box.secret]
+    if box.conceal:  # what the bound folders hold now (not what they held when the tournament was read)
+        installed = _python_paths() + [harness_package()]
+        for b in bound:
+            if os.path.isdir(b) and not any(_under(b, k) for k in installed):
+                secret += [f for f in marked_folders(b, box.conceal) if f not in secret]
     named = [os.path.realpath(os.path.join(cwd, w)) for w in argv[1:] if w and not w.startswith("-")]
     for p in needed + named:
         for x in secret:
@@ -309,11 +366,6 @@ def bwrap_options(
                                    "which no bot may see")
     if writable_own and own:
         _check_writable(own, [h for h in box.hide] + secret)
-    # Bind the outermost of the needed paths (a folder inside another comes with it).
-    bound: list[str] = []
-    for p in sorted(set(needed), key=len):
-        if not any(_under(p, b) for b in bound) and not any(_under(p, s) for s in SYSTEM_PATHS):
-            bound.append(p)
     for p in bound:
         opts += ["--ro-bind", p, p]
     # Hide what lies inside a bound folder but is not the bot's: a folder is covered by an

@@ -19,8 +19,8 @@ import yaml
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.sandbox import MODES as SANDBOX_MODES
-from ..referee.sandbox import SYSTEM_PATHS, Sandbox, SandboxError, bwrap_options, command_file
-from .ledger import SCAN_LIMIT, results_folders
+from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file
+from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -687,32 +687,6 @@ def contain(specs: list[BotSpec], mode: str, build: Mapping[str, str] | None = N
     return _hide_from_each_other(out, "<command line>", None)
 
 
-SYSTEM_SCAN_SKIP = SYSTEM_PATHS + ("/proc", "/sys", "/dev")
-"""Roots not looked through for results folders: the system's own."""
-
-
-def _results_in(bots: list[BotSpec], i: int, src: str, scanned: dict[str, list[str]]) -> list[str]:
-    """Every results folder of any tournament in the folders bot `i` is shown (its cwd, own
-    folder and mounts): their secret seeds and other bots' logs are hidden from it like
-    this tournament's own (a bot's files are the harness user's inside the sandbox, so
-    file modes protect nothing there)."""
-    b = bots[i]
-    roots = [b.cwd or os.getcwd(), b.sandbox.own, *b.sandbox.mounts]
-    found: list[str] = []
-    for r in dict.fromkeys(os.path.realpath(r) for r in roots if r):
-        if r not in scanned:
-            if any(Path(r).is_relative_to(s) for s in SYSTEM_SCAN_SKIP):
-                scanned[r] = []
-            else:
-                got, whole = results_folders(r)
-                if not whole:
-                    raise _err(src, f"bots[{i}]", f"({b.name}) {r!r} holds more than {SCAN_LIMIT:,} folders, too many to "
-                               "check that it shows the bot no results folder; give the bot a folder of its own (cwd:)")
-                scanned[r] = [os.path.realpath(f) for f in got]
-        found += scanned[r]
-    return list(dict.fromkeys(found))
-
-
 def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) -> list[BotSpec]:
     """Each bot's sandbox hides the results folder, the tournament file and its folder, and
     the other bots' own folders; a `mounts:` entry may not open any of these."""
@@ -725,16 +699,14 @@ def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) ->
     secret = tuple(str(p) for p in ([output.resolve()] if output is not None else [])
                    + ([tournament] if tournament is not None else []))
     out = []
-    scanned: dict[str, list[str]] = {}
     for i, b in enumerate(bots):
         others = [o.sandbox.own for o in bots if o.sandbox.own and o.sandbox.own != b.sandbox.own]
         for k, m in enumerate(b.sandbox.mounts):
             for h in [c for c in common if tournament is None or c != str(tournament.parent)]:
                 if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
                     raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
-        results = _results_in(bots, i, src, scanned) if b.sandbox.mode != "none" else []
-        hide = tuple(dict.fromkeys(common + [o for o in others if o] + results))
-        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=tuple(dict.fromkeys(secret + tuple(results)))))
+        hide = tuple(dict.fromkeys(common + [o for o in others if o]))
+        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL))
         if spec.sandbox.mode != "none":
             try:  # what the bot would be shown (and may write while it builds), checked now
                 bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None,

@@ -29,42 +29,9 @@ FORMAT = "p10-results/2"
 SEED_BITS = 128
 
 
-SCAN_SKIP = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
-"""Folders `results_folders` does not look into, besides hidden ones (.git, .cache, .venv):
-installed packages and caches, never a place for results."""
-
-SCAN_LIMIT = 100_000
-"""Folders `results_folders` looks at, at most, below one root."""
-
-
-def is_results_folder(path: str) -> bool:
-    """Whether `path` is a p10-tourney results folder: it holds a secret seed, or a
-    tournament.json that says it is one."""
-    if os.path.isfile(os.path.join(path, SECRET)):
-        return True
-    try:
-        with open(os.path.join(path, MARKER), "rb") as f:
-            return b"p10-results/" in f.read(4096)
-    except OSError:
-        return False
-
-
-def results_folders(root: str) -> tuple[list[str], bool]:
-    """The results folders at or below `root` (without following links, or looking into
-    hidden or `SCAN_SKIP` folders), and whether the whole of it was looked at (False past
-    `SCAN_LIMIT` folders)."""
-    found: list[str] = []
-    seen = 0
-    for here, dirs, files in os.walk(root):
-        seen += 1
-        if seen > SCAN_LIMIT:
-            return found, False
-        if (MARKER in files or SECRET in files) and is_results_folder(here):
-            found.append(here)
-            dirs[:] = []
-            continue
-        dirs[:] = [d for d in dirs if d not in SCAN_SKIP and not d.startswith(".")]
-    return found, True
+CONCEAL = ((SECRET, None), (MARKER, "p10-results/"))
+"""What marks a results folder for a bot's sandbox to mask (`Sandbox.conceal`): a secret
+seed, or a tournament.json of p10-tourney's."""
 
 
 class SeedError(ValueError):
