@@ -100,11 +100,12 @@ def test_each_bot_hides_results_tournament_and_the_other_bots(tmp_path: Path) ->
 
 
 def _masked(spec: BotSpec) -> list[str]:
-    """The folders a bot's sandbox covers with an empty tmpfs, as bwrap_options says now."""
+    """The folders a bot's sandbox covers with an empty tmpfs, as bwrap_options says now
+    (not its scratch folders)."""
     from harness.referee.sandbox import bwrap_options
 
     opts = bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None)
-    return [opts[i + 1] for i, o in enumerate(opts) if o == "--tmpfs"]
+    return [opts[i + 1] for i, o in enumerate(opts) if o == "--tmpfs" and opts[i + 1] not in ("/tmp", "/dev/shm")]
 
 
 def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: Path) -> None:
@@ -139,14 +140,46 @@ def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: 
     (later / "seed.secret").write_text("3\n")
     for spec in cfg.bots:
         masked = _masked(spec)
+
+        def covered(f: Path) -> bool:
+            return any(str(f) == m or str(f).startswith(m + "/") for m in masked)
+
         for f in (old, hidden, later):
-            assert str(f) in masked, (f, masked)
-        assert str(unrelated) not in masked and not any(".git" in m for m in masked)
-        assert (str(elsewhere / "res") in masked) == (spec.name == "b")
+            assert covered(f), (f, masked)
+        # results/, which holds results folders and nothing the bot needs, is masked whole:
+        # the mask also covers a run begun there while the bot's process lives.
+        assert str(tmp_path / "results") in masked
+        assert not covered(unrelated) and not any(".git" in m for m in masked)
+        assert covered(elsewhere / "res") == (spec.name == "b")
     (old / "bot.py").write_text("")
     data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python bot.py", "cwd": "results/old"}]
     with pytest.raises(ConfigError, match="which no bot may see"):
         parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+
+
+@pytest.mark.skipif(not OK, reason="the sandbox cannot run here")
+def test_a_folder_that_changed_since_the_tournament_was_read_fails_the_bots_start_only(tmp_path: Path) -> None:
+    """The search at each start never hangs on a FIFO named like a mark, and a bot whose
+    own folder has become a results folder since the tournament was read fails to start
+    (a startup fault of that bot), without taking its worker down."""
+    import os as _os
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "bot.py").write_text((ROOT / "bots/python/greedy.py").read_text())
+    data = base_cfg(tmp_path)
+    data["bots"] = [{"name": "a", "cmd": "python bot.py", "cwd": "x"}, {"name": "b", "cmd": "python bot.py", "cwd": "x"}]
+    cfg = parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
+    _os.mkfifo(tmp_path / "x" / "tournament.json")  # a blocking open would hang here
+    bot = BotProcess(cfg.bots[0])
+    try:
+        handshake(bot, "a", TimeControl(move_ms=5000, startup_ms=10000))
+    finally:
+        bot.stop()
+    (tmp_path / "x" / "seed.secret").write_text("1\n")
+    bot = BotProcess(cfg.bots[0])
+    with pytest.raises(BotStartError, match="its sandbox cannot be made.*which no bot may see"):
+        bot.start()
+    bot.stop()
 
 
 def test_resolve_mode() -> None:
@@ -625,18 +658,21 @@ GRANTED = 0x00050000  # returns 0 without being made
 ENOSYS = 0x00050026
 
 
-@pytest.mark.parametrize("machine, arch, keyctl, read, x32, flock, fcntls", [
-    ("x86_64", 0xC000003E, 250, 0, True, 73, (72,)),
-    ("x86_64", 0x40000003, 288, 3, False, 143, (55, 221)),   # a 32-bit x86 program
-    ("aarch64", 0xC00000B7, 219, 63, False, 32, (25,)),
-    ("aarch64", 0x40000028, 311, 3, False, 143, (55, 221)),  # a 32-bit ARM program
+@pytest.mark.parametrize("machine, arch, keyctl, read, x32, flock, fcntls, watch", [
+    ("x86_64", 0xC000003E, 250, 0, True, 73, (72,), (253, 254, 294, 300, 301)),
+    ("x86_64", 0x40000003, 288, 3, False, 143, (55, 221), (291, 292, 332, 338, 339)),  # a 32-bit x86 program
+    ("aarch64", 0xC00000B7, 219, 63, False, 32, (25,), (26, 27, 262, 263)),
+    ("aarch64", 0x40000028, 311, 3, False, 143, (55, 221), (316, 317, 360, 367, 368)),  # a 32-bit ARM program
 ])
-def test_seccomp_refuses_the_keyring_and_locks_and_allows_ordinary_calls(
-        machine: str, arch: int, keyctl: int, read: int, x32: bool, flock: int, fcntls: tuple[int, ...]) -> None:
+def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls(
+        machine: str, arch: int, keyctl: int, read: int, x32: bool, flock: int, fcntls: tuple[int, ...],
+        watch: tuple[int, ...]) -> None:
     from harness.referee import seccomp
 
     prog = seccomp.program(machine)
     assert prog is not None and len(prog) % 8 == 0
+    for nr in watch:  # inotify and fanotify
+        assert _run_bpf(prog, nr, arch) == EPERM, nr
     assert _run_bpf(prog, keyctl, arch) == EPERM
     assert _run_bpf(prog, keyctl - 1, arch) == EPERM  # request_key
     assert _run_bpf(prog, keyctl - 2, arch) == EPERM  # add_key
@@ -649,6 +685,8 @@ def test_seccomp_refuses_the_keyring_and_locks_and_allows_ordinary_calls(
         # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_OFD_GETLK, F_DUPFD_CLOEXEC
         for cmd in (0, 1, 2, 3, 4, 5, 36, 1030):
             assert _run_bpf(prog, nr, arch, (3, cmd)) == ALLOW, (nr, cmd)
+        for cmd in (1024, 1026):  # F_SETLEASE, F_NOTIFY
+            assert _run_bpf(prog, nr, arch, (3, cmd)) == EPERM, (nr, cmd)
     for nr in range(0, 460):
         assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED)
     if x32:
@@ -708,6 +746,19 @@ with open(sys.executable, "rb") as f:
     with open(sys.executable, "rb") as g:
         got = fcntl.fcntl(g, 36, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
         print("seen", struct.unpack("hhqqi", got)[0] == fcntl.F_UNLCK)
+for f in ("/proc/sys/fs/lease-break-time", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"):
+    try:
+        fd = os.open(f, os.O_WRONLY)  # opened only, never written
+        os.close(fd)
+        print("writable", f)
+    except OSError as e:
+        print("not writable", f)
+try:
+    import ctypes
+    libc.inotify_init1.restype = ctypes.c_int
+    print("inotify", libc.inotify_init1(0), errno.errorcode.get(ctypes.get_errno()))
+except AttributeError:
+    print("inotify -1 EPERM")
 t = threading.Thread(target=lambda: None); t.start(); t.join()
 print("thread ok")
 """)
@@ -724,3 +775,5 @@ print("thread ok")
         assert f"{what} granted" in p.stdout, p.stdout
     assert "seen True" in p.stdout, p.stdout
     assert "getfl True" in p.stdout and "thread ok" in p.stdout
+    assert "writable /" not in p.stdout.replace("not writable", ""), p.stdout  # /proc/sys and sysrq: read-only
+    assert "inotify -1 EPERM" in p.stdout, p.stdout

@@ -540,18 +540,25 @@ class BotProcess:
         pipes: list[int] = []
         stdin: Any = subprocess.PIPE
         stdout: Any = subprocess.PIPE
-        if mode == "bwrap" and BASH is None:
-            inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
-            cmd, env, fds = inv.argv, inv.env, inv.pass_fds
-        elif mode == "bwrap":
-            # The bot's stdin and stdout reach it past bwrap, which then holds no copy.
-            in_r, in_w = os.pipe()
-            out_r, out_w = os.pipe()
-            pipes = [in_r, in_w, out_r, out_w]
-            inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w))
-            cmd, env, fds = inv.argv, inv.env, inv.pass_fds
-            stdin = stdout = subprocess.DEVNULL
-        else:
+        try:
+            if mode == "bwrap" and BASH is None:
+                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
+                cmd, env, fds = inv.argv, inv.env, inv.pass_fds
+            elif mode == "bwrap":
+                # The bot's stdin and stdout reach it past bwrap, which then holds no copy.
+                in_r, in_w = os.pipe()
+                out_r, out_w = os.pipe()
+                pipes = [in_r, in_w, out_r, out_w]
+                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w))
+                cmd, env, fds = inv.argv, inv.env, inv.pass_fds
+                stdin = stdout = subprocess.DEVNULL
+        except SandboxError as e:  # what it would be shown changed since the tournament was read
+            for fd in pipes:
+                os.close(fd)
+            if cgroup is not None:
+                cgroup.remove()
+            raise BotStartError(f"bot {spec.name!r}: its sandbox cannot be made: {e}") from None
+        if mode != "bwrap":
             host_env.setdefault("PYTHONUNBUFFERED", "1")
             cmd, env, fds = argv, host_env, ()
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -51,9 +52,16 @@ ETC_PATHS = (
     "/etc/protocols", "/etc/services", "/etc/java-17-openjdk", "/etc/java-21-openjdk", "/etc/java-11-openjdk",
     "/etc/gai.conf",
 )
-COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks")
-"""Files of /proc that list kernel state of every sandbox (keys, file locks): covered
-in every sandbox (see `seccomp`)."""
+COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks", "/proc/sys/kernel/pty/nr", "/proc/sys/fs/file-nr",
+                "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state")
+"""Files of /proc that show kernel state every sandbox changes (keys, file locks, the
+machine's counts of ptys, open files and inodes): covered in every sandbox, so that none
+can signal another through them (see `seccomp`)."""
+
+READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""Parts of /proc bound read-only in every sandbox: a bot's uid maps to the user running
+the harness, so when that is root, /proc/sys would otherwise take its writes, host-wide
+(bubblewrap covers these only where it finds them writable by the sandbox's uid)."""
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -280,23 +288,32 @@ def _marked(path: str, files: Sequence[str], conceal: Sequence[tuple[str, str | 
             continue
         if text is None:
             return True
-        try:
-            with open(os.path.join(path, name), "rb") as f:
-                if text.encode() in f.read(4096):
-                    return True
+        try:  # never blocks (a FIFO of that name) nor follows a link
+            fd = os.open(os.path.join(path, name), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
             continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode) and text.encode() in os.read(fd, 4096):
+                return True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return False
 
 
-def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]]) -> list[str]:
-    """The folders at or below `root` that `conceal` marks (one holding a file of that name,
-    which holds that text when one is given), without following links or looking into
-    `SCAN_SKIP` folders. SandboxError past `SCAN_LIMIT` folders: what is below could not
-    all be checked."""
+def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]], skip: Iterable[str] = ()) -> list[str]:
+    """The folders at or below `root` that `conceal` marks (one holding a regular file of
+    that name, which holds that text when one is given), without following links or
+    looking into `SCAN_SKIP` folders or those of `skip` (masked whole anyway). SandboxError
+    past `SCAN_LIMIT` folders: what is below could not all be checked."""
     found: list[str] = []
     seen = 0
+    skipped = {os.path.realpath(p) for p in skip}
     for here, dirs, files in os.walk(root):
+        if here in skipped:
+            dirs[:] = []
+            continue
         seen += 1
         if seen > SCAN_LIMIT:
             raise SandboxError(f"{root!r}, which the bot is shown, holds more than {SCAN_LIMIT:,} folders: too many "
@@ -328,7 +345,11 @@ def bwrap_options(
         if os.path.exists(p):
             opts += ["--ro-bind", p, p]
     # The scratch first: folders of the bot's below /tmp are bound on top of it.
-    opts += ["--proc", "/proc", "--dev", "/dev"]
+    opts += ["--proc", "/proc"]
+    for p in READ_ONLY_PROC:
+        if os.path.exists(p):
+            opts += ["--ro-bind", p, p]
+    opts += ["--dev", "/dev"]
     for scratch in ("/tmp", "/dev/shm"):  # /dev/shm is a tmpfs too: the same cap
         if scratch_mb:
             opts += ["--size", str(scratch_mb << 20)]
@@ -355,9 +376,10 @@ def bwrap_options(
     secret = [os.path.realpath(x) for x in box.secret]
     if box.conceal:  # what the bound folders hold now (not what they held when the tournament was read)
         installed = _python_paths() + [harness_package()]
+        masked_whole = [h for h in (os.path.realpath(x) for x in box.hide) if not any(_under(n, h) for n in needed)]
         for b in bound:
             if os.path.isdir(b) and not any(_under(b, k) for k in installed):
-                secret += [f for f in marked_folders(b, box.conceal) if f not in secret]
+                secret += [f for f in marked_folders(b, box.conceal, masked_whole) if f not in secret]
     named = [os.path.realpath(os.path.join(cwd, w)) for w in argv[1:] if w and not w.startswith("-")]
     for p in needed + named:
         for x in secret:
@@ -373,6 +395,13 @@ def bwrap_options(
     # by /dev/null. A hidden folder that the bot needs whole (its cwd is the tournament's
     # folder) stays, and what is hidden inside it is masked in turn.
     hide = [os.path.realpath(h) for h in box.hide] + secret
+    # The folder that holds a results folder (results/) is masked whole where the bot needs
+    # nothing inside it: a mask is made once, at the start, and so also covers the results
+    # of runs begun while this process lives.
+    for x in secret:
+        parent = os.path.dirname(x)
+        if parent != x and not any(_under(n, parent) for n in needed) and not any(_under(parent, s) for s in SYSTEM_PATHS):
+            hide.append(parent)
     if not harness_py:
         hide.append(harness_package())
     layers: list[tuple[str, bool]] = [(b, True) for b in bound]  # (path, shown)

@@ -14,6 +14,9 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   without doing anything: a program that locks a file of its own goes on as before (the
   JVM locks its performance-data file, and warns on stdout when it cannot), but no
   lock is ever held, so there is none for another sandbox to see;
+- watching files: inotify, fanotify, and `fcntl`'s F_NOTIFY (a watch on a shared file
+  sees another sandbox open it) and F_SETLEASE (the same, and a lease on a shared file
+  would stall every other process that opens it, the harness's too);
 - `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
   `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
   escapes, refused by container runtimes' default profiles too.
@@ -51,6 +54,7 @@ _X32_BIT = 0x40000000
 
 _LOCK_CMDS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 _LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
+_REFUSED_CMDS = (1024, 1026)  # F_SETLEASE, F_NOTIFY
 
 
 @dataclass(frozen=True)
@@ -68,20 +72,26 @@ class _Abi:
 
 
 _IO_URING = (425, 426, 427)
-# add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd; flock; fcntl (fcntl64)
+# add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd, inotify_init, inotify_add_watch,
+# inotify_init1, fanotify_init, fanotify_mark; flock; fcntl (fcntl64)
 _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
-        0xC000003E: _Abi((248, 249, 250, 298, 321, 323), _IO_URING, (73,), (72,), _LOCK_CMDS, x32=True),  # AUDIT_ARCH_X86_64
-        0x40000003: _Abi((286, 287, 288, 336, 357, 374), _IO_URING, (143,), (55, 221), _LOCK_CMDS_32),  # AUDIT_ARCH_I386
+        0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING, (73,), (72,),
+                         _LOCK_CMDS, x32=True),  # AUDIT_ARCH_X86_64
+        0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING, (143,), (55, 221),
+                         _LOCK_CMDS_32),  # AUDIT_ARCH_I386
     },
-    "aarch64": {
-        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282), _IO_URING, (32,), (25,), _LOCK_CMDS),  # AUDIT_ARCH_AARCH64
-        0x40000028: _Abi((309, 310, 311, 364, 386, 388), _IO_URING, (143,), (55, 221), _LOCK_CMDS_32),  # AUDIT_ARCH_ARM
+    "aarch64": {  # (no inotify_init here)
+        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING, (32,), (25,),
+                         _LOCK_CMDS),  # AUDIT_ARCH_AARCH64
+        0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING, (143,), (55, 221),
+                         _LOCK_CMDS_32),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
-REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd",
+REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd", "inotify_init",
+           "inotify_add_watch", "inotify_init1", "fanotify_init", "fanotify_mark", "fcntl F_SETLEASE, F_NOTIFY",
            "io_uring_setup", "io_uring_enter", "io_uring_register")
 """The refused calls by name (file locks are granted without being taken)."""
 
@@ -143,6 +153,8 @@ def program(machine: str | None = None) -> bytes | None:
         a.load(_ARG1)
         for cmd in abi.lock_cmds:
             a.jump(_JEQ_K, cmd, yes="granted")
+        for cmd in _REFUSED_CMDS:
+            a.jump(_JEQ_K, cmd, yes="eperm")
         a.ret(_RET_ALLOW)
     a.label(f"abi{len(abis)}")
     a.ret(_RET_ERRNO | EPERM)  # an ABI not listed
