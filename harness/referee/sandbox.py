@@ -53,7 +53,8 @@ ETC_PATHS = (
     "/etc/gai.conf",
 )
 COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks", "/proc/sys/kernel/pty/nr", "/proc/sys/fs/file-nr",
-                "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state")
+                "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state", "/proc/sys/fs/aio-nr",
+                "/proc/pressure/cpu", "/proc/pressure/io", "/proc/pressure/memory", "/proc/pressure/irq")
 """Files of /proc that show kernel state every sandbox changes (keys, file locks, the
 machine's counts of ptys, open files and inodes): covered in every sandbox, so that none
 can signal another through them (see `seccomp`)."""
@@ -454,7 +455,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
     opts += [x for p in COVERED_PROC if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
-    rules = seccomp.program()
+    rules = seccomp.program(build=writable_own)
     if rules is not None:
         fds.append(_data_fd(rules))
         opts += ["--seccomp", str(fds[-1])]

@@ -17,6 +17,15 @@ two processes of one entrant in different seat rotations of a duplicate deal):
 - watching files: inotify, fanotify, and `fcntl`'s F_NOTIFY (a watch on a shared file
   sees another sandbox open it) and F_SETLEASE (the same, and a lease on a shared file
   would stall every other process that opens it, the harness's too);
+- changing a file's mode, owner or times (`chmod`, `chown`, `utime` and their forms),
+  in games: they succeed without doing anything. Files a bot can change are its
+  scratch (which needs none of this) and the few device nodes of its `/dev`, which are
+  the host's own: when the harness runs as root, the bot owns them, and `chmod 0
+  /dev/null` would break the host and its times could carry a message. A bot's build,
+  which must mark what it compiles executable, runs without this rule;
+- kernel AIO (`io_setup`: ENOSYS; the machine-wide count of AIO contexts is a number any
+  sandbox could set) and `fcntl`'s F_SETPIPE_SZ (EPERM; pipe memory is counted per user,
+  the same user for every sandbox);
 - `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
   `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
   escapes, refused by container runtimes' default profiles too.
@@ -54,7 +63,7 @@ _X32_BIT = 0x40000000
 
 _LOCK_CMDS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 _LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
-_REFUSED_CMDS = (1024, 1026)  # F_SETLEASE, F_NOTIFY
+_REFUSED_CMDS = (1024, 1026, 1031)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ
 
 
 @dataclass(frozen=True)
@@ -68,24 +77,29 @@ class _Abi:
     granted: tuple[int, ...]
     fcntl: tuple[int, ...]
     lock_cmds: tuple[int, ...]
+    metadata: tuple[int, ...]  # chmod, chown, utime and their forms: granted in games
     x32: bool = False
 
 
 _IO_URING = (425, 426, 427)
+_FCHMODAT2 = 452
 # add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd, inotify_init, inotify_add_watch,
 # inotify_init1, fanotify_init, fanotify_mark; flock; fcntl (fcntl64)
 _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
-        0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING, (73,), (72,),
-                         _LOCK_CMDS, x32=True),  # AUDIT_ARCH_X86_64
-        0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING, (143,), (55, 221),
-                         _LOCK_CMDS_32),  # AUDIT_ARCH_I386
+        0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
+                         _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
+                         x32=True),  # AUDIT_ARCH_X86_64
+        0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
+                         _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
+                                         412)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
-        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING, (32,), (25,),
-                         _LOCK_CMDS),  # AUDIT_ARCH_AARCH64
-        0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING, (143,), (55, 221),
-                         _LOCK_CMDS_32),  # AUDIT_ARCH_ARM
+        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
+                         _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88)),  # AUDIT_ARCH_AARCH64
+        0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
+                         _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
+                                         412)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -125,9 +139,10 @@ class _Asm:
         return b"".join(out)
 
 
-def program(machine: str | None = None) -> bytes | None:
+def program(machine: str | None = None, build: bool = False) -> bytes | None:
     """The filter for `machine` (default: this one) as bubblewrap reads it, or None where
-    there is none. Calls of an ABI it does not know are refused with EPERM."""
+    there is none; with `build`, for a bot's build (modes, owners and times can be
+    changed). Calls of an ABI it does not know are refused with EPERM."""
     m = (machine or platform.machine()).lower()
     abis = _ABIS.get(_ALIASES.get(m, m))
     if abis is None:
@@ -144,7 +159,7 @@ def program(machine: str | None = None) -> bytes | None:
             a.jump(_JEQ_K, nr, yes="eperm")
         for nr in abi.enosys:
             a.jump(_JEQ_K, nr, yes="enosys")
-        for nr in abi.granted:
+        for nr in abi.granted + (() if build else abi.metadata):
             a.jump(_JEQ_K, nr, yes="granted")
         for nr in abi.fcntl:
             a.jump(_JEQ_K, nr, yes=f"fcntl{k}")
