@@ -157,6 +157,25 @@ def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: 
         parse_config(data, str(tmp_path / "t.yaml"), tmp_path)
 
 
+def test_the_search_for_results_folders_goes_thousands_of_folders_deep(tmp_path: Path) -> None:
+    """A build may nest folders far deeper than Python's recursion limit: the search
+    still ends, and finds a results folder at the bottom."""
+    from harness.referee.sandbox import marked_folders
+
+    deep = tmp_path
+    for _ in range(1200):  # past the recursion limit (1000), inside PATH_MAX; made one by one, as
+        deep = deep / "d"  # pathlib's and os.makedirs's recursion would not reach it
+        deep.mkdir()
+    (deep / "seed.secret").write_text("1\n")
+    try:
+        assert marked_folders(str(tmp_path), (("seed.secret", None),)) == [str(deep)]
+    finally:  # bottom up: pytest's own clean-up (shutil.rmtree) recurses too
+        (deep / "seed.secret").unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
+
+
 @pytest.mark.skipif(not OK, reason="the sandbox cannot run here")
 def test_a_folder_that_changed_since_the_tournament_was_read_fails_the_bots_start_only(tmp_path: Path) -> None:
     """The search at each start never hangs on a FIFO named like a mark, and a bot whose

@@ -311,20 +311,26 @@ def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]], skip: I
     found: list[str] = []
     seen = 0
     skipped = {os.path.realpath(p) for p in skip}
-    for here, dirs, files in os.walk(root):
+    todo = [root]  # a stack, not recursion: a bot's build may nest folders thousands deep
+    while todo:
+        here = todo.pop()
         if here in skipped:
-            dirs[:] = []
             continue
         seen += 1
         if seen > SCAN_LIMIT:
             raise SandboxError(f"{root!r}, which the bot is shown, holds more than {SCAN_LIMIT:,} folders: too many "
                                "to check that none of them is one it may not see (another tournament's results); "
                                "give the bot a folder of its own (cwd:)")
-        if _marked(here, files, conceal):
-            found.append(os.path.realpath(here))
-            dirs[:] = []
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError:
             continue
-        dirs[:] = [d for d in dirs if d not in SCAN_SKIP]
+        dirs = [e for e in entries if e.is_dir(follow_symlinks=False)]
+        if _marked(here, [e.name for e in entries if not e.is_dir(follow_symlinks=False)], conceal):
+            found.append(os.path.realpath(here))
+            continue
+        todo += [e.path for e in dirs if e.name not in SCAN_SKIP]
     return found
 
 

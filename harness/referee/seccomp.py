@@ -41,6 +41,7 @@ from __future__ import annotations
 import platform
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 # struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
 _NR = 0
@@ -104,12 +105,6 @@ _ABIS: dict[str, dict[int, _Abi]] = {
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
-REFUSED = ("add_key", "request_key", "keyctl", "perf_event_open", "bpf", "userfaultfd", "inotify_init",
-           "inotify_add_watch", "inotify_init1", "fanotify_init", "fanotify_mark", "fcntl F_SETLEASE, F_NOTIFY",
-           "io_uring_setup", "io_uring_enter", "io_uring_register")
-"""The refused calls by name (file locks are granted without being taken)."""
-
-
 class _Asm:
     """A classic BPF program with symbolic jump targets (every jump is forward)."""
 
@@ -139,6 +134,7 @@ class _Asm:
         return b"".join(out)
 
 
+@lru_cache(maxsize=None)
 def program(machine: str | None = None, build: bool = False) -> bytes | None:
     """The filter for `machine` (default: this one) as bubblewrap reads it, or None where
     there is none; with `build`, for a bot's build (modes, owners and times can be

@@ -161,7 +161,7 @@ class GameRunner:
         limit = self.cfg.bot(name).limits.memory_mb
         if len(slots) < 2 or not limit:
             return
-        held = {id(b): b.cgroup.memory_mb() if b.cgroup is not None else 0.0 for b in slots}
+        held = {id(b): b.cgroup.memory_mb() for b in slots if b.cgroup is not None}
         while len(slots) > 1 and sum(held[id(b)] for b in slots) > limit:
             big = max(slots, key=lambda b: held[id(b)])
             self._bye(big)
