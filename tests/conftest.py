@@ -44,6 +44,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _tmp_path_open_to_builds(request: pytest.FixtureRequest) -> None:
+    """pytest makes `tmp_path` readable by its owner only; a sandboxed build run by root
+    runs as an unprivileged user (see `sandbox.run_build`), which must enter the folders
+    a bot's files are in, as in a checkout."""
+    if "tmp_path" in request.fixturenames:
+        request.getfixturevalue("tmp_path").chmod(0o755)
+
+
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[..., BotProcess]]:
     """start(name, argv, tc=..., sandbox="auto", **BotProcess kwargs) -> a started bot past

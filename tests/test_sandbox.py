@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import yaml
 from harness.referee import BotProcess, BotSpec, BotStartError, Limits, TimeControl, handshake
 from harness.referee.process import describe_exit
 from harness.referee.sandbox import (
-    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
+    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, remove_tree, resolve_mode, run_build,
 )
 from harness.tournament.config import ConfigError, load_config, parse_config
 
@@ -404,6 +406,65 @@ def test_build_writes_its_own_folder_only_and_has_no_network(tmp_path: Path) -> 
 
 
 @needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a harness run as root drops the build's uid")
+def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
+    """As root, a build runs as an unprivileged user on a copy of its folder: it cannot
+    change the host's /dev/null, read a root-only file beside its folder, or make a user
+    namespace; what it makes comes back owned by root with no set-user-ID bit, files it
+    left alone are not rewritten, and a tree thousands of folders deep comes back too."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "keep.txt").write_text("mine")
+    os.utime(own / "keep.txt", ns=(10**18, 10**18))
+    (own / "private.txt").write_text("mine too")
+    (own / "private.txt").chmod(0o600)
+    (tmp_path / "secret.txt").write_text("root's")
+    (tmp_path / "secret.txt").chmod(0o600)
+    before = os.stat("/dev/null")
+    (own / "build.sh").write_text(textwrap.dedent("""\
+        chmod 600 /dev/null && echo CHMOD-DEVNULL
+        touch -d 2001-01-01 /dev/null && echo TOUCH-DEVNULL
+        cat secret.txt && echo READ-SECRET
+        cd own
+        cat private.txt && echo read-own
+        unshare -U true && echo USERNS
+        cp /bin/true suid && chmod 4755 suid
+        echo made > made.txt
+        python3 -c "exec('import os\\nfor _ in range(1200): os.mkdir(\\'d\\'); os.chdir(\\'d\\')')"
+        """))
+    box = Sandbox(mode="bwrap", own=str(own))
+    out = run_build("b", ("sh", "own/build.sh"), str(tmp_path), {}, box, "bwrap")
+    try:
+        assert "Permission denied" in out, out  # root's file is shown (its folder is the build's), not readable
+        for bad in ("CHMOD-DEVNULL", "TOUCH-DEVNULL", "READ-SECRET", "USERNS"):
+            assert bad not in out, out
+        assert "mine too" in out and "read-own" in out, out
+        after = os.stat("/dev/null")
+        assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+        assert (own / "made.txt").read_text() == "made\n" and (own / "made.txt").stat().st_uid == 0
+        suid = (own / "suid").stat()
+        assert suid.st_uid == 0 and not suid.st_mode & (stat.S_ISUID | stat.S_ISGID) and suid.st_mode & 0o111
+        assert (own / "keep.txt").stat().st_mtime_ns == 10**18  # untouched, so not copied again
+        assert (own / "private.txt").stat().st_mode & 0o777 == 0o600
+        assert os.path.isdir(own / "/".join(["d"] * 1200))
+        assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("p10-build-")]
+    finally:
+        if (own / "d").exists():
+            remove_tree(str(own / "d"))  # shutil.rmtree (pytest's clean-up) recurses
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a harness run as root drops the build's uid")
+def test_a_build_run_by_root_needs_to_enter_its_folder(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    tmp_path.chmod(0o700)
+    with pytest.raises(SandboxError, match="uid 65534, which may not enter") as e:
+        run_build("b", ("true",), str(tmp_path), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert str(tmp_path) in str(e.value) and "chmod o+rx" in str(e.value)
+
+
+@needs_bwrap
 def test_failed_build_is_an_error_with_its_last_lines(tmp_path: Path) -> None:
     box = Sandbox(mode="bwrap", own=str(tmp_path))
     with pytest.raises(SandboxError) as e:
@@ -770,7 +831,8 @@ with open(sys.executable, "rb") as f:
     with open(sys.executable, "rb") as g:
         got = fcntl.fcntl(g, 36, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
         print("seen", struct.unpack("hhqqi", got)[0] == fcntl.F_UNLCK)
-for f in ("/proc/sys/fs/lease-break-time", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"):
+for f in ("/proc/sys/fs/lease-break-time", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger", "/proc/mtrr",
+          "/proc/self/oom_score_adj"):
     try:
         fd = os.open(f, os.O_WRONLY)  # opened only, never written
         os.close(fd)
@@ -803,6 +865,6 @@ print("thread ok")
         assert f"{what} granted" in p.stdout, p.stdout
     assert "seen True" in p.stdout, p.stdout
     assert "getfl True" in p.stdout and "thread ok" in p.stdout
-    assert "writable /" not in p.stdout.replace("not writable", ""), p.stdout  # /proc/sys and sysrq: read-only
+    assert "writable /" not in p.stdout.replace("not writable", ""), p.stdout  # all of /proc: read-only
     assert "inotify -1 EPERM" in p.stdout, p.stdout
     assert "metadata 0o644 True" in p.stdout, p.stdout  # chmod and utime succeeded and did nothing

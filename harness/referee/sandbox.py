@@ -8,6 +8,8 @@ a few files of `/etc`, the Python it runs with when its command is `python`, its
 folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME`, and a minimal
 environment. Hidden from it: the results folder, the tournament file and its folder,
 other bots' folders and, unless its command is the harness's Python, the harness itself.
+All of `/proc` is read-only. When the harness runs as root, a bot's build runs as an
+unprivileged host user on a copy of its folder (`run_build`).
 
 Cgroups: `detect_cgroups` finds where one cgroup per bot can be made — a cgroup v2
 subtree with the memory and pids controllers, or the cgroup v1 `memory` and `pids`
@@ -22,6 +24,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -65,6 +68,15 @@ the harness, so when that is root, /proc/sys would otherwise take its writes, ho
 (bubblewrap covers these only where it finds them writable by the sandbox's uid)."""
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+BUILD_HOST_UID = 65534
+BUILD_HOST_GID = 65534
+"""The host user and group (nobody, nogroup) a bot's build runs as when the harness runs
+as root (see `build_userns`): an unprivileged user owns none of the host's files, so the
+build cannot change the mode of the device nodes its `/dev` shares with the host."""
+
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The device nodes of a sandbox's `/dev` where bubblewrap's own `--dev` cannot be used."""
 
 
 # The trampoline that hands a sandboxed bot its stdin and stdout past bwrap (see `prepare`).
@@ -239,6 +251,9 @@ class Invocation:
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
     _fds: list[int] = field(default_factory=list)
+    extra_groups: list[int] | None = None
+    """`[]` where bwrap must start with no supplementary groups (`subprocess.Popen`'s
+    `extra_groups`): a build run as `BUILD_HOST_UID` keeps none of root's."""
 
     def close(self) -> None:
         """Close our ends of the option and file pipes (after the start)."""
@@ -334,19 +349,93 @@ def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]], skip: I
     return found
 
 
+
+_USERNS: dict[int, int] = {}  # process id -> an open descriptor of its build user namespace
+
+
+def build_userns() -> int:
+    """A user namespace for bots' builds when the harness runs as root (made once per
+    process; the descriptor stays open): the sandbox's uid and gid map to
+    `BUILD_HOST_UID`/`BUILD_HOST_GID`, not to root, and host root is mapped as uid 1 only
+    so that bubblewrap may reach the folders it binds (a Python under /root). No process
+    in it may make a user namespace of its own (`user.max_user_namespaces` is 0 there),
+    as bubblewrap's `--disable-userns` does. SandboxError where the kernel refuses."""
+    fd = _USERNS.get(os.getpid())
+    if fd is not None:
+        return fd
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only makes the namespace and waits
+        try:
+            os.close(ready_r)
+            os.close(go_w)
+            if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+                os.write(ready_w, b"u")
+                os._exit(1)
+            try:
+                with open("/proc/sys/user/max_user_namespaces", "w") as fh:
+                    fh.write("0")
+            except OSError:
+                os.write(ready_w, b"m")
+                os._exit(1)
+            os.write(ready_w, b"k")
+            os.read(go_r, 1)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    os.close(go_r)
+    try:
+        got = os.read(ready_r, 1)
+        if got != b"k":
+            raise SandboxError("cannot make a user namespace for a bot's build"
+                               + (" (unshare failed)" if got == b"u" else " (user.max_user_namespaces is not writable in it)"))
+        for name, host in (("uid_map", BUILD_HOST_UID), ("gid_map", BUILD_HOST_GID)):
+            with open(f"/proc/{pid}/{name}", "w") as fh:
+                fh.write(f"1 0 1\n{SANDBOX_UID if name == 'uid_map' else SANDBOX_GID} {host} 1\n")
+        fd = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        raise SandboxError(f"cannot make a user namespace for a bot's build: {e.strerror or e}") from None
+    finally:
+        os.close(ready_r)
+        os.close(go_w)  # the child ends; the namespace lives on with `fd`
+        os.waitpid(pid, 0)
+    _USERNS[os.getpid()] = fd
+    return fd
+
+
+def drops_root(writable_own: bool) -> bool:
+    """Whether a sandboxed start runs as `BUILD_HOST_UID` on the host: a build, when the
+    harness runs as root."""
+    return writable_own and os.geteuid() == 0
+
+
 def bwrap_options(
     argv: Sequence[str],
     cwd: str | None,
     box: Sandbox,
     scratch_mb: int | None,
     writable_own: bool = False,
+    userns: int | None = None,
+    own_source: str | None = None,
 ) -> list[str]:
     """The bwrap options (not the command) for a bot with resolved command `argv`.
 
-    `writable_own` (builds): the bot's own folder is bound writable."""
+    `writable_own` (builds): the bot's own folder is bound writable, from `own_source`
+    (a copy of it) when that is given. `userns`: a user namespace to join
+    (`build_userns`) instead of making one; `/dev` is then made here, without the
+    pseudo-terminals of bubblewrap's `--dev`, which need root mapped in it."""
     cwd = os.path.realpath(cwd or os.getcwd())
-    opts = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "bot"]
+    if userns is None:
+        opts = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    else:
+        opts = ["--userns", str(userns), "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try"]
+    opts += ["--die-with-parent", "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
+             "--hostname", "bot"]
     opts += _system_binds()
     for p in ETC_PATHS:
         if os.path.exists(p):
@@ -356,7 +445,15 @@ def bwrap_options(
     for p in READ_ONLY_PROC:
         if os.path.exists(p):
             opts += ["--ro-bind", p, p]
-    opts += ["--dev", "/dev"]
+    if userns is None:
+        opts += ["--dev", "/dev"]
+    else:
+        opts += ["--tmpfs", "/dev"]
+        for d in DEVICES:
+            if os.path.exists(f"/dev/{d}"):
+                opts += ["--dev-bind", f"/dev/{d}", f"/dev/{d}"]
+        opts += ["--symlink", "/proc/self/fd", "/dev/fd"]
+        opts += [x for k, n in enumerate(("stdin", "stdout", "stderr")) for x in ("--symlink", f"/proc/self/fd/{k}", f"/dev/{n}")]
     for scratch in ("/tmp", "/dev/shm"):  # /dev/shm is a tmpfs too: the same cap
         if scratch_mb:
             opts += ["--size", str(scratch_mb << 20)]
@@ -438,14 +535,14 @@ def bwrap_options(
     for m in masks:
         opts += ["--remount-ro", m]
     if writable_own and own:
-        opts += ["--bind", own, own]
+        opts += ["--bind", own_source or own, own]
     opts += ["--chdir", cwd]
     return opts
 
 
 def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
             scratch_mb: int | None, writable_own: bool = False,
-            stdio: tuple[int, int] | None = None) -> Invocation:
+            stdio: tuple[int, int] | None = None, own_source: str | None = None) -> Invocation:
     """Everything needed to start `argv` in a sandbox: `bwrap --args FD -- argv` (the
     options come through a pipe, so that the sandbox's own `/proc/1/cmdline` shows the bot
     its own command only, not the folders it is shown or denied), a minimal passwd and
@@ -455,12 +552,21 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     `stdio` (the read end of the bot's stdin pipe, the write end of its stdout pipe): the
     command gets them as its stdin and stdout, and bwrap's own processes do not hold them
     (they close every descriptor above 2), so that a bot that closes its stdout or stdin
-    is seen to do so."""
-    opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own)
+    is seen to do so.
+
+    A build when the harness runs as root (`drops_root`) runs as `BUILD_HOST_UID` in
+    `build_userns`, its own folder bound writable from `own_source`, a copy that user owns
+    (see `run_build`)."""
+    drop = drops_root(writable_own)
+    userns = build_userns() if drop else None
+    opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own, userns=userns, own_source=own_source)
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
     opts += [x for p in COVERED_PROC if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
+    # All of /proc read-only: a bot's own entries need no writes, and as root a bot would
+    # otherwise own the machine-wide files that check only the file mode.
+    opts += ["--remount-ro", "/proc"]
     rules = seccomp.program(build=writable_own)
     if rules is not None:
         fds.append(_data_fd(rules))
@@ -477,7 +583,8 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     full = ["bwrap", "--args", str(fds[-1]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
-    return Invocation(full, run_env, tuple(fds) + keep, fds)
+    shared = (userns,) if userns is not None else ()
+    return Invocation(full, run_env, tuple(fds) + keep + shared, fds, [] if drop else None)
 
 
 def sandbox_exit_code(code: int) -> int:
@@ -495,44 +602,191 @@ def sandbox_exit_code(code: int) -> int:
 # ----- builds -------------------------------------------------------------------------------
 
 
+def _tree(top: str) -> Iterable[tuple[str, list[os.DirEntry[str]]]]:
+    """(folder, its entries) for `top` and every folder below it, parents first, without
+    following links: a stack, not recursion (a build may nest folders thousands deep)."""
+    todo = [top]
+    while todo:
+        here = todo.pop()
+        with os.scandir(here) as it:
+            entries = list(it)
+        yield here, entries
+        todo += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+
+
+def remove_tree(top: str) -> None:
+    """Remove `top` and everything below it, however deep (`shutil.rmtree` recurses)."""
+    folders = []
+    for here, entries in _tree(top):
+        folders.append(here)
+        for e in entries:
+            if not e.is_dir(follow_symlinks=False):
+                os.unlink(e.path)
+    for here in reversed(folders):
+        os.rmdir(here)
+
+
+def _copy_entry(e: os.DirEntry[str], dest: str, mode_mask: int) -> None:
+    """Copy a file or link `e` to `dest` (not there yet); other kinds are left out."""
+    if e.is_symlink():
+        os.symlink(os.readlink(e.path), dest)
+    elif e.is_file(follow_symlinks=False):
+        shutil.copyfile(e.path, dest, follow_symlinks=False)
+        st = e.stat(follow_symlinks=False)
+        os.chmod(dest, stat.S_IMODE(st.st_mode) & mode_mask)
+        os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def stage_build(own: str, uid: int, gid: int) -> str:
+    """A copy of the folder `own`, owned by `uid`:`gid` (files, folders and links; not
+    devices or pipes), in a new private folder: the stage a build as that user writes in.
+    Returns the copy's path (its parent is the stage)."""
+    stage = tempfile.mkdtemp(prefix="p10-build-")
+    copy = os.path.join(stage, "own")
+    try:
+        for here, entries in _tree(own):
+            target = copy if here == own else os.path.join(copy, os.path.relpath(here, own))
+            os.mkdir(target, 0o700)
+            os.chmod(target, stat.S_IMODE(os.stat(here).st_mode) | 0o700)
+            os.lchown(target, uid, gid)
+            for e in entries:
+                if not e.is_dir(follow_symlinks=False):
+                    _copy_entry(e, os.path.join(target, e.name), 0o7777 & ~(stat.S_ISUID | stat.S_ISGID))
+                    if os.path.lexists(os.path.join(target, e.name)):
+                        os.lchown(os.path.join(target, e.name), uid, gid)
+    except BaseException:
+        remove_tree(stage)
+        raise
+    return copy
+
+
+def unstage_build(copy: str, own: str) -> None:
+    """Bring what a build made or changed in `copy` back into `own`, owned by the harness's
+    user, with no set-user-ID, set-group-ID or sticky bit (a program a build marks
+    set-user-ID must not become root's): files whose size or time changed, new links and
+    folders. What the build removed stays; devices, pipes and sockets are left out."""
+    for here, entries in _tree(copy):
+        target = own if here == copy else os.path.join(own, os.path.relpath(here, copy))
+        if not os.path.isdir(target) or os.path.islink(target):
+            if os.path.lexists(target):
+                os.unlink(target)
+            os.mkdir(target, 0o700)
+            os.chmod(target, stat.S_IMODE(os.stat(here).st_mode) & 0o777)
+        for e in entries:
+            dest = os.path.join(target, e.name)
+            if e.is_dir(follow_symlinks=False):
+                if os.path.lexists(dest) and (os.path.islink(dest) or not os.path.isdir(dest)):
+                    os.unlink(dest)
+                continue
+            if not (e.is_symlink() or e.is_file(follow_symlinks=False)):
+                continue
+            if os.path.lexists(dest):
+                st, old = e.stat(follow_symlinks=False), os.lstat(dest)
+                if e.is_symlink():
+                    if stat.S_ISLNK(old.st_mode) and os.readlink(dest) == os.readlink(e.path):
+                        continue
+                elif (stat.S_ISREG(old.st_mode) and old.st_size == st.st_size and old.st_mtime_ns == st.st_mtime_ns
+                      and stat.S_IMODE(old.st_mode) == stat.S_IMODE(st.st_mode) & 0o777):
+                    continue
+                if stat.S_ISDIR(old.st_mode):
+                    remove_tree(dest)
+                else:
+                    os.unlink(dest)
+            _copy_entry(e, dest, 0o777)
+
+
+def closed_to_build(cwd: str, own: str) -> str | None:
+    """A folder that a build run as `BUILD_HOST_UID` must enter but may not (no execute
+    bit for others), or None: its working folder, and the folders from there down to its
+    own folder (whose copy it owns) when that lies inside."""
+    cwd, own = os.path.realpath(cwd), os.path.realpath(own)
+    if _under(cwd, own):
+        return None
+    path = [cwd]
+    if _under(own, cwd) and own != cwd:
+        parts = os.path.relpath(os.path.dirname(own), cwd).split(os.sep)
+        path += [os.path.join(cwd, *parts[:k + 1]) for k in range(len(parts)) if parts[0] != os.curdir]
+    for p in path:
+        try:
+            if not os.stat(p).st_mode & stat.S_IXOTH:
+                return p
+        except OSError:
+            return p
+    return None
+
+
 def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
               mode: str, scratch_mb: int | None = None, timeout_s: int | None = None) -> str:
     """Run a bot's `build` command once, in its sandbox with its own folder writable and no
     network (`mode` "bwrap"), or plainly ("none"). Returns its output; raises
-    `SandboxError` with the last lines of the output when it fails or runs too long."""
+    `SandboxError` with the last lines of the output when it fails or runs too long.
+
+    When the harness runs as root, a sandboxed build runs as `BUILD_HOST_UID` on a copy of
+    its own folder (`stage_build`), and what it made comes back when it succeeds
+    (`unstage_build`)."""
     timeout_s = timeout_s or box.build_timeout_s
     argv = list(build)
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     inv: Invocation | None = None
+    copy = None
+    own = os.path.realpath(box.own) if box.own else None
+    groups = None
     if mode == "bwrap":
-        inv = prepare(argv, cwd, env, box, scratch_mb or 1024, writable_own=True)
-        cmd, run_env, fds = inv.argv, inv.env, inv.pass_fds
+        if own and drops_root(True):
+            closed = closed_to_build(cwd or os.getcwd(), own)
+            if closed is not None:
+                raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
+                                   f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
+                                   "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
+            try:
+                copy = stage_build(own, BUILD_HOST_UID, BUILD_HOST_GID)
+            except OSError as e:
+                raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
+                                   f"{e.strerror or e}") from None
+        try:
+            inv = prepare(argv, cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
+        except BaseException:
+            if copy is not None:
+                remove_tree(os.path.dirname(copy))
+            raise
+        cmd, run_env, fds, groups = inv.argv, inv.env, inv.pass_fds, inv.extra_groups
     else:
         cmd, run_env, fds = argv, {**os.environ, **env}, ()
     try:
-        p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    except OSError as e:
-        raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: {e.strerror or e}") from None
-    finally:
-        if inv is not None:
-            inv.close()
-    try:
-        out, _ = p.communicate(timeout=timeout_s)
-        why = None if p.returncode == 0 else f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
-    except subprocess.TimeoutExpired:
         try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out, _ = p.communicate()
-        why = f"still running after its time limit of {timeout_s} s"
-    text = out.decode("utf-8", "replace")
-    if why is not None:
-        last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
-        raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
-    return text
+            p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                 extra_groups=groups)
+        except OSError as e:
+            raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: {e.strerror or e}") from None
+        finally:
+            if inv is not None:
+                inv.close()
+        try:
+            out, _ = p.communicate(timeout=timeout_s)
+            why = None if p.returncode == 0 else f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            out, _ = p.communicate()
+            why = f"still running after its time limit of {timeout_s} s"
+        text = out.decode("utf-8", "replace")
+        if why is not None:
+            last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
+            raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
+        if copy is not None and own is not None:
+            try:
+                unstage_build(copy, own)
+            except OSError as e:
+                raise SandboxError(f"bot {name!r}: what its build made could not be copied into {own!r}: "
+                                   f"{e.strerror or e}") from None
+        return text
+    finally:
+        if copy is not None:
+            remove_tree(os.path.dirname(copy))
 
 
 # ----- cgroups ------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   scratch (which needs none of this) and the few device nodes of its `/dev`, which are
   the host's own: when the harness runs as root, the bot owns them, and `chmod 0
   /dev/null` would break the host and its times could carry a message. A bot's build,
-  which must mark what it compiles executable, runs without this rule;
+  which must mark what it compiles executable, runs without this rule (as an
+  unprivileged user when the harness is root: `sandbox.build_userns`);
 - kernel AIO (`io_setup`: ENOSYS; the machine-wide count of AIO contexts is a number any
   sandbox could set) and `fcntl`'s F_SETPIPE_SZ (EPERM; pipe memory is counted per user,
   the same user for every sandbox);
