@@ -20,7 +20,7 @@ import yaml
 from harness.referee import BotProcess, BotSpec, BotStartError, Limits, TimeControl, handshake
 from harness.referee.process import describe_exit
 from harness.referee.sandbox import (
-    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, remove_tree, resolve_mode, run_build,
+    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
 )
 from harness.tournament.config import ConfigError, load_config, parse_config
 
@@ -410,8 +410,8 @@ def test_build_writes_its_own_folder_only_and_has_no_network(tmp_path: Path) -> 
 def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
     """As root, a build runs as an unprivileged user on a copy of its folder: it cannot
     change the host's /dev/null, read a root-only file beside its folder, or make a user
-    namespace; what it makes comes back owned by root with no set-user-ID bit, files it
-    left alone are not rewritten, and a tree thousands of folders deep comes back too."""
+    namespace; what it makes comes back owned by root with no set-user-ID bit and never
+    writable by others, and files it left alone are not rewritten."""
     own = tmp_path / "own"
     own.mkdir()
     (own / "keep.txt").write_text("mine")
@@ -430,27 +430,59 @@ def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
         unshare -U true && echo USERNS
         cp /bin/true suid && chmod 4755 suid
         echo made > made.txt
-        python3 -c "exec('import os\\nfor _ in range(1200): os.mkdir(\\'d\\'); os.chdir(\\'d\\')')"
+        mkdir pub && chmod 777 pub && echo x > pub/f && chmod 666 pub/f
         """))
     box = Sandbox(mode="bwrap", own=str(own))
     out = run_build("b", ("sh", "own/build.sh"), str(tmp_path), {}, box, "bwrap")
-    try:
-        assert "Permission denied" in out, out  # root's file is shown (its folder is the build's), not readable
-        for bad in ("CHMOD-DEVNULL", "TOUCH-DEVNULL", "READ-SECRET", "USERNS"):
-            assert bad not in out, out
-        assert "mine too" in out and "read-own" in out, out
-        after = os.stat("/dev/null")
-        assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
-        assert (own / "made.txt").read_text() == "made\n" and (own / "made.txt").stat().st_uid == 0
-        suid = (own / "suid").stat()
-        assert suid.st_uid == 0 and not suid.st_mode & (stat.S_ISUID | stat.S_ISGID) and suid.st_mode & 0o111
-        assert (own / "keep.txt").stat().st_mtime_ns == 10**18  # untouched, so not copied again
-        assert (own / "private.txt").stat().st_mode & 0o777 == 0o600
-        assert os.path.isdir(own / "/".join(["d"] * 1200))
-        assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("p10-build-")]
-    finally:
-        if (own / "d").exists():
-            remove_tree(str(own / "d"))  # shutil.rmtree (pytest's clean-up) recurses
+    assert "Permission denied" in out, out  # root's file is shown (its folder is the build's), not readable
+    for bad in ("CHMOD-DEVNULL", "TOUCH-DEVNULL", "READ-SECRET", "USERNS"):
+        assert bad not in out, out
+    assert "mine too" in out and "read-own" in out, out
+    after = os.stat("/dev/null")
+    assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
+    assert (own / "made.txt").read_text() == "made\n" and (own / "made.txt").stat().st_uid == 0
+    suid = (own / "suid").stat()
+    assert suid.st_uid == 0 and not suid.st_mode & (stat.S_ISUID | stat.S_ISGID) and suid.st_mode & 0o111
+    assert (own / "keep.txt").stat().st_mtime_ns == 10**18  # untouched, so not copied again
+    assert (own / "private.txt").stat().st_mode & 0o777 == 0o600
+    assert (own / "pub").stat().st_mode & 0o777 == 0o755 and (own / "pub" / "f").stat().st_mode & 0o777 == 0o644
+    assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("p10-build-")]
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a harness run as root drops the build's uid")
+@pytest.mark.parametrize("make, words", [
+    # folders nested past PATH_MAX (made with relative paths)
+    ("import os\nfor _ in range(2500): os.mkdir('d'); os.chdir('d')", "nested more than 128 deep"),
+    # a sparse file far larger than the blocks it takes
+    ("open('big', 'wb').truncate(9 << 20)", "more than 4 MB"),
+    # one file hard-linked many times
+    ("import os\nopen('one', 'wb').write(b'x' * (1 << 20))\nfor k in range(8): os.link('one', f'l{k}')",
+     "more than 4 MB"),
+])
+def test_a_build_that_makes_too_much_is_an_error_and_leaves_no_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      make: str, words: str) -> None:
+    import harness.referee.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "BUILD_COPY_MB", 4)
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "make.py").write_text(make)
+    before = {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("p10-build-")}
+    with pytest.raises(SandboxError, match=words) as e:
+        run_build("b", ("python", "make.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "could not all be copied" in str(e.value)
+    assert {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("p10-build-")} == before
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a harness run as root drops the build's uid")
+def test_a_build_run_by_root_is_refused_a_folder_reached_through_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    with pytest.raises(SandboxError, match="reached through a symlink"):
+        run_build("b", ("true",), str(real), {}, Sandbox(mode="bwrap", own=str(tmp_path / "link")), "bwrap")
 
 
 @needs_bwrap

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from harness.referee.process import printable, stderr_gist
-from harness.referee.sandbox import Sandbox, bwrap_available, bwrap_options, run_build
+from harness.referee.sandbox import Sandbox, SandboxError, bwrap_available, bwrap_options, run_build
 from harness.tournament.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,3 +132,33 @@ def test_play_shows_a_bots_stderr_without_its_control_characters(tmp_path: Path)
                         "--stderr", "show"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "\x1b" not in p.stdout + p.stderr
     assert "\\x1b]0;PWNED" in p.stdout + p.stderr
+
+
+@needs_bwrap
+def test_a_build_cannot_turn_a_word_of_its_command_into_a_link_elsewhere(tmp_path: Path) -> None:
+    """A bot's command names a data file in its folder; its build replaces the file with
+    a link to another folder's file. Shown the link's target folder, the bot could read
+    what it holds: the start is refused, naming the path. A link that was there when the
+    tournament was read is the tournament's own choice and still starts."""
+    own = tmp_path / "bot"
+    own.mkdir()
+    (own / "bot.py").write_text("print('hi')\n")
+    (own / "model.bin").write_text("weights\n")
+    elsewhere = tmp_path / "private"
+    elsewhere.mkdir()
+    (elsewhere / "key").write_text("secret\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "run.py").write_text("print('hi')\n")
+    os.symlink(shared / "run.py", own / "run.py")
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "t", "seed": 1, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
+        "bots": [{"name": "b", "cmd": "python run.py model.bin", "cwd": "bot"},
+                 {"name": "g", "cmd": f"python {ROOT / 'bots/python/greedy.py'}"}]}))
+    spec = load_config(path).bot("b")
+    assert bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)  # the link it was read with: fine
+    (own / "model.bin").unlink()
+    os.symlink(elsewhere / "key", own / "model.bin")
+    with pytest.raises(SandboxError, match="now leads to .*private/key.*did not when the tournament was read"):
+        bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)

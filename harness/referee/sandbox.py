@@ -105,6 +105,11 @@ class Sandbox:
     - `conceal`: what marks a folder the bot may never see wherever it lies in the folders
       it is shown ((file name, text the file must hold or None), see `marked_folders`):
       looked for at every start, so that one made after the tournament began is masked too.
+    - `links`: the paths its command names that lead elsewhere through a link, and where
+      they led when the tournament was read ((path, target), see `command_links`); None
+      where nothing was recorded. A named path that leads elsewhere now, where it did not
+      then, is refused at the start: a bot's build may not turn a word of its command
+      into a link to a folder it would then be shown.
     """
 
     mode: str = "auto"
@@ -115,6 +120,7 @@ class Sandbox:
     build: tuple[str, ...] | None = None
     build_timeout_s: int = 300
     conceal: tuple[tuple[str, str | None], ...] = ()
+    links: tuple[tuple[str, str], ...] | None = None
 
 
 # ----- can bwrap run here? ------------------------------------------------------------------
@@ -215,6 +221,18 @@ def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
         elif os.path.isdir(p) and os.path.realpath(p) != "/":
             out.append(os.path.realpath(p))
     return out
+
+
+def command_links(argv: Sequence[str], cwd: str | None) -> tuple[tuple[str, str], ...]:
+    """(path, where it leads) for each path a bot's command names that leads elsewhere
+    through a link (the bot's folder shows it the target's folder, see `command_paths`)."""
+    out = []
+    for p in _named_paths(argv, cwd):
+        if os.path.lexists(p):
+            a, r = os.path.abspath(p), os.path.realpath(p)
+            if a != r:
+                out.append((a, r))
+    return tuple(out)
 
 
 def _python_paths() -> list[str]:
@@ -429,6 +447,11 @@ def bwrap_options(
     (`build_userns`) instead of making one; `/dev` is then made here, without the
     pseudo-terminals of bubblewrap's `--dev`, which need root mapped in it."""
     cwd = os.path.realpath(cwd or os.getcwd())
+    if box.links is not None:
+        for a, r in command_links(argv, cwd):
+            if (a, r) not in box.links:
+                raise SandboxError(f"{a!r}, which the bot's command names, now leads to {r!r}, which it did not "
+                                   "when the tournament was read (a link its build made?)")
     if userns is None:
         opts = ["--unshare-all", "--unshare-user", "--disable-userns"]
     else:
@@ -602,97 +625,252 @@ def sandbox_exit_code(code: int) -> int:
 # ----- builds -------------------------------------------------------------------------------
 
 
-def _tree(top: str) -> Iterable[tuple[str, list[os.DirEntry[str]]]]:
-    """(folder, its entries) for `top` and every folder below it, parents first, without
-    following links: a stack, not recursion (a build may nest folders thousands deep)."""
-    todo = [top]
-    while todo:
-        here = todo.pop()
-        with os.scandir(here) as it:
-            entries = list(it)
-        yield here, entries
-        todo += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+BUILD_COPY_MB = 4096
+"""What a build's copy may hold, at most (apparent sizes): its folder copied in, or what
+it made copied back (see `stage_build`)."""
+
+BUILD_COPY_DEPTH = 128
+"""How deep the folders of a build's copy may nest, at most."""
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def remove_tree(top: str) -> None:
-    """Remove `top` and everything below it, however deep (`shutil.rmtree` recurses)."""
-    folders = []
-    for here, entries in _tree(top):
-        folders.append(here)
-        for e in entries:
-            if not e.is_dir(follow_symlinks=False):
-                os.unlink(e.path)
-    for here in reversed(folders):
-        os.rmdir(here)
+class _Budget:
+    """Entries and bytes a copy has taken, checked against the limits as it goes."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.entries = 0
+        self.bytes = 0
+
+    def take(self, entries: int = 0, size: int = 0) -> None:
+        self.entries += entries
+        self.bytes += size
+        if self.entries > SCAN_LIMIT:
+            raise SandboxError(f"{self.what} holds more than {SCAN_LIMIT:,} files and folders")
+        if self.bytes > BUILD_COPY_MB << 20:
+            raise SandboxError(f"{self.what} holds more than {BUILD_COPY_MB:,} MB")
 
 
-def _copy_entry(e: os.DirEntry[str], dest: str, mode_mask: int) -> None:
-    """Copy a file or link `e` to `dest` (not there yet); other kinds are left out."""
-    if e.is_symlink():
-        os.symlink(os.readlink(e.path), dest)
-    elif e.is_file(follow_symlinks=False):
-        shutil.copyfile(e.path, dest, follow_symlinks=False)
-        st = e.stat(follow_symlinks=False)
-        os.chmod(dest, stat.S_IMODE(st.st_mode) & mode_mask)
-        os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+def _entries(fd: int) -> list[tuple[str, os.stat_result]]:
+    return [(n, os.stat(n, dir_fd=fd, follow_symlinks=False)) for n in sorted(os.listdir(fd))]
+
+
+def _remove_in(parent: int, name: str) -> None:
+    """Remove the entry `name` of the folder open as `parent`, a folder with all it holds
+    (by descriptors: a link is never followed), at most `BUILD_COPY_DEPTH` deep."""
+    st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=parent)
+        return
+    stack: list[tuple[int, str, int]] = [(parent, name, os.open(name, _DIR, dir_fd=parent))]
+    try:
+        while stack:
+            _up, _name, fd = stack[-1]
+            sub = None
+            for n, est in _entries(fd):
+                if stat.S_ISDIR(est.st_mode):
+                    sub = n
+                    break
+                os.unlink(n, dir_fd=fd)
+            if sub is None:
+                stack.pop()
+                os.close(fd)
+                os.rmdir(_name, dir_fd=_up)
+                continue
+            if len(stack) >= BUILD_COPY_DEPTH:
+                raise SandboxError(f"a folder to replace nests more than {BUILD_COPY_DEPTH} deep")
+            stack.append((fd, sub, os.open(sub, _DIR, dir_fd=fd)))
+    finally:
+        for _up, _name, fd in stack:
+            os.close(fd)
+
+
+def _dest_folder(dst: int, name: str, mode: int, owner: tuple[int, int] | None) -> int:
+    """The folder `name` in `dst`, made (with `mode`, `owner`) if it is not there or is
+    something else; opened."""
+    try:
+        st: os.stat_result | None = os.stat(name, dir_fd=dst, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=dst)
+        st = None
+    if st is None:
+        os.mkdir(name, 0o700, dir_fd=dst)
+    fd = os.open(name, _DIR, dir_fd=dst)
+    if st is None:
+        os.fchmod(fd, mode)
+        if owner:
+            os.fchown(fd, *owner)
+    return fd
+
+
+def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None) -> None:
+    target = os.readlink(name, dir_fd=src)
+    try:
+        old = os.stat(name, dir_fd=dst, follow_symlinks=False)
+        if stat.S_ISLNK(old.st_mode) and os.readlink(name, dir_fd=dst) == target:
+            return
+        _remove_in(dst, name)
+    except FileNotFoundError:
+        pass
+    os.symlink(target, name, dir_fd=dst)
+    if owner:
+        os.chown(name, *owner, dir_fd=dst, follow_symlinks=False)
+
+
+def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owner: tuple[int, int] | None,
+              budget: _Budget, keep_same: bool) -> None:
+    """Copy the regular file `name` from `src` to `dst` (written beside it, then renamed
+    over what was there), with `mode` and `owner`, its bytes as they were when it was
+    listed; with `keep_same` a file of the same size, time and mode is left as it is."""
+    try:
+        old: os.stat_result | None = os.stat(name, dir_fd=dst, follow_symlinks=False)
+    except FileNotFoundError:
+        old = None
+    if (keep_same and old is not None and stat.S_ISREG(old.st_mode) and old.st_size == st.st_size
+            and old.st_mtime_ns == st.st_mtime_ns and stat.S_IMODE(old.st_mode) == mode):
+        return
+    budget.take(size=st.st_size)
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src)
+    tmp = f".p10-build-{uuid.uuid4().hex[:12]}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return  # not what was listed: left out
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dst)
+        try:
+            left = st.st_size
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                os.write(out, chunk)
+                left -= len(chunk)
+            os.fchmod(out, mode)
+            if owner:
+                os.fchown(out, *owner)
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+        if old is not None and stat.S_ISDIR(old.st_mode):
+            _remove_in(dst, name)
+        os.replace(tmp, name, src_dir_fd=dst, dst_dir_fd=dst)
+        tmp = ""
+    finally:
+        os.close(fd)
+        if tmp:
+            try:
+                os.unlink(tmp, dir_fd=dst)
+            except OSError:
+                pass
+
+
+def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: bool) -> None:
+    """Copy what the folder open as `src` holds into the one open as `dst`: files, links
+    and folders (no devices, pipes or sockets), by descriptors that never follow a link,
+    so that whoever else can write either folder cannot turn the copy elsewhere. Going
+    into the stage (`back` false): modes kept but set-user-ID and set-group-ID, `owner`
+    set. Coming back: modes at most 0755 (never writable by others, nothing
+    set-user-ID), the harness's user as owner, files that did not change left alone."""
+    stack: list[tuple[int, int, list[tuple[str, os.stat_result]]]] = []
+
+    def enter(s: int, d: int) -> None:
+        entries = _entries(s)
+        budget.take(entries=len(entries))
+        folders = []
+        for name, st in entries:
+            if stat.S_ISDIR(st.st_mode):
+                folders.append((name, st))
+            elif stat.S_ISLNK(st.st_mode):
+                _put_link(s, name, d, owner)
+            elif stat.S_ISREG(st.st_mode):
+                mode = stat.S_IMODE(st.st_mode) & (0o755 if back else ~(stat.S_ISUID | stat.S_ISGID))
+                _put_file(s, name, st, d, mode, owner, budget, keep_same=back)
+        stack.append((s, d, folders))
+
+    try:
+        enter(src, dst)
+        while stack:
+            s, d, folders = stack[-1]
+            if not folders:
+                stack.pop()
+                if stack:  # the first two are the caller's
+                    os.close(s)
+                    os.close(d)
+                continue
+            name, st = folders.pop()
+            if len(stack) >= BUILD_COPY_DEPTH:
+                raise SandboxError(f"{budget.what} has folders nested more than {BUILD_COPY_DEPTH} deep")
+            cs = os.open(name, _DIR, dir_fd=s)
+            try:
+                mode = (stat.S_IMODE(st.st_mode) & 0o755 | 0o700) if back else (stat.S_IMODE(st.st_mode) | 0o700)
+                cd = _dest_folder(d, name, mode, owner)
+            except BaseException:
+                os.close(cs)
+                raise
+            try:
+                enter(cs, cd)
+            except BaseException:
+                os.close(cs)
+                os.close(cd)
+                raise
+    finally:
+        for s, d, _ in stack[1:]:
+            os.close(s)
+            os.close(d)
+
+
+def remove_stage(stage: str) -> None:
+    """Remove a build's stage however deep its folders nest (`rm -rf` walks by
+    descriptors; `shutil.rmtree` recurses, and paths past PATH_MAX fail)."""
+    subprocess.run(["rm", "-rf", "--one-file-system", "--", stage], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
 def stage_build(own: str, uid: int, gid: int) -> str:
     """A copy of the folder `own`, owned by `uid`:`gid` (files, folders and links; not
-    devices or pipes), in a new private folder: the stage a build as that user writes in.
-    Returns the copy's path (its parent is the stage)."""
+    devices or pipes; no set-user-ID or set-group-ID bits), in a new private folder: the
+    stage a build as that user writes in. Returns the copy's path (its parent is the
+    stage). SandboxError past `BUILD_COPY_MB`, `SCAN_LIMIT` entries or
+    `BUILD_COPY_DEPTH`."""
     stage = tempfile.mkdtemp(prefix="p10-build-")
     copy = os.path.join(stage, "own")
+    src = dst = -1
     try:
-        for here, entries in _tree(own):
-            target = copy if here == own else os.path.join(copy, os.path.relpath(here, own))
-            os.mkdir(target, 0o700)
-            os.chmod(target, stat.S_IMODE(os.stat(here).st_mode) | 0o700)
-            os.lchown(target, uid, gid)
-            for e in entries:
-                if not e.is_dir(follow_symlinks=False):
-                    _copy_entry(e, os.path.join(target, e.name), 0o7777 & ~(stat.S_ISUID | stat.S_ISGID))
-                    if os.path.lexists(os.path.join(target, e.name)):
-                        os.lchown(os.path.join(target, e.name), uid, gid)
+        src = os.open(own, _DIR)
+        os.mkdir(copy, 0o700)
+        dst = os.open(copy, _DIR)
+        os.fchmod(dst, stat.S_IMODE(os.fstat(src).st_mode) | 0o700)
+        os.fchown(dst, uid, gid)
+        _mirror(src, dst, _Budget(f"the bot's folder {own!r}"), (uid, gid), back=False)
     except BaseException:
-        remove_tree(stage)
+        remove_stage(stage)
         raise
+    finally:
+        for fd in (src, dst):
+            if fd >= 0:
+                os.close(fd)
     return copy
 
 
 def unstage_build(copy: str, own: str) -> None:
-    """Bring what a build made or changed in `copy` back into `own`, owned by the harness's
-    user, with no set-user-ID, set-group-ID or sticky bit (a program a build marks
-    set-user-ID must not become root's): files whose size or time changed, new links and
-    folders. What the build removed stays; devices, pipes and sockets are left out."""
-    for here, entries in _tree(copy):
-        target = own if here == copy else os.path.join(own, os.path.relpath(here, copy))
-        if not os.path.isdir(target) or os.path.islink(target):
-            if os.path.lexists(target):
-                os.unlink(target)
-            os.mkdir(target, 0o700)
-            os.chmod(target, stat.S_IMODE(os.stat(here).st_mode) & 0o777)
-        for e in entries:
-            dest = os.path.join(target, e.name)
-            if e.is_dir(follow_symlinks=False):
-                if os.path.lexists(dest) and (os.path.islink(dest) or not os.path.isdir(dest)):
-                    os.unlink(dest)
-                continue
-            if not (e.is_symlink() or e.is_file(follow_symlinks=False)):
-                continue
-            if os.path.lexists(dest):
-                st, old = e.stat(follow_symlinks=False), os.lstat(dest)
-                if e.is_symlink():
-                    if stat.S_ISLNK(old.st_mode) and os.readlink(dest) == os.readlink(e.path):
-                        continue
-                elif (stat.S_ISREG(old.st_mode) and old.st_size == st.st_size and old.st_mtime_ns == st.st_mtime_ns
-                      and stat.S_IMODE(old.st_mode) == stat.S_IMODE(st.st_mode) & 0o777):
-                    continue
-                if stat.S_ISDIR(old.st_mode):
-                    remove_tree(dest)
-                else:
-                    os.unlink(dest)
-            _copy_entry(e, dest, 0o777)
+    """Bring what a build made or changed in `copy` back into `own` (see `_mirror`): what
+    the build removed stays. SandboxError past the limits of `stage_build`, with what
+    came back before it kept."""
+    src = os.open(copy, _DIR)
+    try:
+        dst = os.open(own, _DIR)
+        try:
+            _mirror(src, dst, _Budget("what the build made"), None, back=True)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def _reason(e: BaseException) -> str:
+    return (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
 
 
 def closed_to_build(cwd: str, own: str) -> str | None:
@@ -734,6 +912,9 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     groups = None
     if mode == "bwrap":
         if own and drops_root(True):
+            if own != os.path.abspath(box.own or own):
+                raise SandboxError(f"bot {name!r}: its folder {box.own!r} is reached through a symlink (it is "
+                                   f"{own!r}); as p10-tourney runs as root, name the folder itself")
             closed = closed_to_build(cwd or os.getcwd(), own)
             if closed is not None:
                 raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
@@ -741,14 +922,14 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                                    "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
             try:
                 copy = stage_build(own, BUILD_HOST_UID, BUILD_HOST_GID)
-            except OSError as e:
+            except (OSError, SandboxError) as e:
                 raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
-                                   f"{e.strerror or e}") from None
+                                   f"{_reason(e)}") from None
         try:
             inv = prepare(argv, cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
         except BaseException:
             if copy is not None:
-                remove_tree(os.path.dirname(copy))
+                remove_stage(os.path.dirname(copy))
             raise
         cmd, run_env, fds, groups = inv.argv, inv.env, inv.pass_fds, inv.extra_groups
     else:
@@ -780,13 +961,13 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         if copy is not None and own is not None:
             try:
                 unstage_build(copy, own)
-            except OSError as e:
-                raise SandboxError(f"bot {name!r}: what its build made could not be copied into {own!r}: "
-                                   f"{e.strerror or e}") from None
+            except (OSError, SandboxError) as e:
+                raise SandboxError(f"bot {name!r}: what its build made could not all be copied into {own!r}: "
+                                   f"{_reason(e)}") from None
         return text
     finally:
         if copy is not None:
-            remove_tree(os.path.dirname(copy))
+            remove_stage(os.path.dirname(copy))
 
 
 # ----- cgroups ------------------------------------------------------------------------------

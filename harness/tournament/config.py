@@ -19,7 +19,7 @@ import yaml
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.sandbox import MODES as SANDBOX_MODES
-from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file
+from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links
 from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
@@ -706,7 +706,8 @@ def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) ->
                 if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
                     raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
         hide = tuple(dict.fromkeys(common + [o for o in others if o]))
-        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL))
+        links = command_links(b.resolved_argv(), os.path.realpath(b.cwd or os.getcwd()))
+        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL, links=links))
         if spec.sandbox.mode != "none":
             try:  # what the bot would be shown (and may write while it builds), checked now
                 bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None,
