@@ -114,7 +114,8 @@ def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: 
     """Another tournament's results (a secret seed, or a tournament.json that says so) in
     any folder the bot is shown, its cwd, hidden folders and a folder its command names
     included, are masked, also one made after the tournament file was read; a folder
-    whose tournament.json is something else, and .git, are left alone. A bot whose cwd
+    whose tournament.json is something else is left alone, and .git is not searched (it
+    is covered whole). A bot whose cwd
     lies inside one is refused."""
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "bot.py").write_text("")
@@ -151,7 +152,8 @@ def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: 
         # results/, which holds results folders and nothing the bot needs, is masked whole:
         # the mask also covers a run begun there while the bot's process lives.
         assert str(tmp_path / "results") in masked
-        assert not covered(unrelated) and not any(".git" in m for m in masked)
+        assert not covered(unrelated) and not any(m.startswith(str(tmp_path / ".git") + "/") for m in masked)
+        assert str(tmp_path / ".git") in masked  # not searched, but covered whole (a repository's history)
         assert covered(elsewhere / "res") == (spec.name == "b")
     (old / "bot.py").write_text("")
     data["bots"] = [{"name": "a", "cmd": "python x/bot.py"}, {"name": "b", "cmd": "python bot.py", "cwd": "results/old"}]
@@ -459,6 +461,10 @@ def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
     # one file hard-linked many times
     ("import os\nopen('one', 'wb').write(b'x' * (1 << 20))\nfor k in range(8): os.link('one', f'l{k}')",
      "more than 4 MB"),
+    # links out of its folder, which a later reading of the tournament file would take as its own
+    ("import os\nos.symlink('/usr/bin', 'bin')\nos.mkdir('sub')\nos.symlink('../../x', 'sub/up')",
+     "link 'sub/up' to '../../x', out of its folder"),
+    ("import os\nos.symlink('/etc', 'etc')", "link 'etc' to '/etc', out of its folder"),
 ])
 def test_a_build_that_makes_too_much_is_an_error_and_leaves_no_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                       make: str, words: str) -> None:
@@ -768,17 +774,22 @@ ALLOW = 0x7FFF0000
 EPERM = 0x00050001
 GRANTED = 0x00050000  # returns 0 without being made
 ENOSYS = 0x00050026
+ENOTSUP = 0x0005005F
 
 
-@pytest.mark.parametrize("machine, arch, keyctl, read, x32, flock, fcntls, watch, io_setup, fchmodat, utimensat", [
-    ("x86_64", 0xC000003E, 250, 0, True, 73, (72,), (253, 254, 294, 300, 301), 206, 268, 280),
-    ("x86_64", 0x40000003, 288, 3, False, 143, (55, 221), (291, 292, 332, 338, 339), 245, 306, 320),  # 32-bit x86
-    ("aarch64", 0xC00000B7, 219, 63, False, 32, (25,), (26, 27, 262, 263), 0, 53, 88),
-    ("aarch64", 0x40000028, 311, 3, False, 143, (55, 221), (316, 317, 360, 367, 368), 243, 333, 348),  # 32-bit ARM
-])
+@pytest.mark.parametrize(
+    "machine, arch, keyctl, read, x32, flock, fcntls, watch, io_setup, fchmodat, utimensat, setxattr, getxattr, timer", [
+        ("x86_64", 0xC000003E, 250, 0, True, 73, (72,), (253, 254, 294, 300, 301), 206, 268, 280, 188, 191, 222),
+        ("x86_64", 0x40000003, 288, 3, False, 143, (55, 221), (291, 292, 332, 338, 339), 245, 306, 320, 226, 229,
+         259),  # 32-bit x86
+        ("aarch64", 0xC00000B7, 219, 63, False, 32, (25,), (26, 27, 262, 263), 0, 53, 88, 5, 8, 107),
+        ("aarch64", 0x40000028, 311, 3, False, 143, (55, 221), (316, 317, 360, 367, 368), 243, 333, 348, 226, 229,
+         257),  # 32-bit ARM
+    ])
 def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls(
         machine: str, arch: int, keyctl: int, read: int, x32: bool, flock: int, fcntls: tuple[int, ...],
-        watch: tuple[int, ...], io_setup: int, fchmodat: int, utimensat: int) -> None:
+        watch: tuple[int, ...], io_setup: int, fchmodat: int, utimensat: int, setxattr: int, getxattr: int,
+        timer: int) -> None:
     from harness.referee import seccomp
 
     prog = seccomp.program(machine)
@@ -789,6 +800,12 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
     assert _run_bpf(prog, io_setup, arch) == ENOSYS
     for nr in (fchmodat, utimensat):  # modes and times: nothing happens in games; a build changes them
         assert _run_bpf(prog, nr, arch) == GRANTED and _run_bpf(build, nr, arch) == ALLOW
+    # extended attributes (an ACL changes a mode): set and remove unsupported in games; read as ever
+    for nr in (setxattr, setxattr + 1, setxattr + 2, setxattr + 9, setxattr + 10, setxattr + 11, 463, 466):
+        assert _run_bpf(prog, nr, arch) == ENOTSUP and _run_bpf(build, nr, arch) == ALLOW, nr
+    assert _run_bpf(prog, getxattr, arch) == ALLOW
+    # POSIX timers (one can send SIGCONT to a bot stopped between its turns): refused in games
+    assert _run_bpf(prog, timer, arch) == EPERM and _run_bpf(build, timer, arch) == ALLOW
     assert _run_bpf(build, keyctl, arch) == EPERM
     assert _run_bpf(prog, keyctl, arch) == EPERM
     assert _run_bpf(prog, keyctl - 1, arch) == EPERM  # request_key
@@ -802,10 +819,10 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
         # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_OFD_GETLK, F_DUPFD_CLOEXEC
         for cmd in (0, 1, 2, 3, 4, 5, 36, 1030):
             assert _run_bpf(prog, nr, arch, (3, cmd)) == ALLOW, (nr, cmd)
-        for cmd in (1024, 1026, 1031):  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ
+        for cmd in (1024, 1026, 1031, 10):  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_SETSIG
             assert _run_bpf(prog, nr, arch, (3, cmd)) == EPERM, (nr, cmd)
     for nr in range(0, 460):
-        assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED)
+        assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED, ENOTSUP)
     if x32:
         assert _run_bpf(prog, 0x40000000 + 250, arch) == EPERM
         assert _run_bpf(prog, 0x40000000 + 0, arch) == EPERM  # the x32 ABI whole
@@ -881,6 +898,17 @@ open("/tmp/f", "w").close()
 os.chmod("/tmp/f", 0o600)
 os.utime("/tmp/f", (1, 1))
 print("metadata", oct(os.stat("/tmp/f").st_mode & 0o777), os.stat("/tmp/f").st_mtime != 1)
+try:
+    os.setxattr("/tmp/f", "system.posix_acl_access", b"\\x02\\x00\\x00\\x00")
+    print("xattr set")
+except OSError as e:
+    print("xattr", errno.errorcode[e.errno])
+try:
+    print("timer_list", repr(open("/proc/timer_list").read()[:40]))
+except OSError as e:
+    print("timer_list refused", e.strerror)
+t = ctypes.c_void_p()
+print("timer_create", libc.timer_create(1, None, ctypes.byref(t)), errno.errorcode.get(ctypes.get_errno()))
 t = threading.Thread(target=lambda: None); t.start(); t.join()
 print("thread ok")
 """)
@@ -900,3 +928,6 @@ print("thread ok")
     assert "writable /" not in p.stdout.replace("not writable", ""), p.stdout  # all of /proc: read-only
     assert "inotify -1 EPERM" in p.stdout, p.stdout
     assert "metadata 0o644 True" in p.stdout, p.stdout  # chmod and utime succeeded and did nothing
+    assert "xattr ENOTSUP" in p.stdout, p.stdout  # an ACL would change the mode
+    assert "timer_create -1 EPERM" in p.stdout, p.stdout  # a timer could send SIGCONT while stopped
+    assert "timer_list refused" in p.stdout or "timer_list ''" in p.stdout, p.stdout  # every timer's expiry

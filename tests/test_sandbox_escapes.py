@@ -162,3 +162,27 @@ def test_a_build_cannot_turn_a_word_of_its_command_into_a_link_elsewhere(tmp_pat
     os.symlink(elsewhere / "key", own / "model.bin")
     with pytest.raises(SandboxError, match="now leads to .*private/key.*did not when the tournament was read"):
         bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)
+    (own / "model.bin").unlink()
+    (own / "model.bin").write_text("weights\n")
+    bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)  # as it was: fine again
+    # The same for a `mounts:` entry inside the bot's folder.
+    (own / "data").mkdir()
+    path.write_text(path.read_text().replace("cwd: bot", f"cwd: bot\n  mounts: [{own / 'data'}]"))
+    spec = load_config(path).bot("b")
+    assert spec.sandbox.mounts == (str(own / "data"),)
+    bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)
+    (own / "data").rmdir()
+    os.symlink(elsewhere, own / "data")
+    with pytest.raises(SandboxError, match="now leads to .*private'"):
+        bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, 16)
+
+
+@needs_bwrap
+def test_a_repository_history_is_covered_where_the_bot_sees_the_repository(tmp_path: Path) -> None:
+    """A bot whose cwd is a repository's root would read other bots' folders and
+    tournament files from the history, masked or not: its .git is covered."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    opts = bwrap_options(["sh"], str(tmp_path), Sandbox(mode="bwrap"), 16)
+    at = [i for i, o in enumerate(opts) if o == str(tmp_path / ".git")]
+    assert any(opts[i - 1] == "--tmpfs" for i in at), opts

@@ -62,6 +62,32 @@ COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks", "/proc/sys/kerne
 machine's counts of ptys, open files and inodes): covered in every sandbox, so that none
 can signal another through them (see `seccomp`)."""
 
+_COVERED: list[str] = []
+
+
+def covered_proc() -> list[str]:
+    """`COVERED_PROC`, and the files at the top of /proc that only their owner may read
+    (`timer_list`, `slabinfo`, `vmallocinfo`, ...): a bot's uid maps to the user running
+    the harness, so when that is root they would show it the machine's timers (an exact
+    channel between sandboxes: a timer's expiry can hold a number) and kernel memory."""
+    if not _COVERED:
+        found = [p for p in COVERED_PROC if os.path.exists(p)]
+        try:
+            names = sorted(os.listdir("/proc"))
+        except OSError:
+            names = []
+        for n in names:
+            p = f"/proc/{n}"
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if not n.isdigit() and stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH and p not in found:
+                found.append(p)
+        _COVERED[:] = found
+    return list(_COVERED)
+
+
 READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 """Parts of /proc bound read-only in every sandbox: a bot's uid maps to the user running
 the harness, so when that is root, /proc/sys would otherwise take its writes, host-wide
@@ -223,14 +249,17 @@ def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
     return out
 
 
-def command_links(argv: Sequence[str], cwd: str | None) -> tuple[tuple[str, str], ...]:
-    """(path, where it leads) for each path a bot's command names that leads elsewhere
-    through a link (the bot's folder shows it the target's folder, see `command_paths`)."""
+def command_links(argv: Sequence[str], cwd: str | None, mounts: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+    """(path, where it leads) for the bot's working folder, each path its command names and
+    each of its `mounts` that leads elsewhere through a link (the bot is shown where it
+    leads, see `command_paths`)."""
+    base = cwd or os.getcwd()
+    paths = [base] + _named_paths(argv, os.path.realpath(base)) + list(mounts)
     out = []
-    for p in _named_paths(argv, cwd):
+    for p in paths:
         if os.path.lexists(p):
             a, r = os.path.abspath(p), os.path.realpath(p)
-            if a != r:
+            if a != r and (a, r) not in out:
                 out.append((a, r))
     return tuple(out)
 
@@ -446,12 +475,12 @@ def bwrap_options(
     (a copy of it) when that is given. `userns`: a user namespace to join
     (`build_userns`) instead of making one; `/dev` is then made here, without the
     pseudo-terminals of bubblewrap's `--dev`, which need root mapped in it."""
-    cwd = os.path.realpath(cwd or os.getcwd())
     if box.links is not None:
-        for a, r in command_links(argv, cwd):
+        for a, r in command_links(argv, cwd, box.mounts):
             if (a, r) not in box.links:
-                raise SandboxError(f"{a!r}, which the bot's command names, now leads to {r!r}, which it did not "
-                                   "when the tournament was read (a link its build made?)")
+                raise SandboxError(f"{a!r}, which the bot's command, cwd or mounts name, now leads to {r!r}, which "
+                                   "it did not when the tournament was read (a link its build made?)")
+    cwd = os.path.realpath(cwd or os.getcwd())
     if userns is None:
         opts = ["--unshare-all", "--unshare-user", "--disable-userns"]
     else:
@@ -522,6 +551,12 @@ def bwrap_options(
     # by /dev/null. A hidden folder that the bot needs whole (its cwd is the tournament's
     # folder) stays, and what is hidden inside it is masked in turn.
     hide = [os.path.realpath(h) for h in box.hide] + secret
+    # A repository's history holds every committed file, the masked ones too (other bots'
+    # folders, tournament files): a bound folder's .git is covered unless the bot names it.
+    for b in bound:
+        git = os.path.join(b, ".git")
+        if os.path.lexists(git) and not any(_under(n, git) for n in needed):
+            hide.append(git)
     # The folder that holds a results folder (results/) is masked whole where the bot needs
     # nothing inside it: a mask is made once, at the start, and so also covers the results
     # of runs begun while this process lives.
@@ -586,7 +621,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
-    opts += [x for p in COVERED_PROC if os.path.exists(p) for x in ("--ro-bind", "/dev/null", p)]
+    opts += [x for p in covered_proc() for x in ("--ro-bind", "/dev/null", p)]
     # All of /proc read-only: a bot's own entries need no writes, and as root a bot would
     # otherwise own the machine-wide files that check only the file mode.
     opts += ["--remount-ro", "/proc"]
@@ -706,12 +741,20 @@ def _dest_folder(dst: int, name: str, mode: int, owner: tuple[int, int] | None) 
     return fd
 
 
-def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None) -> None:
-    target = os.readlink(name, dir_fd=src)
+def _same_link(src: int, dst: int, name: str) -> bool:
+    """Whether `name` in `dst` is a link to where `name` in `src` (a link) leads."""
     try:
         old = os.stat(name, dir_fd=dst, follow_symlinks=False)
-        if stat.S_ISLNK(old.st_mode) and os.readlink(name, dir_fd=dst) == target:
-            return
+    except FileNotFoundError:
+        return False
+    return stat.S_ISLNK(old.st_mode) and os.readlink(name, dir_fd=dst) == os.readlink(name, dir_fd=src)
+
+
+def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None) -> None:
+    if _same_link(src, dst, name):
+        return
+    target = os.readlink(name, dir_fd=src)
+    try:
         _remove_in(dst, name)
     except FileNotFoundError:
         pass
@@ -766,16 +809,18 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
                 pass
 
 
-def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: bool) -> None:
+def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: str | None) -> None:
     """Copy what the folder open as `src` holds into the one open as `dst`: files, links
     and folders (no devices, pipes or sockets), by descriptors that never follow a link,
     so that whoever else can write either folder cannot turn the copy elsewhere. Going
     into the stage (`back` false): modes kept but set-user-ID and set-group-ID, `owner`
-    set. Coming back: modes at most 0755 (never writable by others, nothing
-    set-user-ID), the harness's user as owner, files that did not change left alone."""
-    stack: list[tuple[int, int, list[tuple[str, os.stat_result]]]] = []
+    set. Coming back (`back`: the folder `dst` is): modes at most 0755 (never writable by
+    others, nothing set-user-ID), the harness's user as owner, files that did not change
+    left alone, and a link that leads out of the folder (but to a system folder) refused:
+    a later reading of the tournament file would take it as the folder's own."""
+    stack: list[tuple[int, int, list[tuple[str, os.stat_result]], str]] = []
 
-    def enter(s: int, d: int) -> None:
+    def enter(s: int, d: int, rel: str) -> None:
         entries = _entries(s)
         budget.take(entries=len(entries))
         folders = []
@@ -783,16 +828,22 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
             if stat.S_ISDIR(st.st_mode):
                 folders.append((name, st))
             elif stat.S_ISLNK(st.st_mode):
+                if back is not None and not _same_link(s, d, name):
+                    target = os.readlink(name, dir_fd=s)
+                    to = os.path.normpath(os.path.join(back, rel, target))
+                    if not _under(to, back) and not any(_under(to, p) for p in SYSTEM_PATHS):
+                        raise SandboxError(f"the build made a link {os.path.join(rel, name)!r} to {target!r}, "
+                                           "out of its folder")
                 _put_link(s, name, d, owner)
             elif stat.S_ISREG(st.st_mode):
                 mode = stat.S_IMODE(st.st_mode) & (0o755 if back else ~(stat.S_ISUID | stat.S_ISGID))
-                _put_file(s, name, st, d, mode, owner, budget, keep_same=back)
-        stack.append((s, d, folders))
+                _put_file(s, name, st, d, mode, owner, budget, keep_same=back is not None)
+        stack.append((s, d, folders, rel))
 
     try:
-        enter(src, dst)
+        enter(src, dst, "")
         while stack:
-            s, d, folders = stack[-1]
+            s, d, folders, rel = stack[-1]
             if not folders:
                 stack.pop()
                 if stack:  # the first two are the caller's
@@ -810,13 +861,13 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
                 os.close(cs)
                 raise
             try:
-                enter(cs, cd)
+                enter(cs, cd, os.path.join(rel, name))
             except BaseException:
                 os.close(cs)
                 os.close(cd)
                 raise
     finally:
-        for s, d, _ in stack[1:]:
+        for s, d, _, _ in stack[1:]:
             os.close(s)
             os.close(d)
 
@@ -843,7 +894,7 @@ def stage_build(own: str, uid: int, gid: int) -> str:
         dst = os.open(copy, _DIR)
         os.fchmod(dst, stat.S_IMODE(os.fstat(src).st_mode) | 0o700)
         os.fchown(dst, uid, gid)
-        _mirror(src, dst, _Budget(f"the bot's folder {own!r}"), (uid, gid), back=False)
+        _mirror(src, dst, _Budget(f"the bot's folder {own!r}"), (uid, gid), back=None)
     except BaseException:
         remove_stage(stage)
         raise
@@ -862,7 +913,7 @@ def unstage_build(copy: str, own: str) -> None:
     try:
         dst = os.open(own, _DIR)
         try:
-            _mirror(src, dst, _Budget("what the build made"), None, back=True)
+            _mirror(src, dst, _Budget("what the build made"), None, back=own)
         finally:
             os.close(dst)
     finally:

@@ -24,6 +24,10 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   /dev/null` would break the host and its times could carry a message. A bot's build,
   which must mark what it compiles executable, runs without this rule (as an
   unprivileged user when the harness is root: `sandbox.build_userns`);
+- in games, setting or removing extended attributes (EOPNOTSUPP: an access-control list
+  on a device node changes its mode as `chmod` would), and POSIX timers (`timer_create`,
+  EPERM) and `fcntl`'s F_SETSIG (EPERM, in builds too): a timer's signal, or a
+  descriptor's, could be SIGCONT, which wakes a bot the harness stopped between its turns;
 - kernel AIO (`io_setup`: ENOSYS; the machine-wide count of AIO contexts is a number any
   sandbox could set) and `fcntl`'s F_SETPIPE_SZ (EPERM; pipe memory is counted per user,
   the same user for every sandbox);
@@ -65,7 +69,9 @@ _X32_BIT = 0x40000000
 
 _LOCK_CMDS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 _LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
-_REFUSED_CMDS = (1024, 1026, 1031)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ
+_REFUSED_CMDS = (1024, 1026, 1031, 10)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_SETSIG
+EOPNOTSUPP = 95
+_XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,8 @@ class _Abi:
     fcntl: tuple[int, ...]
     lock_cmds: tuple[int, ...]
     metadata: tuple[int, ...]  # chmod, chown, utime and their forms: granted in games
+    xattr: tuple[int, ...] = ()  # setxattr, lsetxattr, fsetxattr and the removexattr forms: EOPNOTSUPP in games
+    timers: tuple[int, ...] = ()  # timer_create: EPERM in games
     x32: bool = False
 
 
@@ -91,17 +99,18 @@ _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
         0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
-                         x32=True),  # AUDIT_ARCH_X86_64
+                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
-                                         412)),  # AUDIT_ARCH_I386
+                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
-                         _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88)),  # AUDIT_ARCH_AARCH64
+                         _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
+                         (107,)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
-                                         412)),  # AUDIT_ARCH_ARM
+                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -158,6 +167,10 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.jump(_JEQ_K, nr, yes="enosys")
         for nr in abi.granted + (() if build else abi.metadata):
             a.jump(_JEQ_K, nr, yes="granted")
+        for nr in () if build else abi.xattr:
+            a.jump(_JEQ_K, nr, yes="enotsup")
+        for nr in () if build else abi.timers:
+            a.jump(_JEQ_K, nr, yes="eperm")
         for nr in abi.fcntl:
             a.jump(_JEQ_K, nr, yes=f"fcntl{k}")
         a.ret(_RET_ALLOW)
@@ -176,4 +189,6 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
     a.ret(_RET_ERRNO | ENOSYS)
     a.label("granted")
     a.ret(_RET_ERRNO | _GRANTED)
+    a.label("enotsup")
+    a.ret(_RET_ERRNO | EOPNOTSUPP)
     return a.assemble()

@@ -706,7 +706,7 @@ def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) ->
                 if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
                     raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
         hide = tuple(dict.fromkeys(common + [o for o in others if o]))
-        links = command_links(b.resolved_argv(), os.path.realpath(b.cwd or os.getcwd()))
+        links = command_links(b.resolved_argv(), b.cwd, b.sandbox.mounts)
         spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL, links=links))
         if spec.sandbox.mode != "none":
             try:  # what the bot would be shown (and may write while it builds), checked now
