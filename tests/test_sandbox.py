@@ -500,6 +500,15 @@ def test_a_build_run_by_root_needs_to_enter_its_folder(tmp_path: Path) -> None:
     with pytest.raises(SandboxError, match="uid 65534, which may not enter") as e:
         run_build("b", ("true",), str(tmp_path), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
     assert str(tmp_path) in str(e.value) and "chmod o+rx" in str(e.value)
+    # A working folder it may not enter outside its own folder (check-bot run from a
+    # private folder): the build works in its own folder, and says so.
+    own.chmod(0o755)
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-own"
+    elsewhere.mkdir(mode=0o755)
+    elsewhere.chmod(0o755)
+    out = run_build("b", ("sh", "-c", "pwd; touch made"), str(tmp_path), {}, Sandbox(mode="bwrap", own=str(elsewhere)),
+                    "bwrap")
+    assert f"the build runs in its own folder {elsewhere}" in out and (elsewhere / "made").exists(), out
 
 
 @needs_bwrap

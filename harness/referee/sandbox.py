@@ -952,7 +952,8 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
 
     When the harness runs as root, a sandboxed build runs as `BUILD_HOST_UID` on a copy of
     its own folder (`stage_build`), and what it made comes back when it succeeds
-    (`unstage_build`)."""
+    (`unstage_build`); where that user may not enter its working folder, it works in its
+    own folder when that lies elsewhere (the output says so), and is refused otherwise."""
     timeout_s = timeout_s or box.build_timeout_s
     argv = list(build)
     if argv and argv[0] in ("python", "python3"):
@@ -961,13 +962,21 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     copy = None
     own = os.path.realpath(box.own) if box.own else None
     groups = None
+    build_cwd = cwd
+    note = ""
     if mode == "bwrap":
         if own and drops_root(True):
             if own != os.path.abspath(box.own or own):
                 raise SandboxError(f"bot {name!r}: its folder {box.own!r} is reached through a symlink (it is "
                                    f"{own!r}); as p10-tourney runs as root, name the folder itself")
             closed = closed_to_build(cwd or os.getcwd(), own)
-            if closed is not None:
+            if closed is not None and not _under(own, os.path.realpath(cwd or os.getcwd())):
+                # A working folder it may not enter, outside its own (`check-bot --build` run from
+                # a private folder): the build works in its own folder instead.
+                note = (f"[p10-tourney] the build runs in its own folder {own}: its working folder "
+                        f"{closed} is closed to uid {BUILD_HOST_UID}\n")
+                build_cwd = own
+            elif closed is not None:
                 raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
                                    f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
                                    "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
@@ -977,7 +986,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                 raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
                                    f"{_reason(e)}") from None
         try:
-            inv = prepare(argv, cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
+            inv = prepare(argv, build_cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
         except BaseException:
             if copy is not None:
                 remove_stage(os.path.dirname(copy))
@@ -1005,7 +1014,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                 pass
             out, _ = p.communicate()
             why = f"still running after its time limit of {timeout_s} s"
-        text = out.decode("utf-8", "replace")
+        text = note + out.decode("utf-8", "replace")
         if why is not None:
             last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
             raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
