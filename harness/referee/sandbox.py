@@ -28,6 +28,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -62,30 +63,25 @@ COVERED_PROC = ("/proc/keys", "/proc/key-users", "/proc/locks", "/proc/sys/kerne
 machine's counts of ptys, open files and inodes): covered in every sandbox, so that none
 can signal another through them (see `seccomp`)."""
 
-_COVERED: list[str] = []
-
-
-def covered_proc() -> list[str]:
+@lru_cache(maxsize=None)
+def covered_proc() -> tuple[str, ...]:
     """`COVERED_PROC`, and the files at the top of /proc that only their owner may read
     (`timer_list`, `slabinfo`, `vmallocinfo`, ...): a bot's uid maps to the user running
     the harness, so when that is root they would show it the machine's timers (an exact
     channel between sandboxes: a timer's expiry can hold a number) and kernel memory."""
-    if not _COVERED:
-        found = [p for p in COVERED_PROC if os.path.exists(p)]
+    found = [p for p in COVERED_PROC if os.path.exists(p)]
+    try:
+        names = sorted(n for n in os.listdir("/proc") if not n.isdigit())
+    except OSError:
+        names = []
+    for p in (f"/proc/{n}" for n in names):
         try:
-            names = sorted(os.listdir("/proc"))
+            st = os.lstat(p)
         except OSError:
-            names = []
-        for n in names:
-            p = f"/proc/{n}"
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            if not n.isdigit() and stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH and p not in found:
-                found.append(p)
-        _COVERED[:] = found
-    return list(_COVERED)
+            continue
+        if stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH and p not in found:
+            found.append(p)
+    return tuple(found)
 
 
 READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
@@ -394,7 +390,6 @@ def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]], skip: I
             continue
         todo += [e.path for e in dirs if e.name not in SCAN_SKIP]
     return found
-
 
 
 _USERNS: dict[int, int] = {}  # process id -> an open descriptor of its build user namespace
@@ -932,9 +927,10 @@ def closed_to_build(cwd: str, own: str) -> str | None:
     if _under(cwd, own):
         return None
     path = [cwd]
-    if _under(own, cwd) and own != cwd:
-        parts = os.path.relpath(os.path.dirname(own), cwd).split(os.sep)
-        path += [os.path.join(cwd, *parts[:k + 1]) for k in range(len(parts)) if parts[0] != os.curdir]
+    up = os.path.dirname(own)
+    while up != cwd and _under(up, cwd):
+        path.insert(1, up)
+        up = os.path.dirname(up)
     for p in path:
         try:
             if not os.stat(p).st_mode & stat.S_IXOTH:
