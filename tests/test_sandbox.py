@@ -784,6 +784,7 @@ EPERM = 0x00050001
 GRANTED = 0x00050000  # returns 0 without being made
 ENOSYS = 0x00050026
 ENOTSUP = 0x0005005F
+EAFNOSUPPORT = 0x00050061
 
 
 @pytest.mark.parametrize(
@@ -831,11 +832,39 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
         for cmd in (1024, 1026, 1031, 10):  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_SETSIG
             assert _run_bpf(prog, nr, arch, (3, cmd)) == EPERM, (nr, cmd)
     for nr in range(0, 460):
-        assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED, ENOTSUP)
+        assert _run_bpf(prog, nr, arch, (3, 1)) in (ALLOW, EPERM, ENOSYS, GRANTED, ENOTSUP, EAFNOSUPPORT)
     if x32:
         assert _run_bpf(prog, 0x40000000 + 250, arch) == EPERM
         assert _run_bpf(prog, 0x40000000 + 0, arch) == EPERM  # the x32 ABI whole
     assert _run_bpf(prog, read, 0x12345678) == EPERM  # an ABI it does not know
+
+
+@pytest.mark.parametrize("machine, arch, socket, socketpair, socketcall", [
+    ("x86_64", 0xC000003E, 41, 53, None),
+    ("x86_64", 0x40000003, 359, 360, 102),  # 32-bit x86
+    ("aarch64", 0xC00000B7, 198, 199, None),
+    ("aarch64", 0x40000028, 281, 288, 102),  # 32-bit ARM
+])
+@pytest.mark.parametrize("build", [False, True])
+def test_seccomp_allows_only_unix_inet_and_netlink_sockets(
+        machine: str, arch: int, socket: int, socketpair: int, socketcall: int | None, build: bool) -> None:
+    """AF_VSOCK's ports (and other families') are one table for the whole machine: a
+    socket of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK is refused."""
+    from harness.referee import seccomp
+
+    prog = seccomp.program(machine, build=build)
+    assert prog is not None
+    for nr in (socket, socketpair):
+        for family in (1, 2, 10, 16):  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+            assert _run_bpf(prog, nr, arch, (family, 1, 0)) == ALLOW, (nr, family)
+        # AF_UNSPEC, AF_AX25, AF_IPX, AF_PACKET, AF_TIPC, AF_ALG, AF_VSOCK, AF_XDP, AF_MCTP, beyond
+        for family in (0, 3, 4, 17, 30, 38, 40, 44, 45, 46, 255, 0x10028):
+            assert _run_bpf(prog, nr, arch, (family, 1, 0)) == EAFNOSUPPORT, (nr, family)
+    if socketcall is not None:  # its arguments lie in memory: making a socket through it is refused
+        for call in (1, 8):  # SYS_SOCKET, SYS_SOCKETPAIR
+            assert _run_bpf(prog, socketcall, arch, (call, 0)) == EAFNOSUPPORT
+        for call in (2, 3, 9, 10, 17):  # bind, connect, send, recv, recvmsg on a socket it has
+            assert _run_bpf(prog, socketcall, arch, (call, 0)) == ALLOW
 
 
 def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
@@ -940,3 +969,43 @@ print("thread ok")
     assert "xattr ENOTSUP" in p.stdout, p.stdout  # an ACL would change the mode
     assert "timer_create -1 EPERM" in p.stdout, p.stdout  # a timer could send SIGCONT while stopped
     assert "timer_list refused" in p.stdout or "timer_list ''" in p.stdout, p.stdout  # every timer's expiry
+
+
+@pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
+def test_a_sandboxed_process_can_make_no_vsock_socket(tmp_path: Path) -> None:
+    """AF_VSOCK's ports are one table for the whole machine (a port bound in one sandbox is
+    seen from every other): inside the sandbox the socket cannot be made, while the
+    families a program needs (Unix, IP, netlink) still work."""
+    import platform
+
+    from harness.referee.seccomp import program
+
+    if program() is None or platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip(f"no seccomp filter for {platform.machine()}")
+    probe = tmp_path / "probe.py"
+    probe.write_text("""
+import errno, socket
+for name, family, kind in (("vsock", 40, socket.SOCK_STREAM), ("vsock-dgram", 40, socket.SOCK_DGRAM),
+                           ("packet", 17, socket.SOCK_DGRAM), ("tipc", 30, socket.SOCK_RDM),
+                           ("unix", 1, socket.SOCK_STREAM), ("inet", 2, socket.SOCK_STREAM),
+                           ("inet6", 10, socket.SOCK_DGRAM), ("netlink", 16, socket.SOCK_RAW)):
+    try:
+        socket.socket(family, kind).close()
+        print(name, "made")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno))
+a, b = socket.socketpair()
+a.sendall(b"x")
+print("socketpair", b.recv(1) == b"x")
+""")
+    inv = prepare([sys.executable, str(probe)], str(tmp_path), {}, Sandbox(mode="bwrap", own=str(tmp_path)), 64)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+    finally:
+        inv.close()
+    assert p.returncode == 0, p.stderr
+    for name in ("vsock", "vsock-dgram", "packet", "tipc"):
+        assert f"{name} EAFNOSUPPORT" in p.stdout, p.stdout
+    for name in ("unix", "inet", "inet6", "netlink"):
+        assert f"{name} made" in p.stdout, p.stdout
+    assert "socketpair True" in p.stdout, p.stdout

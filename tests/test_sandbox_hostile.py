@@ -33,7 +33,7 @@ from harness.referee.sandbox import bwrap_available, harness_package
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = ROOT / "tests" / "hostile_bots" / "attacker.py"
 ATTACKS = ["proc_snoop", "ptrace_attach", "killer", "writer", "reader", "network", "daemon", "forker", "memhog",
-           "cpu_raise", "scratch_fill", "cpu_thief", "keyring", "other_results"]
+           "cpu_raise", "scratch_fill", "cpu_thief", "keyring", "other_results", "vsock"]
 HAVE_NODE = shutil.which("node") is not None
 OK, WHY = bwrap_available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
@@ -55,6 +55,23 @@ def marked(needle: bytes) -> list[tuple[int, str]]:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def vsock_port() -> tuple[socket.socket | None, int]:
+    """A port the host binds in AF_VSOCK's machine-wide table (None where it has none)."""
+    try:
+        s = socket.socket(40, socket.SOCK_STREAM)
+    except OSError:
+        return None, 0
+    for port in range(40000 + os.getpid() % 10000, 60000):
+        try:
+            s.bind((0xFFFFFFFF, port))
+            s.listen(1)
+            return s, port
+        except OSError:
+            continue
+    s.close()
+    return None, 0
 
 
 class Listener:
@@ -111,10 +128,11 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
     os.chmod(other / "seed.secret", 0o600)
     tournament = base / "tournament.yaml"
     listener = Listener()
+    vsock, vport = vsock_port()
     site = next(p for p in sys.path if p.endswith("site-packages"))
     env = {"HOSTILE_MARK": mark, "HOSTILE_RESULTS": str(out), "HOSTILE_TOURNAMENT": str(tournament),
            "HOSTILE_OTHER_BOT": str(py.parent), "HOSTILE_OTHER_RESULTS": str(other), "HOSTILE_HARNESS": harness_package(), "HOSTILE_SITE": site,
-           "HOSTILE_PORT": str(listener.port)}
+           "HOSTILE_PORT": str(listener.port), "HOSTILE_VSOCK_PORT": str(vport)}
     attackers = [{"name": a.replace("_", "-"), "cmd": f"python {ATTACKER} {a}", "env": env} for a in ATTACKS]
     cfg = {
         "name": "hostile", "seed": 5, "bots": honest + attackers, "table_size": 3, "format": "gauntlet",
@@ -138,13 +156,15 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
             except OSError:
                 pass
         listener.close()
+        if vsock is not None:
+            vsock.close()
     logs = {}
     for a in ATTACKS:
         name = a.replace("_", "-")
         logs[a] = "".join(p.read_text(errors="replace") for p in sorted((out / "logs").glob(f"{name}.*.stderr.log")))
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines() if line.strip()]
     yield {"mark": mark, "base": base, "out": out, "run": run, "left": left, "logs": logs, "games": games,
-           "listener": listener, "before": before, "after": {p: digest(p) for p in watched},
+           "listener": listener, "vsock": vport if vsock is not None else None, "before": before, "after": {p: digest(p) for p in watched},
            "honest": [h["name"] for h in honest], "source_mark": source_mark, "elapsed": elapsed,
            "tournament": tournament, "harness": Path(harness_package()), "site": Path(site)}
     for p in [Path(harness_package()), Path(site)]:
@@ -280,6 +300,15 @@ def test_tcp_connection_to_a_listener_on_localhost(hostile: dict) -> None:
     tries = lines(log, "connect-refused")
     assert tries and len(tries) % 3 == 0, tries
     assert hostile["listener"].accepted == []
+
+
+def test_vsock_ports_shared_by_the_whole_machine(hostile: dict) -> None:
+    """AF_VSOCK's ports are one table for the machine, outside every namespace: no socket
+    of that family can be made in the sandbox, so a port the host holds is not seen."""
+    log = assert_ran(hostile, "vsock")
+    assert lines(log, "vsock-made") == [] and lines(log, "vsock-seen") == [], log[-2000:]
+    refused = lines(log, "vsock-refused")
+    assert refused and all(r.strip() == "EAFNOSUPPORT" for r in refused), refused
 
 
 def test_500_processes(hostile: dict) -> None:

@@ -33,7 +33,14 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   the same user for every sandbox);
 - `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
   `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
-  escapes, refused by container runtimes' default profiles too.
+  escapes, refused by container runtimes' default profiles too;
+- sockets of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (`socket` and
+  `socketpair`: EAFNOSUPPORT). The sandbox's network namespace keeps those four to the
+  sandbox, but not every family is kept to a namespace: AF_VSOCK's ports form one table
+  for the whole machine, so one process could bind ports that spell a hand and another,
+  in another sandbox, find them. 32-bit x86 and ARM programs that make sockets through
+  `socketcall` (whose arguments the filter cannot read) get EAFNOSUPPORT for every
+  family there; the direct `socket` call is filtered as above.
 
 The others fail with EPERM. The filter is a classic BPF program, as bubblewrap's
 `--seccomp FD` reads it: built here for x86-64 (with 32-bit x86 programs; the x32 ABI is
@@ -51,6 +58,7 @@ from functools import lru_cache
 # struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]
 _NR = 0
 _ARCH = 4
+_ARG0 = 16  # the low 32 bits of args[0]
 _ARG1 = 16 + 8  # the low 32 bits of args[1] (little-endian machines only, as all here)
 
 # Classic BPF opcodes.
@@ -71,6 +79,11 @@ _LOCK_CMDS = (6, 7, 37, 38)  # F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 _LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
 _REFUSED_CMDS = (1024, 1026, 1031, 10)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_SETSIG
 EOPNOTSUPP = 95
+EAFNOSUPPORT = 97
+# AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: every other family is refused (AF_VSOCK's
+# ports, for one, are a table shared by the whole machine, not kept to a namespace).
+SOCKET_FAMILIES = (1, 2, 10, 16)
+_SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
 
 
@@ -88,6 +101,8 @@ class _Abi:
     metadata: tuple[int, ...]  # chmod, chown, utime and their forms: granted in games
     xattr: tuple[int, ...] = ()  # setxattr, lsetxattr, fsetxattr and the removexattr forms: EOPNOTSUPP in games
     timers: tuple[int, ...] = ()  # timer_create: EPERM in games
+    sockets: tuple[int, ...] = ()  # socket, socketpair: only the families in SOCKET_FAMILIES
+    socketcall: tuple[int, ...] = ()  # socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused
     x32: bool = False
 
 
@@ -99,18 +114,20 @@ _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
         0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
-                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), x32=True),  # AUDIT_ARCH_X86_64
+                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
-                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,)),  # AUDIT_ARCH_I386
+                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
+                         (102,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
-                         (107,)),  # AUDIT_ARCH_AARCH64
+                         (107,), (198, 199)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
-                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,)),  # AUDIT_ARCH_ARM
+                                         412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
+                         (102,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -173,7 +190,23 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.jump(_JEQ_K, nr, yes="eperm")
         for nr in abi.fcntl:
             a.jump(_JEQ_K, nr, yes=f"fcntl{k}")
+        for nr in abi.sockets:
+            a.jump(_JEQ_K, nr, yes=f"socket{k}")
+        for nr in abi.socketcall:
+            a.jump(_JEQ_K, nr, yes=f"socketcall{k}")
         a.ret(_RET_ALLOW)
+        if abi.sockets:
+            a.label(f"socket{k}")
+            a.load(_ARG0)
+            for family in SOCKET_FAMILIES:
+                a.jump(_JEQ_K, family, yes="allow")
+            a.ret(_RET_ERRNO | EAFNOSUPPORT)
+        if abi.socketcall:
+            a.label(f"socketcall{k}")
+            a.load(_ARG0)
+            for call in _SOCKETCALL_CREATE:
+                a.jump(_JEQ_K, call, yes="eafnosupport")
+            a.ret(_RET_ALLOW)
         a.label(f"fcntl{k}")
         a.load(_ARG1)
         for cmd in abi.lock_cmds:
@@ -191,4 +224,8 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
     a.ret(_RET_ERRNO | _GRANTED)
     a.label("enotsup")
     a.ret(_RET_ERRNO | EOPNOTSUPP)
+    a.label("eafnosupport")
+    a.ret(_RET_ERRNO | EAFNOSUPPORT)
+    a.label("allow")
+    a.ret(_RET_ALLOW)
     return a.assemble()

@@ -242,6 +242,27 @@ def network() -> None:
         report("resolve-refused", e)
 
 
+def vsock() -> None:
+    """Find a port the host bound in AF_VSOCK's table, one for the whole machine (a process
+    in another sandbox could bind ports that spell its hand for this one to find)."""
+    import errno
+
+    port = int(os.environ.get("HOSTILE_VSOCK_PORT", "0") or 0)
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_SEQPACKET):
+        try:
+            s = socket.socket(40, kind)  # AF_VSOCK
+        except OSError as e:
+            report("vsock-refused", errno.errorcode.get(e.errno, e.errno))
+            continue
+        report("vsock-made", kind)
+        try:
+            s.bind((0xFFFFFFFF, port))  # VMADDR_CID_ANY: EADDRINUSE when the host holds it
+            report("vsock-bound", port)
+        except OSError as e:
+            report("vsock-seen" if e.errno == errno.EADDRINUSE else "vsock-bind-refused", f"{port} {e}")
+        s.close()
+
+
 def daemon() -> None:
     """A setsid double-fork daemon that tries to edit the results for two minutes."""
     pid = os.fork()
@@ -374,7 +395,8 @@ def cpu_thief() -> None:
 
 
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
-                                   memhog, cpu_raise, scratch_fill, cpu_thief, keyring, other_results)}
+                                   memhog, cpu_raise, scratch_fill, cpu_thief, keyring, other_results,
+                                   vsock)}
 
 
 def main() -> None:
