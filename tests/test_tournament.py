@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -558,3 +559,23 @@ def test_a_compact_schedule_gives_back_every_game_as_scheduled_whatever_its_tabl
         for bad in (len(first), -len(first) - 1):
             with pytest.raises(IndexError):
                 sched.spec(bad)
+
+
+def test_a_bots_words_make_no_markdown_or_terminal_escapes(tmp_path: Path) -> None:
+    """A disqualified bot's last stderr line reaches leaderboard.md and the terminal: there
+    it forges no table cell, link or HTML, and moves no cursor."""
+    bots = [{"name": "greedy", "cmd": GREEDY}, {"name": "greedy2", "cmd": GREEDY},
+            {"name": "markup", "cmd": [sys.executable, str(ROOT / "tests/zoo/markup_crash.py")]}]
+    path = write_config(tmp_path, bots=bots, games_per_table=2, rules={"phases": [1]},
+                        faults={"retries": 0, "disqualify": {"startup_failures": 1, "check_every": 1}})
+    res = CliRunner().invoke(main, ["run", str(path), "--no-site", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "disqualified: markup" in res.output
+    assert "\x1b" not in res.output and "\x07" not in res.output, repr(res.output)
+    md = (tmp_path / "out" / "leaderboard.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| ") and "markup" in line)
+    header = next(line for line in md.splitlines() if line.startswith("| rank"))
+    cells = lambda line: len(re.split(r"(?<!\\)\|", line))  # noqa: E731 - cells not escaped
+    assert cells(row) == cells(header), row
+    assert "forged" in row and "\\<img" in row and "\x1b" not in md, row
+    assert not re.search(r"(?<!\\)[<>\[\]()`]", row.split("(disqualified: ", 1)[1].split(") | ", 1)[0]), row

@@ -125,6 +125,17 @@ def sandbox_line(board: Mapping[str, Any]) -> str | None:
     return f"{note[:1].upper()}{note[1:]}."
 
 
+_MD_PUNCT = {c: "\\" + chr(c) for c in b"\\`*_{}[]()<>#+-.!|~&:\"'=$%^@/;,?"}
+_MD_SPACE = {c: " " for c in [*range(0x00, 0x20), 0x7f, *range(0x80, 0xa0), 0x2028, 0x2029]}
+
+
+def md_text(text: str) -> str:
+    """`text` (a bot's words, such as the stderr line in a disqualification) safe in a
+    Markdown table cell: on one line, with every ASCII punctuation mark backslash-escaped,
+    so that it can make no cell, link, emphasis or HTML of its own."""
+    return " ".join(text.translate(_MD_SPACE).split()).translate(_MD_PUNCT)
+
+
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
     st = board.get("statistics")
@@ -154,7 +165,7 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for row in board["entrants"]:
-        name = row["entrant"] + (f" (disqualified: {row['disqualified']})" if row.get("disqualified") else "") + (
+        name = row["entrant"] + (f" (disqualified: {md_text(row['disqualified'])})" if row.get("disqualified") else "") + (
             " (retired)" if row.get("retired") else "")
         vals = [row["rank"], name] + [row[k] for k in COLUMNS[2:]]
         cells = [_fmt(v) for v in vals] + ([_interval(row), _next(row)] if with_stats else [])
