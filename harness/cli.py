@@ -17,6 +17,14 @@ def _fail(e: BaseException) -> click.ClickException:
     return click.ClickException(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
+def _clean(text: object) -> str:
+    """A bot's words (a fault's reason, its reply) safe to print: control characters written
+    as `\\xNN`, so that they can move no cursor and set no title."""
+    from .referee.process import printable
+
+    return printable(str(text))
+
+
 _SANDBOX_HELP = ("How bots are contained: auto (bubblewrap where it can run, else none with a warning), "
                  "bwrap (required), none. Overrides the tournament file.")
 
@@ -125,7 +133,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     stop()
     print_leaderboard(outcome.board, Console())
     for d in outcome.board.get("disqualified", []):
-        click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {d['reason']}")
+        click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {_clean(d['reason'])}")
     for i in outcome.incidents:
         click.echo(f"worker {i['worker']} lost during game {i['game']} ({i['reason']}); the game was played again")
     click.echo(f"{outcome.played} games played in {outcome.elapsed_s:.1f} s; results in {cfg.output}/"
@@ -462,7 +470,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
                     pass
             p.stop()
     for f in result.faults:
-        click.echo(f"fault: {f.entrant} (seat {f.seat}) {f.kind}: {f.reason}")
+        click.echo(f"fault: {f.entrant} (seat {f.seat}) {f.kind}: {_clean(f.reason)}")
     order = sorted(range(len(names)), key=lambda s: result.places[s])
     click.echo("result: " + ", ".join(f"{result.places[s]}. {names[s]} ({result.phases[s]} phases, {result.scores[s]} points)"
                                       for s in order))
@@ -551,7 +559,7 @@ class _HandPrinter:
                 nxt = msg["phases"][s]
                 click.echo(f"    {name:<16} +{msg['points'][s]:<4} total {msg['scores'][s]:<5} next phase {nxt if nxt is not None else '—'}")
         elif kind == "fault":
-            click.echo(f"    fault: {msg['entrant']} {msg['kind']}: {msg['reason']}")
+            click.echo(f"    fault: {msg['entrant']} {msg['kind']}: {_clean(msg['reason'])}")
 
 
 # ----- check-bot -------------------------------------------------------------------------------
@@ -651,13 +659,13 @@ def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | 
     else:
         click.echo(f"request: {request['decision']} (id {request['id']}, hand {request['state'].get('hand')}, "
                    f"seat {request['state'].get('seat')})")
-        click.echo(f"reply:   {answer.reply_line if answer.reply_line is not None else '(none)'}")
+        click.echo(f"reply:   {_clean(answer.reply_line) if answer.reply_line is not None else '(none)'}")
         if answer.legal:
             click.echo(f"legal ({answer.ms} ms)" + "".join(f"\n  {json.dumps(ev)}" for ev in answer.events))
         else:
-            click.echo(f"{answer.verdict}: {answer.reason}")
+            click.echo(f"{answer.verdict}: {_clean(answer.reason)}")
             if answer.fix:
-                click.echo(f"to fix it: {answer.fix}")
+                click.echo(f"to fix it: {_clean(answer.fix)}")
         if answer.stderr.strip():
             click.echo("the bot's stderr:\n" + "\n".join("  " + ln for ln in answer.stderr.strip().splitlines()[-20:]))
     sys.exit(0 if answer.legal else 1)

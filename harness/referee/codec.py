@@ -3,6 +3,7 @@ engine sees it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -48,11 +49,13 @@ def parse_reply(msg: dict[str, Any], decision: str) -> Action:
     schema accepts is parsed, one it refuses is malformed."""
     keys = _REPLY_KEYS[decision]
     if not keys.issuperset(msg):
-        unknown = sorted(map(str, (k for k in msg if k not in keys)))
+        unknown = [_quoted(str(k)) for k in sorted((k for k in msg if k not in keys), key=str)]
+        if len(unknown) > 5:
+            unknown[5:] = [f"and {len(unknown) - 5} more"]
         hint = ""
-        if "type" in unknown:
+        if "type" in msg:
             hint = "; a reply to a request has no \"type\""
-        elif decision == "play" and "hit" in unknown:
+        elif decision == "play" and "hit" in msg:
             hint = "; did you mean \"hits\"?"
         raise MalformedMessage(
             f"unknown field(s) {', '.join(unknown)} in a {decision} reply: remove them (a {decision} reply "
@@ -66,6 +69,11 @@ def parse_reply(msg: dict[str, Any], decision: str) -> Action:
         raise MalformedMessage(str(e)) from None
 
 
+def _quoted(key: str) -> str:
+    """A bot's field name as JSON (control characters escaped), at most 40 characters."""
+    return json.dumps(key if len(key) <= 40 else key[:40] + "...")
+
+
 def _integers(msg: dict[str, Any]) -> dict[str, Any]:
     """The play reply with whole numbers written as 2.0 read as 2 (skip, hit melds), and
     its hits checked for unknown fields."""
@@ -74,7 +82,7 @@ def _integers(msg: dict[str, Any]) -> dict[str, Any]:
         fixed = []
         for h in hits:
             if isinstance(h, dict):
-                unknown = sorted(map(str, set(h) - _HIT_KEYS))
+                unknown = [_quoted(str(k)) for k in sorted(set(h) - _HIT_KEYS, key=str)][:5]
                 if unknown:
                     raise MalformedMessage(f"unknown field(s) {', '.join(unknown)} in a hit: remove them (a hit is "
                                            "{\"card\": \"R8\", \"meld\": 4} with \"end\": \"low\"|\"high\" where needed)")

@@ -365,6 +365,7 @@ class Referee:
                 self._send(seat, encode(build(seat.n)))
 
     def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
+        reason = printable(reason)  # it may quote what the bot sent; it is printed to terminals
         self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
         seat.faults += 1
         if self.on_event:
@@ -374,6 +375,7 @@ class Referee:
         """The seat forfeits; `counted`: its fault is already recorded (the last strike)."""
         if seat.forfeit:
             return
+        reason = printable(reason)
         if not counted:
             self._fault(seat, kind, reason)
         else:
