@@ -315,6 +315,43 @@ def test_cpu_limit_is_per_game_and_ends_a_busy_loop(tmp_path):
         bot.stop()
 
 
+def test_cpu_of_a_child_never_waited_for_counts(tmp_path):
+    """A child that burns CPU and ends without being waited for (a zombie) takes its CPU
+    time out of its parent's count: with a cgroup, the cgroup's count holds it, and the
+    per-game budget ends the bot that hides its work so."""
+    bot = start_script(tmp_path, """
+        import time
+        def burn(s):
+            t = time.process_time()
+            while time.process_time() - t < s:
+                pass
+        if msg["id"] == 1:
+            r, w = os.pipe()
+            if os.fork() == 0:
+                os.close(r)
+                burn(0.8)
+                os._exit(0)  # never waited for: a zombie
+            os.close(w)
+            os.read(r, 1)  # its end
+            send({"id": 1, "zombie": True})
+        else:
+            burn(0.6)
+            send({"id": msg["id"], "done": True})
+    """, Limits(cpu_s=1))
+    try:
+        if bot.cgroup is None or bot.cgroup.cpu_seconds() is None:
+            pytest.skip("no cgroup counts the bot's CPU time here")
+        bot.reset_cpu_budget()
+        assert b'"zombie"' in ask(bot)
+        assert bot.usage()[0] - bot._cpu_base >= 0.7  # the zombie's 0.8 s
+        bot.send(b'{"type":"request","id":2}\n')
+        with pytest.raises(BotDied) as e:  # 0.8 + 0.6 s: over 1 s, though no process used 1 s
+            bot.read_line(time.monotonic() + 10)
+        assert "1 s per game" in str(e.value), str(e.value)
+    finally:
+        bot.stop()
+
+
 def test_open_files_limit(tmp_path):
     bot = start_script(tmp_path, """
         n = 0

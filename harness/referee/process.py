@@ -961,7 +961,9 @@ class BotProcess:
         if self.proc is None:
             return 0.0, 0.0, 0
         if self.cgroup is not None:
-            return tree_usage(0, pids=self.cgroup.pids())
+            cpu, rss, n = tree_usage(0, pids=self.cgroup.pids())
+            counted = self.cgroup.cpu_seconds()  # with what ended unwaited-for (a zombie's)
+            return (cpu if counted is None else counted), rss, n
         if self.sandboxed:
             return tree_usage(self.proc.pid, skip=2)
         return group_usage(self.proc.pid)

@@ -1035,7 +1035,7 @@ class BotCgroup:
 
     def __init__(self, kind: str, dirs: Mapping[str, str], cpus: int | None = None) -> None:
         self.kind = kind
-        self.dirs = dict(dirs)  # controller ("memory", "pids", "cpu", or "" for v2) -> directory
+        self.dirs = dict(dirs)  # controller ("memory", "pids", "cpu", "cpuacct", or "" for v2) -> directory
         self.cpus = cpus  # the CPU quota it holds (CPUs at once), None if none
 
     @property
@@ -1085,6 +1085,16 @@ class BotCgroup:
             if v.strip().lstrip("-").isdigit():
                 out[k] = int(v)
         return out
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by every process that ever ran in the cgroup (threads, children
+        never waited for and processes gone included), or None where it is not counted
+        (v1 without a cpuacct hierarchy)."""
+        if self.kind == "v2":
+            usec = self._events("", "cpu.stat").get("usage_usec")
+            return None if usec is None else usec / 1e6
+        text = self._read("cpuacct", "cpuacct.usage").strip()
+        return int(text) / 1e9 if text.isdigit() else None
 
     def memory_mb(self) -> float:
         """Memory charged to the cgroup now, in MiB."""
@@ -1322,6 +1332,11 @@ def detect_cgroups(proc_root: str = "/proc", fs_root: str = "/sys/fs/cgroup") ->
         d = os.path.normpath(os.path.join(mount, own.get("cpu", "/").lstrip("/")))
         if os.path.exists(os.path.join(d, "cpu.cfs_quota_us")) and os.access(d, os.W_OK):
             parents["cpu"] = d
+        # The CPU time of all its processes, those that ended unwaited-for too: cpuacct.
+        mount = os.path.join(fs_root, "cpuacct")
+        d = os.path.normpath(os.path.join(mount, own.get("cpuacct", "/").lstrip("/")))
+        if os.path.exists(os.path.join(d, "cpuacct.usage")) and os.access(d, os.W_OK):
+            parents["cpuacct"] = d
         return CgroupBackend("v1", parents), ""
     return None, "; ".join(reasons) or "no cgroup file system"
 
