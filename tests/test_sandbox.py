@@ -524,6 +524,97 @@ def test_failed_build_is_an_error_with_its_last_lines(tmp_path: Path) -> None:
 
 
 @needs_bwrap
+def test_a_builds_endless_output_is_kept_to_its_end(tmp_path: Path) -> None:
+    """A build that prints 200 MB: the harness keeps the last 256 KB, not all of it."""
+    from harness.referee import sandbox
+
+    box = Sandbox(mode="bwrap", own=str(tmp_path))
+    out = run_build("b", ("python", "-c", "import sys\nfor i in range(200_000): sys.stdout.write('x' * 1000 + '\\n')\n"
+                         "print('the end')"), str(tmp_path), {}, box, "bwrap")
+    assert out.startswith("[... ") and "bytes of output left out" in out.splitlines()[0]
+    assert out.rstrip().endswith("the end")
+    assert len(out) < (sandbox.BUILD_OUTPUT_KB << 10) + 200
+
+
+@needs_bwrap
+@pytest.mark.parametrize("what", ["bytes", "files"])
+def test_a_build_that_fills_the_disk_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str) -> None:
+    """Each file a build writes is capped; the disk it writes may grow by at most
+    BUILD_DISK_MB and BUILD_DISK_FILES in all (here lowered to 40 MB and 3,000): past that
+    the build is ended and the run stops with an error that says why."""
+    from harness.referee import sandbox
+
+    monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
+    monkeypatch.setattr(sandbox, "BUILD_DISK_FILES", 3000)
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    fill = {"bytes": "for i in range(400):\n    with open(f'f{i}', 'wb') as f: f.write(os.urandom(1 << 20))\n",
+            "files": "for i in range(100_000):\n    open(f'e{i}', 'w').close()\n"}[what]
+    (own / "build.py").write_text("import os, time\n" + fill + "time.sleep(30)\n")
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap",
+                  timeout_s=120)
+    assert ("wrote more than 40 MB" if what == "bytes" else "more than 3,000 files") in str(e.value), str(e.value)
+    made = list(own.iterdir())
+    assert len(made) < (400 if what == "bytes" else 100_000)
+
+
+@needs_bwrap
+def test_a_builds_processes_are_bounded_and_none_outlives_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build's processes share a cgroup with a process limit (BUILD_PROCESSES, here 30),
+    and whatever it leaves running is ended with it."""
+    from harness.referee import sandbox
+
+    backend, _ = sandbox.cgroups()
+    if backend is None:
+        pytest.skip("no cgroup can be made here")
+    monkeypatch.setattr(sandbox, "BUILD_PROCESSES", 30)
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    mark = f"p10-build-mark-{os.getpid()}"
+    (own / "build.py").write_text(f"""import os, subprocess, sys
+n = 0
+for i in range(100):
+    try:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "{mark}"], start_new_session=True)
+        n += 1
+    except OSError:
+        break
+print("started", n)
+""")
+    out = run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    started = int(out.split("started")[1].split()[0])
+    assert started < 30, out
+    left = [p for p in os.listdir("/proc") if p.isdigit() and mark.encode() in _cmdline(int(p))]
+    assert left == []
+
+
+@needs_bwrap
+def test_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All of a build's processes share BUILD_MEMORY_MB (here 100 MB): one that takes more
+    is ended by the kernel, and the build fails."""
+    from harness.referee import sandbox
+
+    backend, _ = sandbox.cgroups()
+    if backend is None:
+        pytest.skip("no cgroup can be made here")
+    monkeypatch.setattr(sandbox, "BUILD_MEMORY_MB", 100)
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    (own / "build.py").write_text("hoard = [bytearray(1 << 20) for _ in range(400)]\nprint('held 400 MB')\n")
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "held 400 MB" not in str(e.value) and "failed" in str(e.value), str(e.value)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@needs_bwrap
 def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -> None:
     """A bot whose program is made by its `build:` (here: a script written by the build)."""
     own = tmp_path / "compiled"

@@ -662,6 +662,21 @@ it made copied back (see `stage_build`)."""
 BUILD_COPY_DEPTH = 128
 """How deep the folders of a build's copy may nest, at most."""
 
+BUILD_MEMORY_MB = 4096
+"""Memory of all of a build's processes together, where a cgroup can be made."""
+
+BUILD_PROCESSES = 1024
+"""Processes and threads of a build, where a cgroup can be made."""
+
+BUILD_DISK_MB = 4096
+"""How much the used space of the disks a build can write may grow while it runs."""
+
+BUILD_DISK_FILES = 1_000_000
+"""How many files and folders a build may add to those disks while it runs."""
+
+BUILD_OUTPUT_KB = 256
+"""How much of a build's output is kept (its end): the rest is read and dropped."""
+
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -990,26 +1005,41 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         cmd, run_env, fds, groups = inv.argv, inv.env, inv.pass_fds, inv.extra_groups
     else:
         cmd, run_env, fds = argv, {**os.environ, **env}, ()
+    cgroup = None
+    backend, _ = cgroups()
+    if backend is not None:
+        try:
+            cgroup = backend.create(f"build-{name}", BUILD_MEMORY_MB, BUILD_PROCESSES)
+        except OSError:
+            cgroup = None  # its memory and processes are then not bounded (as the run's record says)
+    procs_files = cgroup.procs_files if cgroup is not None else []
+    fsize = BUILD_DISK_MB << 20
+
+    def join() -> None:  # pragma: no cover - runs in the child
+        import resource
+
+        for f in procs_files:
+            with open(f, "w") as fh:
+                fh.write(str(os.getpid()))
+        try:  # no one file past what the disks may grow by in all
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        except (OSError, ValueError):
+            pass
+
     try:
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                 extra_groups=groups)
-        except OSError as e:
-            raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: {e.strerror or e}") from None
+                                 extra_groups=groups, preexec_fn=join)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
         finally:
             if inv is not None:
                 inv.close()
-        try:
-            out, _ = p.communicate(timeout=timeout_s)
-            why = None if p.returncode == 0 else f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            out, _ = p.communicate()
-            why = f"still running after its time limit of {timeout_s} s"
+        out, why = _watch_build(p, timeout_s, [d for d in (copy, own, cwd) if d], cgroup)
+        if why is None and p.returncode != 0:
+            why = f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
         text = note + out.decode("utf-8", "replace")
         if why is not None:
             last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
@@ -1022,8 +1052,81 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                                    f"{_reason(e)}") from None
         return text
     finally:
+        if cgroup is not None:
+            cgroup.remove()  # and whatever the build left running
         if copy is not None:
             remove_stage(os.path.dirname(copy))
+
+
+def _disk_use(paths: Iterable[str]) -> dict[int, tuple[int, int]]:
+    """Used bytes and used inodes of each file system holding one of `paths`."""
+    out: dict[int, tuple[int, int]] = {}
+    for path in paths:
+        try:
+            dev = os.stat(path).st_dev
+            if dev not in out:
+                v = os.statvfs(path)
+                out[dev] = ((v.f_blocks - v.f_bfree) * v.f_frsize, v.f_files - v.f_ffree)
+        except OSError:
+            pass
+    return out
+
+
+def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
+                 cgroup: "BotCgroup | None") -> tuple[bytes, str | None]:
+    """Wait for a build, keeping the last `BUILD_OUTPUT_KB` of its output; end it (its
+    process group and cgroup) when it runs past `timeout_s`, or when the disks it can write
+    grow by more than `BUILD_DISK_MB` or `BUILD_DISK_FILES` (looked at 5 times a second).
+    Returns the output's end and why it was ended (None: it ended by itself)."""
+    import threading
+
+    keep = BUILD_OUTPUT_KB << 10
+    tail = bytearray()
+    dropped = [0]
+
+    def pump() -> None:
+        assert p.stdout is not None
+        while True:
+            chunk = p.stdout.read1(65536)  # type: ignore[attr-defined]
+            if not chunk:
+                return
+            tail.extend(chunk)
+            if len(tail) > 2 * keep:
+                dropped[0] += len(tail) - keep
+                del tail[:len(tail) - keep]
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    base = _disk_use(paths)
+    deadline = time.monotonic() + timeout_s
+    why = None
+    while why is None:
+        try:
+            p.wait(timeout=0.2)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        for dev, (used, files) in _disk_use(paths).items():
+            b_used, b_files = base.get(dev, (used, files))
+            if used - b_used > BUILD_DISK_MB << 20:
+                why = f"it wrote more than {BUILD_DISK_MB:,} MB to disk"
+            elif files - b_files > BUILD_DISK_FILES:
+                why = f"it made more than {BUILD_DISK_FILES:,} files and folders"
+        if why is None and time.monotonic() > deadline:
+            why = f"still running after its time limit of {timeout_s} s"
+    if why is not None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if cgroup is not None:
+        cgroup.kill()  # what it left running too: the sandbox's init outlives the build's command
+    p.wait()
+    reader.join(5)  # a process left running (no cgroup) may hold its output open: not waited for
+    if p.stdout is not None and not reader.is_alive():
+        p.stdout.close()
+    head = f"[... {dropped[0]:,} bytes of output left out ...]\n".encode() if dropped[0] else b""
+    return head + bytes(tail[-keep:]), why
 
 
 # ----- cgroups ------------------------------------------------------------------------------
