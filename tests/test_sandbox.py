@@ -937,25 +937,41 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
     ("aarch64", 0x40000028, 281, 288, 102),  # 32-bit ARM
 ])
 @pytest.mark.parametrize("build", [False, True])
-def test_seccomp_allows_only_unix_inet_and_netlink_sockets(
+def test_seccomp_allows_only_unix_and_netlink_sockets_in_games(
         machine: str, arch: int, socket: int, socketpair: int, socketcall: int | None, build: bool) -> None:
-    """AF_VSOCK's ports (and other families') are one table for the whole machine: a
-    socket of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK is refused."""
+    """AF_VSOCK's ports are one table for the whole machine, and IP sockets' counts,
+    source ports and (on cgroup v1) buffers are the machine's: in games a socket of any
+    family but AF_UNIX and AF_NETLINK is refused; a build may make IP sockets too."""
     from harness.referee import seccomp
 
     prog = seccomp.program(machine, build=build)
     assert prog is not None
+    ip = (2, 10)  # AF_INET, AF_INET6
     for nr in (socket, socketpair):
-        for family in (1, 2, 10, 16):  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+        for family in (1, 16) + (ip if build else ()):  # AF_UNIX, AF_NETLINK
             assert _run_bpf(prog, nr, arch, (family, 1, 0)) == ALLOW, (nr, family)
         # AF_UNSPEC, AF_AX25, AF_IPX, AF_PACKET, AF_TIPC, AF_ALG, AF_VSOCK, AF_XDP, AF_MCTP, beyond
-        for family in (0, 3, 4, 17, 30, 38, 40, 44, 45, 46, 255, 0x10028):
+        for family in (0, 3, 4, 17, 30, 38, 40, 44, 45, 46, 255, 0x10028) + (() if build else ip):
             assert _run_bpf(prog, nr, arch, (family, 1, 0)) == EAFNOSUPPORT, (nr, family)
     if socketcall is not None:  # its arguments lie in memory: making a socket through it is refused
         for call in (1, 8):  # SYS_SOCKET, SYS_SOCKETPAIR
             assert _run_bpf(prog, socketcall, arch, (call, 0)) == EAFNOSUPPORT
         for call in (2, 3, 9, 10, 17):  # bind, connect, send, recv, recvmsg on a socket it has
             assert _run_bpf(prog, socketcall, arch, (call, 0)) == ALLOW
+
+@pytest.mark.parametrize("machine, arch, setsid, getsid", [
+    ("x86_64", 0xC000003E, 112, 124), ("x86_64", 0x40000003, 66, 147),
+    ("aarch64", 0xC00000B7, 157, 156), ("aarch64", 0x40000028, 66, 147),
+])
+def test_seccomp_makes_setsid_do_nothing_in_games(machine: str, arch: int, setsid: int, getsid: int) -> None:
+    """Every new session numbers an autogroup from one counter for the machine: in games
+    `setsid` succeeds and does nothing; a build's works."""
+    from harness.referee import seccomp
+
+    prog, build = seccomp.program(machine), seccomp.program(machine, build=True)
+    assert prog is not None and build is not None
+    assert _run_bpf(prog, setsid, arch) == GRANTED and _run_bpf(build, setsid, arch) == ALLOW
+    assert _run_bpf(prog, getsid, arch) == ALLOW
 
 
 def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
@@ -1063,10 +1079,11 @@ print("thread ok")
 
 
 @pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
-def test_a_sandboxed_process_can_make_no_vsock_socket(tmp_path: Path) -> None:
+def test_a_sandboxed_process_can_make_no_vsock_or_ip_socket(tmp_path: Path) -> None:
     """AF_VSOCK's ports are one table for the whole machine (a port bound in one sandbox is
-    seen from every other): inside the sandbox the socket cannot be made, while the
-    families a program needs (Unix, IP, netlink) still work."""
+    seen from every other), and IP sockets move machine-wide counts: inside the sandbox
+    neither can be made, while Unix and netlink sockets work, and `setsid` leaves the
+    session (and the machine's count of them) as it was."""
     import platform
 
     from harness.referee.seccomp import program
@@ -1088,6 +1105,18 @@ for name, family, kind in (("vsock", 40, socket.SOCK_STREAM), ("vsock-dgram", 40
 a, b = socket.socketpair()
 a.sendall(b"x")
 print("socketpair", b.recv(1) == b"x")
+import os
+r, w = os.pipe()
+if os.fork() == 0:  # not a group leader: setsid would make a session (and an autogroup)
+    before = open("/proc/self/autogroup").read() if os.path.exists("/proc/self/autogroup") else ""
+    sid = os.getsid(0)
+    os.setsid()
+    after = open("/proc/self/autogroup").read() if os.path.exists("/proc/self/autogroup") else ""
+    os.write(w, f"setsid same-session {os.getsid(0) == sid} same-autogroup {before == after}".encode())
+    os._exit(0)
+os.close(w)
+os.wait()
+print(os.read(r, 200).decode())
 """)
     inv = prepare([sys.executable, str(probe)], str(tmp_path), {}, Sandbox(mode="bwrap", own=str(tmp_path)), 64)
     try:
@@ -1095,8 +1124,9 @@ print("socketpair", b.recv(1) == b"x")
     finally:
         inv.close()
     assert p.returncode == 0, p.stderr
-    for name in ("vsock", "vsock-dgram", "packet", "tipc"):
+    for name in ("vsock", "vsock-dgram", "packet", "tipc", "inet", "inet6"):
         assert f"{name} EAFNOSUPPORT" in p.stdout, p.stdout
-    for name in ("unix", "inet", "inet6", "netlink"):
+    for name in ("unix", "netlink"):
         assert f"{name} made" in p.stdout, p.stdout
     assert "socketpair True" in p.stdout, p.stdout
+    assert "setsid same-session True same-autogroup True" in p.stdout, p.stdout

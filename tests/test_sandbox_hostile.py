@@ -33,7 +33,8 @@ from harness.referee.sandbox import bwrap_available, harness_package
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = ROOT / "tests" / "hostile_bots" / "attacker.py"
 ATTACKS = ["proc_snoop", "ptrace_attach", "killer", "writer", "reader", "network", "daemon", "forker", "memhog",
-           "cpu_raise", "scratch_fill", "cpu_thief", "keyring", "other_results", "vsock"]
+           "cpu_raise", "scratch_fill", "cpu_thief", "keyring", "other_results", "vsock",
+           "counters"]
 HAVE_NODE = shutil.which("node") is not None
 OK, WHY = bwrap_available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"the sandbox cannot run here: {WHY}")
@@ -309,6 +310,17 @@ def test_vsock_ports_shared_by_the_whole_machine(hostile: dict) -> None:
     assert lines(log, "vsock-made") == [] and lines(log, "vsock-seen") == [], log[-2000:]
     refused = lines(log, "vsock-refused")
     assert refused and all(r.strip() == "EAFNOSUPPORT" for r in refused), refused
+
+
+def test_machine_wide_counts_of_sessions_and_ip_sockets(hostile: dict) -> None:
+    """`setsid` makes no new session (each would take a number from one counter for the
+    machine), and no IP socket can be made (their counts and, on cgroup v1, their buffer
+    memory are the machine's)."""
+    log = assert_ran(hostile, "counters")
+    assert lines(log, "autogroup-moved") == [] and lines(log, "autogroup-still"), log[-2000:]
+    assert lines(log, "ip-made") == [], log[-2000:]
+    refused = lines(log, "ip-refused")
+    assert refused and len(refused) % 3 == 0 and all(r.endswith("EAFNOSUPPORT") for r in refused), refused
 
 
 def test_500_processes(hostile: dict) -> None:

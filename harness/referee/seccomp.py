@@ -34,13 +34,23 @@ two processes of one entrant in different seat rotations of a duplicate deal):
 - `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
   `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
   escapes, refused by container runtimes' default profiles too;
-- sockets of any family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (`socket` and
-  `socketpair`: EAFNOSUPPORT). The sandbox's network namespace keeps those four to the
-  sandbox, but not every family is kept to a namespace: AF_VSOCK's ports form one table
-  for the whole machine, so one process could bind ports that spell a hand and another,
-  in another sandbox, find them. 32-bit x86 and ARM programs that make sockets through
-  `socketcall` (whose arguments the filter cannot read) get EAFNOSUPPORT for every
-  family there; the direct `socket` call is filtered as above.
+- in games, sockets of any family but AF_UNIX and AF_NETLINK (`socket` and
+  `socketpair`: EAFNOSUPPORT; a build may make IP sockets too, for the loopback of its own
+  that some build tools talk over). Not every family is kept to the sandbox's namespaces:
+  AF_VSOCK's ports form one table for the whole machine, so one process could bind ports
+  that spell a hand and another, in another sandbox, find them; TCP's and UDP's counts of
+  sockets and buffer memory in /proc/net/sockstat are the machine's, and so is the table
+  that picks a connection's source port; and on cgroup v1 the buffers of IP sockets are
+  charged to no cgroup, so a bot that leaves data unread in its own loopback sockets
+  would hold memory beyond its limit, up to the machine's TCP and UDP allowance. A
+  sandbox has no network, so IP sockets serve a bot for nothing. 32-bit x86 and ARM
+  programs that make sockets through `socketcall` (whose arguments the filter cannot
+  read) get EAFNOSUPPORT for every family there; the direct `socket` call is filtered as
+  above;
+- in games, `setsid` succeeds without doing anything: every new session takes a number
+  from one counter for the whole machine (the scheduler's autogroup, shown in
+  /proc/self/autogroup), which a process in another sandbox can read. The bot's first
+  process leads a session of its own already, and it has no terminal to leave.
 
 The others fail with EPERM. The filter is a classic BPF program, as bubblewrap's
 `--seccomp FD` reads it: built here for x86-64 (with 32-bit x86 programs; the x32 ABI is
@@ -80,9 +90,10 @@ _LOCK_CMDS_32 = _LOCK_CMDS + (13, 14)  # and F_SETLK64, F_SETLKW64 (32-bit ABIs)
 _REFUSED_CMDS = (1024, 1026, 1031, 10)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_SETSIG
 EOPNOTSUPP = 95
 EAFNOSUPPORT = 97
-# AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: every other family is refused (AF_VSOCK's
-# ports, for one, are a table shared by the whole machine, not kept to a namespace).
-SOCKET_FAMILIES = (1, 2, 10, 16)
+SOCKET_FAMILIES = (1, 16)
+"""The socket families a bot may use in games: AF_UNIX and AF_NETLINK (see above)."""
+BUILD_SOCKET_FAMILIES = (1, 2, 10, 16)
+"""And in a build: AF_INET and AF_INET6 too (a loopback of its own; no network)."""
 _SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
 
@@ -103,6 +114,7 @@ class _Abi:
     timers: tuple[int, ...] = ()  # timer_create: EPERM in games
     sockets: tuple[int, ...] = ()  # socket, socketpair: only the families in SOCKET_FAMILIES
     socketcall: tuple[int, ...] = ()  # socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused
+    setsid: tuple[int, ...] = ()  # setsid: granted without being made, in games
     x32: bool = False
 
 
@@ -114,20 +126,20 @@ _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
         0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
-                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), x32=True),  # AUDIT_ARCH_X86_64
+                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
-                         (102,)),  # AUDIT_ARCH_I386
+                         (102,), (66,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
-                         (107,), (198, 199)),  # AUDIT_ARCH_AARCH64
+                         (107,), (198, 199), (), (157,)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
-                         (102,)),  # AUDIT_ARCH_ARM
+                         (102,), (66,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -182,7 +194,7 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.jump(_JEQ_K, nr, yes="eperm")
         for nr in abi.enosys:
             a.jump(_JEQ_K, nr, yes="enosys")
-        for nr in abi.granted + (() if build else abi.metadata):
+        for nr in abi.granted + (() if build else abi.metadata + abi.setsid):
             a.jump(_JEQ_K, nr, yes="granted")
         for nr in () if build else abi.xattr:
             a.jump(_JEQ_K, nr, yes="enotsup")
@@ -198,7 +210,7 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
         if abi.sockets:
             a.label(f"socket{k}")
             a.load(_ARG0)
-            for family in SOCKET_FAMILIES:
+            for family in BUILD_SOCKET_FAMILIES if build else SOCKET_FAMILIES:
                 a.jump(_JEQ_K, family, yes="allow")
             a.ret(_RET_ERRNO | EAFNOSUPPORT)
         if abi.socketcall:

@@ -263,6 +263,42 @@ def vsock() -> None:
         s.close()
 
 
+def counters() -> None:
+    """Move machine-wide counts another sandbox can read: the scheduler's autogroup number
+    (every new session takes one) and TCP's count of sockets in /proc/net/sockstat, and
+    hold UDP buffers that (on cgroup v1) no cgroup counts."""
+    import errno
+
+    def autogroup() -> str:
+        try:
+            return open("/proc/self/autogroup").read().strip()
+        except OSError:
+            return ""
+
+    r, w = os.pipe()
+    if os.fork() == 0:
+        before = autogroup()
+        for _ in range(20):
+            if os.fork() == 0:
+                os.setsid()
+                os._exit(0)
+            os.wait()
+        os.setsid()
+        os.write(w, f"{before}|{autogroup()}".encode())
+        os._exit(0)
+    os.close(w)
+    os.wait()
+    before, _, after = os.read(r, 400).decode().partition("|")
+    report("autogroup-moved" if before != after else "autogroup-still", f"{before} -> {after}")
+    for name, family, kind in (("tcp", socket.AF_INET, socket.SOCK_STREAM), ("udp", socket.AF_INET, socket.SOCK_DGRAM),
+                               ("udp6", socket.AF_INET6, socket.SOCK_DGRAM)):
+        try:
+            socket.socket(family, kind).close()
+            report("ip-made", name)
+        except OSError as e:
+            report("ip-refused", f"{name} {errno.errorcode.get(e.errno, e.errno)}")
+
+
 def daemon() -> None:
     """A setsid double-fork daemon that tries to edit the results for two minutes."""
     pid = os.fork()
@@ -396,7 +432,7 @@ def cpu_thief() -> None:
 
 ATTACKS = {f.__name__: f for f in (proc_snoop, ptrace_attach, killer, writer, reader, network, daemon, forker,
                                    memhog, cpu_raise, scratch_fill, cpu_thief, keyring, other_results,
-                                   vsock)}
+                                   vsock, counters)}
 
 
 def main() -> None:
