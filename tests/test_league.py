@@ -455,3 +455,18 @@ def test_a_league_round_interrupted_at_its_budget_is_finished_on_resume() -> Non
     # 4 games played of the first round: the budget of 4 is met only once that round is whole.
     assert not budget_met(cfg4, part, Matchmaker(cfg4), 0)
     assert budget_met(cfg4, records, Matchmaker(cfg4), 8)
+
+
+def test_a_plain_run_makes_whole_a_round_that_a_stopped_league_left_part_played(tmp_path: Path) -> None:
+    """A `--forever` run stopped by a signal finishes only the games it had handed out, so
+    its last round may be part played; a plain run afterwards plays that round to its end
+    (however many games were played before it), and then stops at the round's end."""
+    from harness.tournament.league import Matchmaker, budget_met
+
+    cfg = load_config(write(tmp_path, ("a", "b", "c", "d"), format="league", games=8, games_per_table=None,
+                            league={"round_games": 8, "min_games": 2}))
+    part = {i: {} for i in [*range(16), 16, 17, 18, 19]}  # two whole rounds and half of the third
+    assert not budget_met(cfg, part, Matchmaker(cfg), 16)
+    first = run(write(tmp_path, ("a", "b", "c", "d"), format="league", games=8, games_per_table=None,
+                      league={"round_games": 8, "min_games": 2}))
+    assert first.played == 8  # and an uninterrupted plain run stops at the round's end

@@ -183,11 +183,12 @@ class Matchmaker:
 
 def budget_met(cfg: TournamentConfig, records: Any, mm: Matchmaker, start: int) -> bool:
     """A plain run's end: `games` games played before `start` and every active entrant
-    (not disqualified) with `league.min_games` of them. Games of the round at `start`
-    (some played before a run was interrupted) do not count: a resumed run ends where
+    (not disqualified) with `league.min_games` of them; never inside a round that has
+    games played (one a run was stopped in: a stopped `--forever` run's last round is
+    made whole). Those games do not count towards the budget: a resumed run ends where
     one uninterrupted run ends."""
     ahead = sum(1 for i in range(start, start + cfg.league.round_games) if i in records)
-    if len(records) - ahead < (cfg.games or 0):
+    if ahead or len(records) < (cfg.games or 0):
         return False
     mm.feed(records, start)
     out = mm.excluded(start)
