@@ -607,6 +607,59 @@ def test_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "held 400 MB" not in str(e.value) and "failed" in str(e.value), str(e.value)
 
 
+@needs_bwrap
+def test_a_build_that_fills_the_disk_and_ends_at_once_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk is looked at once more when the build ends, so one that writes past the
+    limit between two looks and ends at once fails too; and `fallocate`, which reserves
+    space without a file growing, is unsupported in a build."""
+    from harness.referee import sandbox
+
+    monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    (own / "build.py").write_text("""import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("reserved", os.O_CREAT | os.O_WRONLY)
+r = libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(1 << 30))  # FALLOC_FL_KEEP_SIZE, 1 GiB
+print("fallocate", r, errno.errorcode.get(ctypes.get_errno()), flush=True)
+for i in range(60):
+    with open(f"f{i}", "wb") as f:
+        f.write(b"x" * (1 << 20))
+""")
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "wrote more than 40 MB" in str(e.value) and "fallocate -1 ENOTSUP" in str(e.value), str(e.value)
+    # (run as root, the build works on a copy of its folder, which is dropped when it fails)
+    assert not (own / "reserved").exists() or os.stat(own / "reserved").st_blocks == 0
+
+
+@needs_bwrap
+def test_a_build_may_leave_no_link_out_of_its_folder(tmp_path: Path) -> None:
+    """A link a build makes must lead, through every link on its way, into its folder or a
+    system folder: `sys -> /usr` is one, `data -> sys/../etc` is not (it leads to /etc),
+    and the build fails with the link removed (a later reading of the tournament file would
+    take it as the folder's own and show the bot /etc)."""
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    (own / "build.sh").write_text("ln -s /usr sys && ln -s sys/../etc data && ln -s /usr/lib lib && ln -s build.sh b\n")
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "'data'" in str(e.value) and "'/etc'" in str(e.value), str(e.value)
+    assert not os.path.lexists(own / "data")
+    assert os.readlink(own / "lib") == "/usr/lib" and os.readlink(own / "b") == "build.sh"
+    # Links that were there before the build are the author's, and stay as they are.
+    run_build("b", ("true",), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+
+
+@needs_bwrap
+def test_a_failed_builds_output_moves_no_terminal(tmp_path: Path) -> None:
+    box = Sandbox(mode="bwrap", own=str(tmp_path))
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("sh", "-c", r"printf 'ok\033]52;c;Y3VybA==\007\033[2J\nAll builds OK\n'; exit 1"),
+                  str(tmp_path), {}, box, "bwrap")
+    assert "\x1b" not in str(e.value) and "\x07" not in str(e.value) and "All builds OK" in str(e.value), str(e.value)
+
+
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -937,27 +990,39 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
     ("aarch64", 0x40000028, 281, 288, 102),  # 32-bit ARM
 ])
 @pytest.mark.parametrize("build", [False, True])
-def test_seccomp_allows_only_unix_and_netlink_sockets_in_games(
+def test_seccomp_allows_only_unix_and_netlink_sockets(
         machine: str, arch: int, socket: int, socketpair: int, socketcall: int | None, build: bool) -> None:
     """AF_VSOCK's ports are one table for the whole machine, and IP sockets' counts,
-    source ports and (on cgroup v1) buffers are the machine's: in games a socket of any
-    family but AF_UNIX and AF_NETLINK is refused; a build may make IP sockets too."""
+    source ports and (on cgroup v1) buffers are the machine's: a socket of any family but
+    AF_UNIX and AF_NETLINK is refused, in games and builds."""
     from harness.referee import seccomp
 
     prog = seccomp.program(machine, build=build)
     assert prog is not None
-    ip = (2, 10)  # AF_INET, AF_INET6
     for nr in (socket, socketpair):
-        for family in (1, 16) + (ip if build else ()):  # AF_UNIX, AF_NETLINK
+        for family in (1, 16):  # AF_UNIX, AF_NETLINK
             assert _run_bpf(prog, nr, arch, (family, 1, 0)) == ALLOW, (nr, family)
-        # AF_UNSPEC, AF_AX25, AF_IPX, AF_PACKET, AF_TIPC, AF_ALG, AF_VSOCK, AF_XDP, AF_MCTP, beyond
-        for family in (0, 3, 4, 17, 30, 38, 40, 44, 45, 46, 255, 0x10028) + (() if build else ip):
+        # AF_UNSPEC, AF_INET, AF_AX25, AF_IPX, AF_INET6, AF_PACKET, AF_TIPC, AF_ALG, AF_VSOCK, AF_XDP, AF_MCTP, beyond
+        for family in (0, 2, 3, 4, 10, 17, 30, 38, 40, 44, 45, 46, 255, 0x10028):
             assert _run_bpf(prog, nr, arch, (family, 1, 0)) == EAFNOSUPPORT, (nr, family)
     if socketcall is not None:  # its arguments lie in memory: making a socket through it is refused
         for call in (1, 8):  # SYS_SOCKET, SYS_SOCKETPAIR
             assert _run_bpf(prog, socketcall, arch, (call, 0)) == EAFNOSUPPORT
         for call in (2, 3, 9, 10, 17):  # bind, connect, send, recv, recvmsg on a socket it has
             assert _run_bpf(prog, socketcall, arch, (call, 0)) == ALLOW
+
+@pytest.mark.parametrize("machine, arch, fallocate", [
+    ("x86_64", 0xC000003E, 285), ("x86_64", 0x40000003, 324), ("aarch64", 0xC00000B7, 47), ("aarch64", 0x40000028, 352),
+])
+def test_seccomp_refuses_fallocate_in_builds(machine: str, arch: int, fallocate: int) -> None:
+    """`fallocate` reserves disk space at once without a file growing (past a build's disk
+    watch and file-size limit): unsupported in builds; games write only their tmpfs."""
+    from harness.referee import seccomp
+
+    prog, build = seccomp.program(machine), seccomp.program(machine, build=True)
+    assert prog is not None and build is not None
+    assert _run_bpf(build, fallocate, arch) == ENOTSUP and _run_bpf(prog, fallocate, arch) == ALLOW
+
 
 @pytest.mark.parametrize("machine, arch, setsid, getsid", [
     ("x86_64", 0xC000003E, 112, 124), ("x86_64", 0x40000003, 66, 147),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .text import printable
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20
@@ -26,13 +27,6 @@ MAX_PENDING_OUTPUT = 8 << 20  # a bot that reads nothing while this much waits i
 LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still read
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0a, 0x20), 0x7f, *range(0x80, 0xa0)]}
-
-
-def printable(text: str) -> str:
-    """`text` with every control character but tab written as `\\xNN`, so that a bot's
-    words printed to a terminal cannot move the cursor, set the title or the clipboard."""
-    return text.translate(_CONTROL)
 
 
 def stderr_gist(stderr_tail: bytes) -> str:

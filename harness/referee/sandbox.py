@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from . import seccomp
+from .text import printable
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_UID = 1000
@@ -930,6 +931,46 @@ def unstage_build(copy: str, own: str) -> None:
         os.close(src)
 
 
+def _links(own: str) -> dict[str, str]:
+    """Every link in the folder `own` (at most `SCAN_LIMIT` entries looked at; folders
+    not followed through links): its path relative to `own`, and its target."""
+    out: dict[str, str] = {}
+    stack, seen = [""], 0
+    while stack and seen < SCAN_LIMIT:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(own, rel)))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            r = os.path.join(rel, e.name)
+            if e.is_symlink():
+                try:
+                    out[r] = os.readlink(e.path)
+                except OSError:
+                    pass
+            elif e.is_dir(follow_symlinks=False):
+                stack.append(r)
+    return out
+
+
+def links_out(own: str, before: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The links in `own` that are not in `before` as they were there (made or changed by
+    a build) and that lead, resolved through every link on the way, neither into `own`
+    nor into a system folder: (path relative to `own`, where it leads)."""
+    home = os.path.realpath(own)
+    systems = {os.path.realpath(p) for p in SYSTEM_PATHS if os.path.exists(p)}
+    bad = []
+    for rel, target in sorted(_links(own).items()):
+        if before.get(rel) == target:
+            continue
+        to = os.path.realpath(os.path.join(own, rel))
+        if not _under(to, home) and not any(_under(to, p) for p in systems):
+            bad.append((rel, to))
+    return bad
+
+
 def _reason(e: BaseException) -> str:
     return (e.strerror or str(e)) if isinstance(e, OSError) else str(e)
 
@@ -1026,6 +1067,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         except (OSError, ValueError):
             pass
 
+    links_before = _links(own) if own else {}
     try:
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
@@ -1042,7 +1084,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             why = f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
         text = note + out.decode("utf-8", "replace")
         if why is not None:
-            last = " | ".join(t.strip() for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
+            last = " | ".join(printable(t.strip()) for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
             raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
         if copy is not None and own is not None:
             try:
@@ -1050,6 +1092,18 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             except (OSError, SandboxError) as e:
                 raise SandboxError(f"bot {name!r}: what its build made could not all be copied into {own!r}: "
                                    f"{_reason(e)}") from None
+        if mode == "bwrap" and own is not None:
+            out_links = links_out(own, links_before)
+            if out_links:
+                for rel, _ in out_links:  # a later reading of the tournament file would take them as its own
+                    try:
+                        os.unlink(os.path.join(own, rel))
+                    except OSError:
+                        pass
+                rel, to = out_links[0]
+                raise SandboxError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its "
+                                   f"folder (links out of it may lead only into {', '.join(SYSTEM_PATHS)}); "
+                                   f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
         return text
     finally:
         if cgroup is not None:
@@ -1103,15 +1157,17 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
     while why is None:
         try:
             p.wait(timeout=0.2)
-            break
+            ended = True
         except subprocess.TimeoutExpired:
-            pass
-        for dev, (used, files) in _disk_use(paths).items():
+            ended = False
+        for dev, (used, files) in _disk_use(paths).items():  # once more after its end
             b_used, b_files = base.get(dev, (used, files))
             if used - b_used > BUILD_DISK_MB << 20:
                 why = f"it wrote more than {BUILD_DISK_MB:,} MB to disk"
             elif files - b_files > BUILD_DISK_FILES:
                 why = f"it made more than {BUILD_DISK_FILES:,} files and folders"
+        if ended:
+            break
         if why is None and time.monotonic() > deadline:
             why = f"still running after its time limit of {timeout_s} s"
     if why is not None:

@@ -34,19 +34,21 @@ two processes of one entrant in different seat rotations of a duplicate deal):
 - `io_uring_*` (ENOSYS, so that runtimes fall back to ordinary reads and writes),
   `perf_event_open`, `bpf`, `userfaultfd`: large kernel surfaces with a history of
   escapes, refused by container runtimes' default profiles too;
-- in games, sockets of any family but AF_UNIX and AF_NETLINK (`socket` and
-  `socketpair`: EAFNOSUPPORT; a build may make IP sockets too, for the loopback of its own
-  that some build tools talk over). Not every family is kept to the sandbox's namespaces:
+- sockets of any family but AF_UNIX and AF_NETLINK (`socket` and `socketpair`:
+  EAFNOSUPPORT). Not every family is kept to the sandbox's namespaces:
   AF_VSOCK's ports form one table for the whole machine, so one process could bind ports
   that spell a hand and another, in another sandbox, find them; TCP's and UDP's counts of
   sockets and buffer memory in /proc/net/sockstat are the machine's, and so is the table
   that picks a connection's source port; and on cgroup v1 the buffers of IP sockets are
   charged to no cgroup, so a bot that leaves data unread in its own loopback sockets
-  would hold memory beyond its limit, up to the machine's TCP and UDP allowance. A
-  sandbox has no network, so IP sockets serve a bot for nothing. 32-bit x86 and ARM
+  would hold memory beyond its limit, up to the machine's TCP and UDP allowance (a build's
+  too). A sandbox has no network, so IP sockets serve a bot for nothing. 32-bit x86 and ARM
   programs that make sockets through `socketcall` (whose arguments the filter cannot
   read) get EAFNOSUPPORT for every family there; the direct `socket` call is filtered as
   above;
+- in a build, `fallocate` (EOPNOTSUPP, so that `posix_fallocate` falls back to writing):
+  it reserves disk space at once without a file's size growing, past the disk watch and
+  the file-size limit of a build (`sandbox.run_build`);
 - in games, `setsid` succeeds without doing anything: every new session takes a number
   from one counter for the whole machine (the scheduler's autogroup, shown in
   /proc/self/autogroup), which a process in another sandbox can read. The bot's first
@@ -91,9 +93,7 @@ _REFUSED_CMDS = (1024, 1026, 1031, 10)  # F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ, F_
 EOPNOTSUPP = 95
 EAFNOSUPPORT = 97
 SOCKET_FAMILIES = (1, 16)
-"""The socket families a bot may use in games: AF_UNIX and AF_NETLINK (see above)."""
-BUILD_SOCKET_FAMILIES = (1, 2, 10, 16)
-"""And in a build: AF_INET and AF_INET6 too (a loopback of its own; no network)."""
+"""The socket families a bot may use: AF_UNIX and AF_NETLINK (see above)."""
 _SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
 
@@ -115,6 +115,7 @@ class _Abi:
     sockets: tuple[int, ...] = ()  # socket, socketpair: only the families in SOCKET_FAMILIES
     socketcall: tuple[int, ...] = ()  # socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused
     setsid: tuple[int, ...] = ()  # setsid: granted without being made, in games
+    fallocate: tuple[int, ...] = ()  # fallocate: EOPNOTSUPP in builds
     x32: bool = False
 
 
@@ -126,20 +127,21 @@ _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
         0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
-                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), x32=True),  # AUDIT_ARCH_X86_64
+                         (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), (285,),
+                         x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
-                         (102,), (66,)),  # AUDIT_ARCH_I386
+                         (102,), (66,), (324,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
-                         (107,), (198, 199), (), (157,)),  # AUDIT_ARCH_AARCH64
+                         (107,), (198, 199), (), (157,), (47,)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
-                         (102,), (66,)),  # AUDIT_ARCH_ARM
+                         (102,), (66,), (352,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -196,7 +198,7 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.jump(_JEQ_K, nr, yes="enosys")
         for nr in abi.granted + (() if build else abi.metadata + abi.setsid):
             a.jump(_JEQ_K, nr, yes="granted")
-        for nr in () if build else abi.xattr:
+        for nr in abi.fallocate if build else abi.xattr:
             a.jump(_JEQ_K, nr, yes="enotsup")
         for nr in () if build else abi.timers:
             a.jump(_JEQ_K, nr, yes="eperm")
@@ -210,7 +212,7 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
         if abi.sockets:
             a.label(f"socket{k}")
             a.load(_ARG0)
-            for family in BUILD_SOCKET_FAMILIES if build else SOCKET_FAMILIES:
+            for family in SOCKET_FAMILIES:
                 a.jump(_JEQ_K, family, yes="allow")
             a.ret(_RET_ERRNO | EAFNOSUPPORT)
         if abi.socketcall:
