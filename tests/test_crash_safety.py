@@ -68,6 +68,7 @@ def normalized(path: Path) -> list[dict]:
     recs = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
     for r in recs:
         r.pop("duration_s", None)
+        r.pop("replay_sha256", None)  # the replay holds its messages' times
         r.pop("chain", None)  # covers the order games finished in and their durations
     return sorted(recs, key=lambda r: r["id"])
 

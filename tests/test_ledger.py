@@ -9,6 +9,7 @@ import hashlib
 import json
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def records(out: Path) -> list[dict]:
     recs = sorted(read_chain(out / "games.jsonl", None, repair=False).games.values(), key=lambda r: r["id"])
     for r in recs:
         r.pop("duration_s")
+        r.pop("replay_sha256", None)  # the replay holds its messages' times
     return recs
 
 
@@ -317,6 +319,22 @@ def test_verify_plays_the_replays_again_and_finds_one_that_ends_otherwise(finish
     assert "stop before the game ends" in _fail_line(invoke("verify", out))
 
 
+def test_verify_finds_a_replay_changed_where_the_game_still_ends_as_recorded(finished, tmp_path) -> None:
+    """Each record holds its replay's SHA-256: a replay whose moves are marked as the
+    referee's fallbacks, with a fault added and its times shifted, still ends as
+    recorded, and verify finds it changed."""
+    out, _ = copy(finished, tmp_path)
+    path = out / "replays" / "g000001.jsonl"
+    items = [json.loads(x) for x in path.read_text().splitlines()]
+    for i in items:
+        if "t" in i:
+            i["t"] = round(i["t"] + 0.5, 5)
+    items.insert(2, {"type": "note", "seat": 0, "text": "seat 0 timed out"})
+    path.write_text("".join(json.dumps(i) + "\n" for i in items))
+    line = _fail_line(invoke("verify", out))
+    assert "g000001" in line and "replay_sha256" in line, line
+
+
 def test_verify_finds_a_revealed_seed_that_is_not_the_committed_one(tmp_path) -> None:
     out = tmp_path / "s"
     run_tournament(load_config(write_config(tmp_path, out, games_per_table=2, replays="none")), build_site=False)
@@ -417,3 +435,13 @@ def test_a_chained_line_with_an_impossible_game_index_is_refused_cleanly(tmp_pat
         read_chain(path, "0" * 64, repair=False)
     with pytest.raises(JournalError, match="line 2 is not a game record"):
         scan_chain(path, "0" * 64, repair=False)
+
+
+def test_verify_run_from_inside_the_results_folder(finished, tmp_path) -> None:
+    """`p10-tourney verify .` from the results folder itself: nothing is run, so the
+    folder verify runs from is no bot's (it would lie inside the results)."""
+    out, _ = copy(finished, tmp_path)
+    p = subprocess.run([sys.executable, "-m", "harness.cli", "verify", "."], cwd=out, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "verified:" in p.stdout

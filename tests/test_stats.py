@@ -601,7 +601,7 @@ def test_runner_stops_when_the_top_is_settled_whatever_the_parallelism(tmp_path:
         assert outcome.played == outcome.stopping["games"] < outcome.total == 120
         outs.append(cfg.output)
     a, b = outs
-    games_of = [[{**json.loads(x), "duration_s": 0, "chain": None} for x in (o / "games.jsonl").read_text().splitlines()]
+    games_of = [[{**json.loads(x), "duration_s": 0, "replay_sha256": None, "chain": None} for x in (o / "games.jsonl").read_text().splitlines()]
                 for o in outs]
     assert sorted(games_of[0], key=lambda r: r["id"]) == sorted(games_of[1], key=lambda r: r["id"])
     for name in ("leaderboard.md", "stats.md", "leaderboard.csv"):

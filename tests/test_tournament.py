@@ -56,6 +56,7 @@ def records(out: Path) -> list[dict]:
     recs = sorted(read_journal(out / "games.jsonl", repair=False).values(), key=lambda r: r["id"])
     for r in recs:
         r.pop("duration_s")
+        r.pop("replay_sha256", None)  # the replay holds its messages' times
     return recs
 
 

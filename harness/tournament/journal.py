@@ -60,14 +60,20 @@ def chained_line(prev: str, record: Mapping[str, Any]) -> tuple[bytes, str]:
     return body[:-1] + b',"chain":"' + h.encode() + b'"}', h
 
 
+UNDIGESTED = ("duration_s", "replay_sha256", "chain")
+"""A record's fields that depend on timing (the replay records its messages' times), or
+on the lines before it: left out of `results_digest`."""
+
+
 def digest_bytes(record: Mapping[str, Any]) -> bytes:
-    """What `results_digest` hashes of one record: it without `duration_s` and `chain`."""
-    return orjson.dumps({k: v for k, v in record.items() if k not in ("duration_s", "chain")}) + b"\n"
+    """What `results_digest` hashes of one record: it without the `UNDIGESTED` fields."""
+    return orjson.dumps({k: v for k, v in record.items() if k not in UNDIGESTED}) + b"\n"
 
 
 def results_digest(records: Iterable[Mapping[str, Any]]) -> str:
-    """SHA-256 of the game records in game order, without `duration_s` and `chain`: the
-    same for every run of one tournament with deterministic bots, whatever `parallel`."""
+    """SHA-256 of the game records in game order, without `duration_s`, `replay_sha256`
+    and `chain`: the same for every run of one tournament with deterministic bots,
+    whatever `parallel`."""
     h = hashlib.sha256()
     for r in sorted(records, key=lambda r: r["id"]):
         h.update(digest_bytes(r))

@@ -553,8 +553,11 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                     rec = res["record"]
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
-                        write_whole(path, b"\n".join(res["replay"]) + b"\n")
+                        data = b"\n".join(res["replay"]) + b"\n"
+                        write_whole(path, data)
                         rec["replay"] = f"replays/{rec['game']}.jsonl"
+                        # In the chained record, so that verify finds any change to the file.
+                        rec["replay_sha256"] = hashlib.sha256(data).hexdigest()
                     else:
                         rec["replay"] = None
                     journal.append(rec)

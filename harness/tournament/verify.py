@@ -19,6 +19,7 @@ are matched from the games before them.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import shutil
@@ -97,6 +98,9 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
     data = dict(resolved)
     data["bots"] = [{k: v for k, v in b.items() if k != "cwd"} for b in data.get("bots") or []]
+    # Nothing is run: the bots' folders need not be here, nor may the folder verify is run
+    # from (the results folder itself, say) count as theirs.
+    data["base_dir"] = "/"
     data.setdefault("seating", "rotate")  # left out where it changes nothing, and by versions before it
     try:
         cfg = parse_config(data, str(path))
@@ -473,6 +477,10 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
         try:
             header, actions, result = read_replay(path)
             why = _replay_mismatch(header, actions, result, r, rules)
+            want = r.get("replay_sha256")  # in records since replays are hashed (not in older results)
+            if why is None and want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+                why = ("it ends as recorded, but its bytes are not those its game's record hashed (replay_sha256): "
+                       "it was changed")
         except (OSError, ValueError, KeyError, TypeError, IllegalMove) as e:
             why = f"cannot be played again: {e}"
         if why:
