@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -587,6 +588,34 @@ print("started", n)
     assert started < 30, out
     left = [p for p in os.listdir("/proc") if p.isdigit() and mark.encode() in _cmdline(int(p))]
     assert left == []
+
+
+@needs_bwrap
+def test_without_a_cgroup_no_process_outlives_a_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no cgroup can be made (an ordinary user without a delegated one), what a
+    build leaves running (daemons in sessions of their own) is ended with the sandbox's
+    init, which outlives the build's command, and the build does not wait for them."""
+    from harness.referee import sandbox
+
+    monkeypatch.setattr(sandbox, "cgroups", lambda: (None, "none here"))
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    mark = f"p10-build-daemon-{os.getpid()}"
+    (own / "build.py").write_text(f"""import subprocess, sys
+for i in range(3):
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "{mark}"], start_new_session=True)
+print("daemons started")
+""")
+    t0 = time.monotonic()
+    out = run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "daemons started" in out
+    for _ in range(100):
+        left = [p for p in os.listdir("/proc") if p.isdigit() and mark.encode() in _cmdline(int(p))]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert left == []
+    assert time.monotonic() - t0 < 30  # not the daemons' 60 s
 
 
 @needs_bwrap

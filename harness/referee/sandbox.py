@@ -1011,6 +1011,8 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     if argv and argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     inv: Invocation | None = None
+    info_r: int | None = None
+    info_w: int | None = None
     copy = None
     own = os.path.realpath(box.own) if box.own else None
     groups = None
@@ -1044,6 +1046,11 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                 remove_stage(os.path.dirname(copy))
             raise
         cmd, run_env, fds, groups = inv.argv, inv.env, inv.pass_fds, inv.extra_groups
+        # bwrap writes the host pid of the sandbox's init here: when the build's command
+        # ends, the init may live on with what the build left running (ended with it).
+        info_r, info_w = os.pipe()
+        cmd = [cmd[0], "--info-fd", str(info_w), *cmd[1:]]
+        fds = (*fds, info_w)
     else:
         cmd, run_env, fds = argv, {**os.environ, **env}, ()
     cgroup = None
@@ -1079,7 +1086,9 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         finally:
             if inv is not None:
                 inv.close()
-        out, why = _watch_build(p, timeout_s, [d for d in (copy, own, cwd) if d], cgroup)
+            if info_w is not None:
+                os.close(info_w)
+        out, why = _watch_build(p, timeout_s, [d for d in (copy, own, cwd) if d], cgroup, info_r)
         if why is None and p.returncode != 0:
             why = f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
         text = note + out.decode("utf-8", "replace")
@@ -1106,10 +1115,31 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                                    f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
         return text
     finally:
+        if info_r is not None:
+            os.close(info_r)
         if cgroup is not None:
             cgroup.remove()  # and whatever the build left running
         if copy is not None:
             remove_stage(os.path.dirname(copy))
+
+
+def _end_sandbox(info_fd: int) -> None:
+    """End the sandbox whose bwrap wrote its `--info-fd` to `info_fd` (its init, and with it
+    every process of its PID namespace), where it outlived the command: without a cgroup,
+    nothing else would end what a build left running."""
+    import json
+
+    os.set_blocking(info_fd, False)
+    try:
+        pid = int(json.loads(os.read(info_fd, 4096) or b"{}").get("child-pid", 0))
+    except (OSError, ValueError, AttributeError):
+        return
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            if pid > 1 and os.path.basename(fh.read().split(b"\0")[0]) == b"bwrap":
+                os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _disk_use(paths: Iterable[str]) -> dict[int, tuple[int, int]]:
@@ -1127,11 +1157,13 @@ def _disk_use(paths: Iterable[str]) -> dict[int, tuple[int, int]]:
 
 
 def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
-                 cgroup: "BotCgroup | None") -> tuple[bytes, str | None]:
+                 cgroup: "BotCgroup | None", info_fd: int | None = None) -> tuple[bytes, str | None]:
     """Wait for a build, keeping the last `BUILD_OUTPUT_KB` of its output; end it (its
     process group and cgroup) when it runs past `timeout_s`, or when the disks it can write
-    grow by more than `BUILD_DISK_MB` or `BUILD_DISK_FILES` (looked at 5 times a second).
-    Returns the output's end and why it was ended (None: it ended by itself)."""
+    grow by more than `BUILD_DISK_MB` or `BUILD_DISK_FILES` (looked at 5 times a second and
+    once at its end). Once it ends, what it left running is ended: its cgroup, and the
+    sandbox whose bwrap wrote `info_fd`. Returns the output's end and why it was ended
+    (None: it ended by itself)."""
     import threading
 
     keep = BUILD_OUTPUT_KB << 10
@@ -1175,9 +1207,11 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
             os.killpg(p.pid, signal.SIGKILL)
         except OSError:
             pass
-    if cgroup is not None:
-        cgroup.kill()  # what it left running too: the sandbox's init outlives the build's command
     p.wait()
+    if info_fd is not None:
+        _end_sandbox(info_fd)  # the sandbox's init outlives the build's command
+    if cgroup is not None:
+        cgroup.kill()  # what it left running too
     reader.join(5)  # a process left running (no cgroup) may hold its output open: not waited for
     if p.stdout is not None and not reader.is_alive():
         p.stdout.close()
