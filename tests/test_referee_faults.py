@@ -208,6 +208,25 @@ def test_illegal_once_then_legal_costs_one_strike(start):
     check_replay(res.replay)
 
 
+def test_a_reply_quoted_in_its_fault_is_cut_short(start):
+    """A fault's reason may quote the reply (a 900 KB "draw"): it is kept to
+    REASON_CHARS in the fault, the error sent back and the referee's lines of the replay,
+    so that one bad reply a game cannot swell the results by megabytes."""
+    from harness.referee.referee import REASON_CHARS
+
+    bots = [start("good", GREEDY), start("huge", FAULTY + ("weird", "huge"))]
+    res = play(bots)
+    assert [(f.seat, f.kind) for f in res.faults] == [(1, "malformed")] and res.forfeits == []
+    reason = res.faults[0].reason
+    assert len(reason) <= REASON_CHARS and "'draw' must be" in reason and "characters)" in reason, reason
+    (error,) = errors_to(records(res), 1)
+    assert error["reason"] == reason
+    # The replay holds the bot's own line (capped as every bot line is), and no copy of it.
+    ours = [r for r in records(res) if r["type"] != "msg" or r["dir"] == "to"]
+    assert max(len(orjson.dumps(r)) for r in ours) < 20_000
+    check_replay(res.replay)
+
+
 def test_an_id_that_is_not_an_integer_is_malformed(start):
     """`"id": true` is not the id 1 (JSON has no integer true; the reply schema requires an
     integer): the reply is malformed, not taken as the answer to request 1."""

@@ -574,6 +574,19 @@ def test_r3_5_a_discard_with_an_empty_hand_is_rejected():
         assert_illegal(game, {"hits": hits, "discard": extra}, "R3.5")
 
 
+def test_r3_5_a_play_naming_more_cards_than_the_hand_holds_is_refused_before_its_melds():
+    """A play that names more cards (laid, hit and discarded) than the hand holds is
+    refused at once, whatever its melds: 40,000 hits of one Wild on a set (each would copy
+    the growing meld) cost no more than one."""
+    game = _hits_game()
+    pass_turn(game)
+    draw(game)  # seat 1 holds Y8 W S R3
+    e = assert_illegal(game, {"hits": [{"card": "W", "meld": 0}] * 40_000, "discard": "S", "skip": 0}, "R3.5")
+    assert "40001 cards" in str(e) and "holds 4" in str(e)
+    e = assert_illegal(game, {"lay": [["W"] * 5_000], "discard": "S", "skip": 0}, "R3.3")
+    assert "5001 cards" in str(e)
+
+
 def test_r3_5_going_out_by_laying_needs_no_discard():
     # 10 cards plus the one drawn, all laid in two long sets: nothing is left to discard.
     game = new_game(deal([HANDS_3[2], "R1 B1 G1 Y1 W R2 B2 G2 Y2 W"], "Y12", "R1"))

@@ -447,6 +447,12 @@ class Game:
             target = self._skip_target(seat, action)
             p.hand.remove(discard)
             return self._end_play(seat, p, discard, target, [])
+        # A play naming more cards than the hand holds is refused before any meld is
+        # looked at: what follows then works on a hand's worth of cards at most.
+        named = sum(len(g) for g in action.lay or ()) + len(action.hits) + (discard is not None)
+        if named > len(p.hand):
+            raise IllegalMove("R3.3" if action.lay else "R3.5",
+                              f"the play uses {named} cards but seat {seat}'s hand holds {len(p.hand)}")
         # The cards the play uses, counted by card index (ints hash in C; cards would call
         # their own __hash__), in the order they come.
         used: dict[int, int] = {}

@@ -32,6 +32,16 @@ class TimeControl:
     startup_ms: int = 10000
 
 
+REASON_CHARS = 500
+"""The longest a fault's reason is kept (it may quote a whole reply of up to 1 MiB)."""
+
+
+def _short(reason: str) -> str:
+    """`reason` printable and at most `REASON_CHARS` long."""
+    reason = printable(reason)
+    return reason if len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 25] + f"... ({len(reason):,} characters)"
+
+
 @dataclass(frozen=True)
 class FaultPolicy:
     """How many times a decision is asked again after a strike, and strikes before forfeit."""
@@ -365,7 +375,7 @@ class Referee:
                 self._send(seat, encode(build(seat.n)))
 
     def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
-        reason = printable(reason)  # it may quote what the bot sent; it is printed to terminals
+        reason = _short(reason)  # it may quote what the bot sent; it is printed to terminals
         self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
         seat.faults += 1
         if self.on_event:
@@ -375,7 +385,7 @@ class Referee:
         """The seat forfeits; `counted`: its fault is already recorded (the last strike)."""
         if seat.forfeit:
             return
-        reason = printable(reason)
+        reason = _short(reason)
         if not counted:
             self._fault(seat, kind, reason)
         else:
@@ -595,6 +605,7 @@ class Referee:
                 kind, reason = "malformed", f"protocol: {e}"
             except IllegalMove as e:
                 kind, reason = "illegal", str(e)
+            reason = _short(reason)  # it may quote the whole reply: kept out of the records
             seat.strikes += 1
             self._fault(seat, kind, reason)
             retry = seat.strikes < policy.max_strikes and attempt < policy.retries

@@ -29,8 +29,8 @@ It plays the greedy strategy except where MODE says otherwise:
   blank_flood N     writes N bytes of blank lines before every answer
   weird KIND        answers its first request with a line that is not a plain reply:
                     cr (the reply with a carriage return before its \\n), nul (a NUL
-                    byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays);
-                    then plays well
+                    byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays),
+                    huge (a draw reply whose "draw" is 900 KB long); then plays well
 
 Everything it would send is built from the request alone, so it is deterministic.
 """
@@ -116,7 +116,8 @@ def main() -> int:
         if mode == "weird" and requests == 1:
             reply = json.dumps({**strategy.decide(state, decision, msg.get("options")), "id": msg["id"]}).encode()
             line = {"cr": reply + b"\r", "nul": reply[:-1] + b',"x":"a\x00b"}', "utf8": b'{"id":\xff\xfe"bad"}',
-                    "nest": b"[" * 1_000_000}[arg]
+                    "nest": b"[" * 1_000_000,
+                    "huge": json.dumps({"id": msg["id"], "draw": "x" * 900_000}).encode()}[arg]
             out.buffer.write(line + b"\n")
             out.buffer.flush()
             if arg == "cr":
