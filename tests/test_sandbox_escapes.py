@@ -122,6 +122,9 @@ def test_a_bots_words_cannot_drive_the_terminal() -> None:
     for shown in (printable(evil), stderr_gist(evil.encode())):
         assert not any(ord(c) < 0x20 and c != "\t" or 0x7f <= ord(c) < 0xa0 for c in shown), repr(shown)
     assert "\\x1b]0;TITLE\\x07" in printable(evil)
+    # Marks that reorder what follows on the screen ("Trojan source") or break the line.
+    spoof = "bot\u202eniw\u202c \u2066x\u2069 a\u2028b"
+    assert printable(spoof) == "bot\\u202eniw\\u202c \\u2066x\\u2069 a\\u2028b"
 
 
 def test_play_shows_a_bots_stderr_without_its_control_characters(tmp_path: Path) -> None:
