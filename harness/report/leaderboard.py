@@ -126,7 +126,8 @@ def sandbox_line(board: Mapping[str, Any]) -> str | None:
 
 
 _MD_PUNCT = {c: "\\" + chr(c) for c in b"\\`*_{}[]()<>#+-.!|~&:\"'=$%^@/;,?"}
-_MD_SPACE = {c: " " for c in [*range(0x00, 0x20), 0x7f, *range(0x80, 0xa0), 0x2028, 0x2029]}
+_MD_SPACE = {c: " " for c in [*range(0x00, 0x20), 0x7f, *range(0x80, 0xa0), 0x2028, 0x2029, 0x200E, 0x200F,
+                               *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x061C]}
 
 
 def md_text(text: str) -> str:
