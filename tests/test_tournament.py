@@ -580,3 +580,39 @@ def test_a_bots_words_make_no_markdown_or_terminal_escapes(tmp_path: Path) -> No
     assert cells(row) == cells(header), row
     assert "forged" in row and "\\<img" in row and "\x1b" not in md, row
     assert not re.search(r"(?<!\\)[<>\[\]()`]", row.split("(disqualified: ", 1)[1].split(") | ", 1)[0]), row
+
+
+def test_the_main_machine_records_only_the_games_it_handed_out(tmp_path: Path, monkeypatch) -> None:
+    """A worker (a machine of a Dask cluster, where a bot may have escaped) that answers
+    with a game it was not given, or with other seats or another seed, stops the run with
+    an error, and the forged game is not recorded."""
+    from harness.tournament import runner
+    from harness.tournament.executor import LocalExecutor
+
+    real_run = LocalExecutor.run
+
+    def forging(self, specs, excluded, more=None):
+        for res in real_run(self, specs, excluded, more=more):
+            if res["record"]["id"] == 2:
+                res["record"] = {**res["record"], "seats": list(reversed(res["record"]["seats"]))}
+            yield res
+
+    monkeypatch.setattr(LocalExecutor, "run", forging)
+    cfg = load_config(write_config(tmp_path, games_per_table=2, replays="none"))
+    with pytest.raises(ResultsError, match="not a game handed out, or not as scheduled"):
+        run_tournament(cfg, build_site=False)
+    assert 2 not in read_journal(cfg.output / "games.jsonl")
+
+
+def test_workers_run_bots_in_the_sandbox_mode_found_on_the_main_machine(tmp_path: Path) -> None:
+    """`sandbox: auto` is resolved once, where the run starts, and the executor's bots carry
+    that mode ("bwrap" or "none", as the results record it): a Dask worker without
+    bubblewrap then fails the bot's start instead of running it unsandboxed."""
+    from harness.tournament.runner import _pinned, sandbox_state
+
+    cfg = load_config(write_config(tmp_path))
+    assert {b.sandbox.mode for b in cfg.bots} == {"auto"}
+    state = sandbox_state(cfg)
+    pinned = _pinned(cfg, state)
+    assert [b.sandbox.mode for b in pinned.bots] == [state["bots"][b.name] for b in cfg.bots]
+    assert {b.sandbox.mode for b in pinned.bots} <= {"bwrap", "none"}

@@ -355,6 +355,15 @@ def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], be
                                 tally.disqualification_records())
 
 
+def _pinned(cfg: TournamentConfig, state: Mapping[str, Any]) -> TournamentConfig:
+    """`cfg` with each bot's sandbox mode the one resolved here ("bwrap" or "none", as the
+    results record it), not `auto` to be resolved again where the game is played."""
+    modes = state.get("bots") or {}
+    bots = tuple(replace(b, sandbox=replace(b.sandbox, mode=modes.get(b.name) or resolve_mode(b.sandbox.mode)))
+                 for b in cfg.bots)
+    return replace(cfg, bots=bots)
+
+
 def _executor(cfg: TournamentConfig, log_dir: Path) -> Any:
     if cfg.executor == "dask":
         from .dask_executor import DaskExecutor  # optional extra
@@ -541,7 +550,10 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
             on_progress(Progress(len(tally), outcome.total, t0, tally.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
         # machines): the games' own seeds, in the specs, are all it needs.
-        executor = _executor(replace(cfg, seed=None) if cfg.secret_seed else cfg, log_dir)
+        # The bots run as the sandbox was found here, on every machine (a Dask worker
+        # without bubblewrap fails their start rather than run them unsandboxed), and the
+        # executor is not handed a secret seed either.
+        executor = _executor(_pinned(replace(cfg, seed=None) if cfg.secret_seed else cfg, state), log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
             for r, rnd in enumerate(league_rounds() if league else rounds):
@@ -742,6 +754,7 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
     waiting = _Waiting(todo, gate)
     window = 2 * max(1, parallel) if stop is not None else max(WINDOW, 4 * parallel)
     out = 0  # handed out and not finished
+    handed: dict[int, GameSpec] = {}  # what a result must be the game of
 
     def hand(k: int) -> list[GameSpec]:
         nonlocal out
@@ -749,6 +762,7 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
             return []
         given = waiting.take(k)
         out += len(given)
+        handed.update((g.index, g) for g in given)
         return given
 
     def more() -> list[GameSpec]:
@@ -759,7 +773,18 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
     first = hand(window)
     if not first and waiting:  # cannot happen: the first game not played is always ready
         raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
-    yield from executor.run(first, excluded, more=more)
+    for res in executor.run(first, excluded, more=more):
+        rec = res["record"]
+        spec = handed.pop(rec.get("id"), None) if isinstance(rec.get("id"), int) else None
+        out_of_it = set(rec.get("disqualified") or ())  # disqualified entrants play no more
+        if spec is None or (rec.get("game"), rec.get("seed"), tuple(rec.get("seats") or ())) != (
+                spec.game, spec.seed, tuple(s for s in spec.seats if s not in out_of_it)) \
+                or not out_of_it <= set(spec.seats):
+            # A worker (a machine of the cluster) answered with a game it was not given.
+            raise ResultsError(f"a worker returned a result for game {str(rec.get('game'))[:40]!r} (id "
+                               f"{str(rec.get('id'))[:20]}) that is not a game handed out, or not as scheduled: "
+                               "the result is not recorded")
+        yield res
     if stop is not None and stop.is_set():
         return
     if waiting:  # cannot happen: every finished game lets later ones start
