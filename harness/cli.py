@@ -667,7 +667,7 @@ def ask_command(command: tuple[str, ...], request_file: Path, rules_text: str | 
             if answer.fix:
                 click.echo(f"to fix it: {_clean(answer.fix)}")
         if answer.stderr.strip():
-            click.echo("the bot's stderr:\n" + "\n".join("  " + ln for ln in answer.stderr.strip().splitlines()[-20:]))
+            click.echo("the bot's stderr:\n" + "\n".join("  " + _clean(ln) for ln in answer.stderr.strip().splitlines()[-20:]))
     sys.exit(0 if answer.legal else 1)
 
 

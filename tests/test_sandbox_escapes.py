@@ -6,6 +6,7 @@ nowhere."""
 from __future__ import annotations
 
 import os
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,37 @@ def test_a_repository_history_is_covered_where_the_bot_sees_the_repository(tmp_p
     opts = bwrap_options(["sh"], str(tmp_path), Sandbox(mode="bwrap"), 16)
     at = [i for i, o in enumerate(opts) if o == str(tmp_path / ".git")]
     assert any(opts[i - 1] == "--tmpfs" for i in at), opts
+
+
+def test_check_bot_and_replay_print_no_control_characters_of_the_bot(tmp_path: Path) -> None:
+    """check-bot quotes a failing check's exchange (a bot's lines, which could otherwise
+    clear the screen and draw a forged report of PASS lines), and `replay` prints a replay
+    file's names: neither passes a control character to the terminal."""
+    bot = tmp_path / "forger.py"
+    bot.write_text(
+        "import json, sys\n"
+        "sys.stderr.write('note \\x1b]0;PWNED\\x07\\n'); sys.stderr.flush()\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n"
+        "        print('\\x1b[2J\\x1b[HPASS  handshake \\x1b]0;PWNED\\x07', flush=True)\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'x'}), flush=True)\n"
+        "    else:\n"
+        "        print(json.dumps({'id': m['id'], 'draw': 'deck'}), flush=True)\n")
+    p = subprocess.run([sys.executable, "-m", "harness.cli", "check-bot", "--only", "handshake", "--",
+                        "python", str(bot)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 1 and "\x1b" not in p.stdout + p.stderr, p.stdout
+    assert "\\x1b[2J" in p.stdout, p.stdout
+    src = tmp_path / "g.jsonl"
+    g = subprocess.run([sys.executable, "-m", "harness.cli", "play", "--bot", f"a=python {ROOT / 'bots/python/greedy.py'}",
+                        "--bot", f"b=python {ROOT / 'bots/python/greedy.py'}", "--rules", '{"phases": [1]}',
+                        "--replay", str(src)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert g.returncode == 0, g.stderr
+    lines = src.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["game"] = "g\x1b]0;PWNED\x07"
+    head["players"][0]["name"] = "a\x1b[2J"
+    (tmp_path / "evil.jsonl").write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "replay", str(tmp_path / "evil.jsonl")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "\x1b" not in r.stdout + r.stderr and "a\\x1b[2J" in r.stdout, r.stdout[:500]

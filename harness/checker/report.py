@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import click
 
+from ..referee.text import printable
 from .context import brief
 from .runner import CheckResult, Report
 from .tap import Entry
@@ -21,12 +22,12 @@ def _clip(text: str, cap: int = LINE_CAP) -> str:
 def entry_line(e: Entry) -> str:
     """One transcript line: → to the bot, ← from the bot, · a note."""
     if e.dir == "note":
-        return f"  · {e.text}"
+        return f"  · {printable(e.text)}"
     arrow = "→ bot" if e.dir == "to" else "← bot"
     text = e.text
     if e.dir == "to" and e.type == "request":
         text = json.dumps(brief(e.msg), separators=(",", ":"))
-    return f"  {arrow}  {_clip(text)}"
+    return f"  {arrow}  {printable(_clip(text))}"  # the bot's words move no cursor
 
 
 def result_lines(r: CheckResult, color: bool = True) -> list[str]:
@@ -37,7 +38,7 @@ def result_lines(r: CheckResult, color: bool = True) -> list[str]:
     if r.message:
         body = r.message.rstrip().splitlines()
         indent = " " * 6
-        out.extend(f"{indent}{line}" for line in body)
+        out.extend(f"{indent}{printable(line)}" for line in body)
     if r.exchange and r.status != "pass":
         out.append("      the exchange (→ to the bot, ← from the bot; requests shortened):")
         out.extend("    " + entry_line(e) for e in r.exchange)

@@ -277,7 +277,7 @@ def _read_more(bot: BotProcess, said: list[str], until: float, most: int = 8) ->
         while len(said) < most:
             line = bot.read_line(until)
             if line.strip():
-                said.append(line[:300].decode("utf-8", "replace").strip())
+                said.append(printable(line[:300].decode("utf-8", "replace").strip()))
     except BotError:
         pass
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..referee.text import printable
 from .site import _hand_ends, _meld_label, _rules_summary, replay_frames
 
 __all__ = ["print_replay", "card_text", "CARD_STYLES"]
@@ -49,7 +50,9 @@ def _cards(cards: Iterable[Any]) -> Text:
 
 
 def _rich(text: str) -> Text:
-    """Engine text with the cards in it coloured."""
+    """Engine text with the cards in it coloured (and a replay file's names in it without
+    their control characters)."""
+    text = printable(text)
     out = Text()
     pos = 0
     for m in _CARD.finditer(text):
@@ -121,15 +124,17 @@ def print_replay(path: Path, console: Console | None = None) -> None:
     console = console or Console(highlight=False)
     header, frames, result = replay_frames(Path(path))
     players = header.get("players") or []
-    names = [str(p.get("name", f"seat {i}")) if isinstance(p, Mapping) else str(p) for i, p in enumerate(players)]
+    # A replay file may come from anywhere: what it says is printed without its control characters.
+    names = [printable(str(p.get("name", f"seat {i}")) if isinstance(p, Mapping) else str(p))
+             for i, p in enumerate(players)]
     if not names and frames:
         names = [f"seat {i}" for i in range(len(frames[0].get("hands") or []))]
     rules = header.get("rules") if isinstance(header.get("rules"), Mapping) else {}
 
     title = Text()
-    title.append(f"Game {header.get('game', '?')}", style="bold")
-    title.append(f"  seed {header.get('seed')}", style="dim")
-    summary = _rules_summary(rules)
+    title.append(printable(f"Game {header.get('game', '?')}"), style="bold")
+    title.append(printable(f"  seed {header.get('seed')}"), style="dim")
+    summary = printable(_rules_summary(rules))
     if summary:
         title.append(f"  {summary}", style="dim")
     console.print(title)
