@@ -1040,6 +1040,30 @@ def test_seccomp_allows_only_unix_and_netlink_sockets(
         for call in (2, 3, 9, 10, 17):  # bind, connect, send, recv, recvmsg on a socket it has
             assert _run_bpf(prog, socketcall, arch, (call, 0)) == ALLOW
 
+@pytest.mark.parametrize("machine, arch, socket, getsockopt", [
+    ("x86_64", 0xC000003E, 41, 55), ("x86_64", 0x40000003, 359, 365),
+    ("aarch64", 0xC00000B7, 198, 209), ("aarch64", 0x40000028, 281, 295),
+])
+@pytest.mark.parametrize("build", [False, True])
+def test_seccomp_refuses_socket_cookies(machine: str, arch: int, socket: int, getsockopt: int, build: bool) -> None:
+    """Socket cookies come from one counter for the machine: SO_COOKIE and SO_NETNS_COOKIE
+    are refused, and so is a NETLINK_SOCK_DIAG socket (its dumps hand out cookies); other
+    options and netlink protocols are not."""
+    from harness.referee import seccomp
+
+    prog = seccomp.program(machine, build=build)
+    assert prog is not None
+    ENOPROTOOPT, EPROTONOSUPPORT = 0x0005005C, 0x0005005D
+    for opt in (57, 71):  # SOL_SOCKET, SO_COOKIE / SO_NETNS_COOKIE
+        assert _run_bpf(prog, getsockopt, arch, (3, 1, opt)) == ENOPROTOOPT
+    for level, opt in ((1, 4), (1, 7), (1, 17), (6, 57), (270, 71)):  # SO_ERROR, SO_SNDBUF, SO_PEERCRED; other levels
+        assert _run_bpf(prog, getsockopt, arch, (3, level, opt)) == ALLOW, (level, opt)
+    assert _run_bpf(prog, socket, arch, (16, 3, 4)) == EPROTONOSUPPORT  # AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG
+    for proto in (0, 15, 16):  # NETLINK_ROUTE, NETLINK_KOBJECT_UEVENT, NETLINK_GENERIC
+        assert _run_bpf(prog, socket, arch, (16, 3, proto)) == ALLOW
+    assert _run_bpf(prog, socket, arch, (1, 1, 4)) == ALLOW  # a Unix socket's protocol is not looked at
+
+
 @pytest.mark.parametrize("machine, arch, fallocate", [
     ("x86_64", 0xC000003E, 285), ("x86_64", 0x40000003, 324), ("aarch64", 0xC00000B7, 47), ("aarch64", 0x40000028, 352),
 ])
@@ -1199,6 +1223,16 @@ for name, family, kind in (("vsock", 40, socket.SOCK_STREAM), ("vsock-dgram", 40
 a, b = socket.socketpair()
 a.sendall(b"x")
 print("socketpair", b.recv(1) == b"x")
+try:
+    a.getsockopt(socket.SOL_SOCKET, 57, 8)
+    print("cookie read")
+except OSError as e:
+    print("cookie", errno.errorcode.get(e.errno))
+try:
+    socket.socket(16, socket.SOCK_RAW, 4).close()
+    print("sock_diag made")
+except OSError as e:
+    print("sock_diag", errno.errorcode.get(e.errno))
 import os
 r, w = os.pipe()
 if os.fork() == 0:  # not a group leader: setsid would make a session (and an autogroup)
@@ -1224,3 +1258,4 @@ print(os.read(r, 200).decode())
         assert f"{name} made" in p.stdout, p.stdout
     assert "socketpair True" in p.stdout, p.stdout
     assert "setsid same-session True same-autogroup True" in p.stdout, p.stdout
+    assert "cookie ENOPROTOOPT" in p.stdout and "sock_diag EPROTONOSUPPORT" in p.stdout, p.stdout

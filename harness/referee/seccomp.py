@@ -46,6 +46,9 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   programs that make sockets through `socketcall` (whose arguments the filter cannot
   read) get EAFNOSUPPORT for every family there; the direct `socket` call is filtered as
   above;
+- a socket's cookie (`getsockopt`'s SO_COOKIE and SO_NETNS_COOKIE: ENOPROTOOPT) and
+  netlink's NETLINK_SOCK_DIAG (EPROTONOSUPPORT), which hands every socket it lists a
+  cookie: cookies come from one counter for the whole machine;
 - in a build, `fallocate` (EOPNOTSUPP, so that `posix_fallocate` falls back to writing):
   it reserves disk space at once without a file's size growing, past the disk watch and
   the file-size limit of a build (`sandbox.run_build`);
@@ -72,6 +75,7 @@ _NR = 0
 _ARCH = 4
 _ARG0 = 16  # the low 32 bits of args[0]
 _ARG1 = 16 + 8  # the low 32 bits of args[1] (little-endian machines only, as all here)
+_ARG2 = 16 + 16  # the low 32 bits of args[2]
 
 # Classic BPF opcodes.
 _LD_W_ABS = 0x20
@@ -94,6 +98,12 @@ EOPNOTSUPP = 95
 EAFNOSUPPORT = 97
 SOCKET_FAMILIES = (1, 16)
 """The socket families a bot may use: AF_UNIX and AF_NETLINK (see above)."""
+_AF_NETLINK = 16
+_NETLINK_SOCK_DIAG = 4  # a dump of sockets hands each a cookie (as SO_COOKIE does)
+_SOL_SOCKET = 1
+_COOKIE_OPTS = (57, 71)  # SO_COOKIE, SO_NETNS_COOKIE
+EPROTONOSUPPORT = 93
+ENOPROTOOPT = 92
 _SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
 
@@ -116,6 +126,7 @@ class _Abi:
     socketcall: tuple[int, ...] = ()  # socketcall: SYS_SOCKET and SYS_SOCKETPAIR refused
     setsid: tuple[int, ...] = ()  # setsid: granted without being made, in games
     fallocate: tuple[int, ...] = ()  # fallocate: EOPNOTSUPP in builds
+    getsockopt: tuple[int, ...] = ()  # getsockopt: SO_COOKIE and SO_NETNS_COOKIE refused
     x32: bool = False
 
 
@@ -128,20 +139,21 @@ _ABIS: dict[str, dict[int, _Abi]] = {
         0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
                          (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), (285,),
-                         x32=True),  # AUDIT_ARCH_X86_64
+                         getsockopt=(55,), x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
-                         (102,), (66,), (324,)),  # AUDIT_ARCH_I386
+                         (102,), (66,), (324,), getsockopt=(365,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
-                         (107,), (198, 199), (), (157,), (47,)),  # AUDIT_ARCH_AARCH64
+                         (107,), (198, 199), (), (157,), (47,),
+                         getsockopt=(209,)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
-                         (102,), (66,), (352,)),  # AUDIT_ARCH_ARM
+                         (102,), (66,), (352,), getsockopt=(295,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -208,13 +220,27 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.jump(_JEQ_K, nr, yes=f"socket{k}")
         for nr in abi.socketcall:
             a.jump(_JEQ_K, nr, yes=f"socketcall{k}")
+        for nr in abi.getsockopt:
+            a.jump(_JEQ_K, nr, yes=f"getsockopt{k}")
         a.ret(_RET_ALLOW)
         if abi.sockets:
             a.label(f"socket{k}")
             a.load(_ARG0)
             for family in SOCKET_FAMILIES:
-                a.jump(_JEQ_K, family, yes="allow")
+                a.jump(_JEQ_K, family, yes=f"netlink{k}" if family == _AF_NETLINK else "allow")
             a.ret(_RET_ERRNO | EAFNOSUPPORT)
+            a.label(f"netlink{k}")
+            a.load(_ARG2)
+            a.jump(_JEQ_K, _NETLINK_SOCK_DIAG, yes="eprotonosupport")
+            a.ret(_RET_ALLOW)
+        if abi.getsockopt:
+            a.label(f"getsockopt{k}")
+            a.load(_ARG1)
+            a.jump(_JEQ_K, _SOL_SOCKET, no="allow")
+            a.load(_ARG2)
+            for opt in _COOKIE_OPTS:
+                a.jump(_JEQ_K, opt, yes="enoprotoopt")
+            a.ret(_RET_ALLOW)
         if abi.socketcall:
             a.label(f"socketcall{k}")
             a.load(_ARG0)
@@ -240,6 +266,10 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
     a.ret(_RET_ERRNO | EOPNOTSUPP)
     a.label("eafnosupport")
     a.ret(_RET_ERRNO | EAFNOSUPPORT)
+    a.label("eprotonosupport")
+    a.ret(_RET_ERRNO | EPROTONOSUPPORT)
+    a.label("enoprotoopt")
+    a.ret(_RET_ERRNO | ENOPROTOOPT)
     a.label("allow")
     a.ret(_RET_ALLOW)
     return a.assemble()
