@@ -335,6 +335,17 @@ def test_verify_finds_a_replay_changed_where_the_game_still_ends_as_recorded(fin
     assert "g000001" in line and "replay_sha256" in line, line
 
 
+def test_verify_finds_a_replay_file_that_no_record_names(finished, tmp_path) -> None:
+    """A file put in replays/ for a game whose record keeps none (or for no game) is not
+    this tournament's: verify fails, and the site does not show it."""
+    out, _ = copy(finished, tmp_path)
+    (out / "replays" / "g000099.jsonl").write_text((out / "replays" / "g000001.jsonl").read_text())
+    line = _fail_line(invoke("verify", out))
+    assert "replays/g000099.jsonl is named by no game's record" in line, line
+    assert invoke("report", out).exit_code == 0
+    assert not (out / "site" / "replays" / "g000099.js").exists()
+
+
 def test_verify_finds_a_revealed_seed_that_is_not_the_committed_one(tmp_path) -> None:
     out = tmp_path / "s"
     run_tournament(load_config(write_config(tmp_path, out, games_per_table=2, replays="none")), build_site=False)

@@ -681,6 +681,35 @@ def test_a_build_may_leave_no_link_out_of_its_folder(tmp_path: Path) -> None:
 
 
 @needs_bwrap
+def test_a_build_may_not_turn_an_authors_link_out_of_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link is judged by where it leads, not by its text: the author's `data -> sys/../etc`
+    leads into the folder while `sys` is a folder; a build that swaps `sys` for a link to
+    /usr turns it to the host's /etc, and fails. A folder with more folders than can be
+    looked at fails the build too, rather than leave links unlooked at."""
+    from harness.referee import sandbox
+
+    own = tmp_path / "own"
+    (own / "sys").mkdir(parents=True)
+    (own / "etc").mkdir()
+    (own / "data").symlink_to("sys/../etc")
+    (own / "build.sh").write_text("rm -rf sys && ln -s /usr sys\n")
+    os.chmod(own, 0o755)
+    with pytest.raises(SandboxError) as e:
+        run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    assert "'data'" in str(e.value) and "'/etc'" in str(e.value), str(e.value)
+    assert not os.path.lexists(own / "data")
+    monkeypatch.setattr(sandbox, "SCAN_LIMIT", 20)
+    for i in range(30):
+        (own / "many" / f"d{i}").mkdir(parents=True)
+    (own / "many" / "d29" / "esc").symlink_to("/etc")
+    with pytest.raises(SandboxError, match="more than 20 folders: its links cannot all be checked"):
+        sandbox.links_out(str(own), {})
+    # (run as root, the copy of what the build made is held to the same number of entries first)
+    with pytest.raises(SandboxError, match="more than 20"):
+        run_build("b", ("true",), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+
+
+@needs_bwrap
 def test_a_failed_builds_output_moves_no_terminal(tmp_path: Path) -> None:
     box = Sandbox(mode="bwrap", own=str(tmp_path))
     with pytest.raises(SandboxError) as e:

@@ -932,40 +932,41 @@ def unstage_build(copy: str, own: str) -> None:
 
 
 def _links(own: str) -> dict[str, str]:
-    """Every link in the folder `own` (at most `SCAN_LIMIT` entries looked at; folders
-    not followed through links): its path relative to `own`, and its target."""
+    """Every link in the folder `own` (folders not followed through links): its path
+    relative to `own`, and where it leads, resolved through every link on its way.
+    SandboxError past `SCAN_LIMIT` folders: none may go unlooked at."""
     out: dict[str, str] = {}
-    stack, seen = [""], 0
-    while stack and seen < SCAN_LIMIT:
+    stack, folders = [""], 0
+    while stack:
         rel = stack.pop()
         try:
             entries = list(os.scandir(os.path.join(own, rel)))
         except OSError:
             continue
         for e in entries:
-            seen += 1
             r = os.path.join(rel, e.name)
             if e.is_symlink():
-                try:
-                    out[r] = os.readlink(e.path)
-                except OSError:
-                    pass
+                out[r] = os.path.realpath(e.path)
             elif e.is_dir(follow_symlinks=False):
+                folders += 1
+                if folders > SCAN_LIMIT:
+                    raise SandboxError(f"{own!r} holds more than {SCAN_LIMIT:,} folders: its links cannot all be "
+                                       "checked")
                 stack.append(r)
     return out
 
 
 def links_out(own: str, before: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The links in `own` that are not in `before` as they were there (made or changed by
-    a build) and that lead, resolved through every link on the way, neither into `own`
-    nor into a system folder: (path relative to `own`, where it leads)."""
+    """The links in `own` that lead, resolved through every link on the way, neither into
+    `own` nor into a system folder, and did not lead there before (`before`, from `_links`
+    before a build: a link the build made, or one whose way it changed by swapping a
+    folder on it for a link): (path relative to `own`, where it leads)."""
     home = os.path.realpath(own)
     systems = {os.path.realpath(p) for p in SYSTEM_PATHS if os.path.exists(p)}
     bad = []
-    for rel, target in sorted(_links(own).items()):
-        if before.get(rel) == target:
-            continue
-        to = os.path.realpath(os.path.join(own, rel))
+    for rel, to in sorted(_links(own).items()):
+        if before.get(rel) == to:
+            continue  # the author's, leading where it did
         if not _under(to, home) and not any(_under(to, p) for p in systems):
             bad.append((rel, to))
     return bad
@@ -1018,6 +1019,10 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     groups = None
     build_cwd = cwd
     note = ""
+    try:  # where its links lead before it runs (see `links_out`)
+        links_before = _links(own) if own and mode == "bwrap" else {}
+    except SandboxError as e:
+        raise SandboxError(f"bot {name!r}: {e}") from None
     if mode == "bwrap":
         if own and drops_root(True):
             if own != os.path.abspath(box.own or own):
@@ -1074,7 +1079,6 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         except (OSError, ValueError):
             pass
 
-    links_before = _links(own) if own else {}
     try:
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
@@ -1102,7 +1106,10 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                 raise SandboxError(f"bot {name!r}: what its build made could not all be copied into {own!r}: "
                                    f"{_reason(e)}") from None
         if mode == "bwrap" and own is not None:
-            out_links = links_out(own, links_before)
+            try:
+                out_links = links_out(own, links_before)
+            except SandboxError as e:
+                raise SandboxError(f"bot {name!r}: after its build, {e}") from None
             if out_links:
                 for rel, _ in out_links:  # a later reading of the tournament file would take them as its own
                     try:

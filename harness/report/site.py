@@ -381,7 +381,8 @@ class _Replay:
 
 
 def _collect_replays(data: _Data) -> list[_Replay]:
-    """Replay files, in game order: those games.jsonl names, then any others in replays/."""
+    """The replay files games.jsonl names, in game order (a file in replays/ that no record
+    names is not shown: `verify` vouches for none such)."""
     found: list[_Replay] = []
     seen: set[Path] = set()
     for g in data.replay_records:
@@ -396,12 +397,6 @@ def _collect_replays(data: _Data) -> list[_Replay]:
             found.append(_Replay(_game_name(g), path, g))
         else:
             data.warnings.append(f"The replay of {_game_name(g)} ({rel}) is missing.")
-    extra_dir = data.results_dir / "replays"
-    if extra_dir.is_dir():
-        for path in sorted(extra_dir.glob("*.jsonl")):
-            if path.resolve() not in seen:
-                seen.add(path.resolve())
-                found.append(_Replay(path.stem, path.resolve(), None))
     return found
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import shutil
 import tempfile
 from bisect import bisect_right
@@ -469,10 +470,16 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     rules = cfg.rules.to_dict()
     checked = 0
     failed: tuple[int, str] | None = None
+    named = bytearray()  # by game index: a record names replays/g<index>.jsonl (a bit each, not a set)
     for r in games:
         rel = r.get("replay")
         if not rel:
             continue
+        k = _replay_index(str(rel))
+        if k is not None:
+            if k // 8 >= len(named):
+                named.extend(bytes(k // 8 + 1 - len(named)))
+            named[k // 8] |= 1 << (k % 8)
         path = results / str(rel)
         try:
             header, actions, result = read_replay(path)
@@ -488,12 +495,28 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
                 failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
             continue
         checked += 1
+    def is_named(rel: str) -> bool:
+        k = _replay_index(rel)
+        return k is not None and k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
+
+    unnamed = sorted(f"replays/{p.name}" for p in (results / "replays").glob("*.jsonl")
+                     if not is_named(f"replays/{p.name}")) if (results / "replays").is_dir() else []
     if failed is not None:
         v.add("replays", False, failed[1])
+    elif unnamed:
+        v.add("replays", False, f"{unnamed[0]} is named by no game's record"
+              + (f" (and {len(unnamed) - 1} more)" if len(unnamed) > 1 else "") + ": it is not this tournament's")
     elif checked:
         v.add("replays", True, f"{checked} replays played again through the engine: every game ends as recorded")
     else:
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
+
+
+def _replay_index(rel: str) -> int | None:
+    """The game index of a replay's name as the runner writes it ("replays/g000012.jsonl":
+    12), or None for another name."""
+    m = re.fullmatch(r"replays/g(\d{6,12})\.jsonl", rel)
+    return int(m.group(1)) if m else None
 
 
 def _replay_mismatch(header: Mapping[str, Any], actions: list[dict[str, Any]], result: Mapping[str, Any] | None,
