@@ -103,7 +103,7 @@ def _follows(seatings) -> Counter:
 def test_balanced_seating_balances_who_plays_after_whom(tmp_path: Path, size: int, blocks: int) -> None:
     bots = [{"name": f"b{i}", "cmd": GREEDY} for i in range(size)]
     cfg = load_config(write_config(tmp_path, bots=bots, table_size=size, games_per_table=size * blocks, duplicate=True))
-    assert cfg.seating == "balanced"
+    assert cfg.seating == "seeded"
     specs = schedule(cfg)
     follows = _follows(s.seats for s in specs)
     # every ordered pair equally often: (n - 1)! blocks hold every order round the table once
@@ -124,7 +124,27 @@ def test_balanced_seating_balances_who_plays_after_whom(tmp_path: Path, size: in
         assert max(_follows(orders[b:b + 2]).values()) == 1
     # the same schedule however often it is made, and a config that says so
     assert schedule(cfg) == specs
-    assert cfg.resolved()["seating"] == "balanced"
+    assert cfg.resolved()["seating"] == "seeded"
+
+
+def test_seeded_seating_draws_the_orders_from_the_seed_not_the_names(tmp_path: Path) -> None:
+    """With `seating: seeded` (the default) a table's sequence of orders comes from the
+    tournament seed: in a run too short for the orders to even out, whom an entrant sits
+    after is not fixed by the names (by trying names, an entrant could otherwise choose
+    never to sit after the bot it fears), and another seed gives other orders. The earlier
+    `seating: balanced` schedule, fixed by the names, is kept for results played with it."""
+    bots = [{"name": n, "cmd": GREEDY} for n in ("mine", "strong", "weak", "other")]
+
+    def first_orders(seed: int, seating: str = "seeded") -> list[tuple[str, ...]]:
+        cfg = load_config(write_config(tmp_path, bots=bots, table_size=4, games_per_table=8, duplicate=True,
+                                       seed=seed, seating=seating))
+        return [s.seats for s in schedule(cfg)][::4]  # each block's first rotation: its order
+
+    seeded = {tuple(first_orders(seed)) for seed in range(12)}
+    assert len(seeded) > 1  # the seed decides
+    assert first_orders(5) == first_orders(5)  # and only the seed
+    names = {tuple(first_orders(seed, "balanced")) for seed in range(12)}
+    assert len(names) == 1  # the earlier schedule: the same in every tournament
 
 
 def test_rotate_seating_keeps_the_tables_order(tmp_path: Path) -> None:
@@ -145,13 +165,13 @@ def test_a_folder_played_before_seating_was_balanced_still_verifies(tmp_path: Pa
     where the schedule puts it; a balanced one verifies too."""
     from harness.tournament.verify import verify_results
 
-    for seating in ("rotate", "balanced"):
+    for seating in ("rotate", "balanced", "seeded"):
         out = tmp_path / seating
         cfg = load_config(write_config(tmp_path, table_size=3, games_per_table=6, duplicate=True, seating=seating,
                                        rules={"phases": [1], "hand_limit": 20}, replays="none", output=str(out)))
         run_tournament(cfg, build_site=False)
         resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
-        assert resolved.get("seating") == (None if seating == "rotate" else "balanced")
+        assert resolved.get("seating") == (None if seating == "rotate" else seating)
         v = verify_results(out, replays=False)
         assert v.ok, v.checks
 

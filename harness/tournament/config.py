@@ -136,10 +136,11 @@ class TournamentConfig:
     trusted: frozenset[str] = frozenset()
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     league: LeaguePolicy = field(default_factory=LeaguePolicy)
-    # The order round a round-robin or gauntlet table: "balanced" changes it from one
-    # block of table_size games to the next (schedule.seat_order); "rotate" keeps the
-    # table's order, only rotated (who plays after whom never changes).
-    seating: str = "balanced"
+    # The order round a round-robin or gauntlet table: "seeded" and "balanced" change it
+    # from one block of table_size games to the next (schedule.seat_order), in a sequence
+    # drawn from the seed or fixed by the names; "rotate" keeps the table's order, only
+    # rotated (who plays after whom never changes).
+    seating: str = "seeded"
     # A field that changed between runs (set from the results folder, not the file):
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
@@ -206,11 +207,12 @@ class TournamentConfig:
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
 
     def seating_applies(self) -> bool:
-        """Whether `seating: balanced` is set and changes the schedule: round-robin and
+        """Whether `seating: seeded` or `balanced` is set and changes the schedule: round-robin and
         gauntlet tables of 3 or more (two players have one order; a random format and a
         league draw or match their own). Otherwise it is left out of `resolved` (and so of
         the config's hash): a config without the key read back is `rotate`."""
-        return self.seating == "balanced" and self.table_size >= 3 and self.format in ("round-robin", "gauntlet")
+        return self.seating in ("seeded", "balanced") and self.table_size >= 3 and \
+            self.format in ("round-robin", "gauntlet")
 
     def _stop_settings(self) -> dict[str, Any]:
         """The `stop` settings that apply to this `stop_when` rule."""
@@ -274,10 +276,12 @@ def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -
         raise _err(src, f"{where}{unknown[0]}", f"unknown key (known: {', '.join(sorted(allowed))})")
 
 
-SEATINGS = ("balanced", "rotate")
+SEATINGS = ("seeded", "balanced", "rotate")
 """`seating`: the order round a table changes from one block of table_size games (a
-duplicate deal group) to the next, or it only rotates (the schedule of versions without
-the key)."""
+duplicate deal group) to the next, in a sequence drawn from the tournament seed
+("seeded", the default) or fixed by the entrants' names ("balanced", the schedule of
+versions before "seeded": a name could choose its neighbours in a short run); or it only
+rotates ("rotate", the schedule of versions without the key)."""
 
 TOP_KEYS = {
     "name", "seed", "bots", "table_size", "format", "games_per_table", "games", "challengers",
@@ -403,7 +407,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     duplicate = data.get("duplicate", False)
     if not isinstance(duplicate, bool):
         raise _err(src, "duplicate", f"must be true or false, not {duplicate!r}")
-    seating = data.get("seating", "balanced")
+    seating = data.get("seating", "seeded")
     if seating not in SEATINGS:
         raise _err(src, "seating", f"must be one of {', '.join(SEATINGS)}, not {seating!r}")
     games = data.get("games")

@@ -524,10 +524,16 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
     tables = tables_for(cfg, names)
     keys = [",".join(sorted(t)) for t in tables]
 
-    balanced = getattr(cfg, "seating", "balanced") == "balanced"
+    seating = getattr(cfg, "seating", "balanced")
+    balanced = seating in ("seeded", "balanced")
+    # "seeded": each table's sequence of orders is drawn from the tournament seed, so that
+    # no entrant can choose its neighbours by its name (with a secret seed, nobody knows
+    # them before the games); "balanced", the earlier schedule: fixed by the names.
+    order_keys = [derive_seed(cfg.seed, "orders", k) if seating == "seeded" and cfg.seed is not None else None
+                  for k in keys]
 
     def block(t: int, b: int) -> Iterator[tuple[tuple[str, ...], str]]:
-        order = seat_order(tables[t], b) if balanced else tables[t]
+        order = seat_order(tables[t], b, order_keys[t]) if balanced else tables[t]
         for k in range(b * n, min((b + 1) * n, cfg.games_per_table)):
             yield _rotation(order, k), f"deal:{keys[t]}:{k // n}" if cfg.duplicate else f"game:{keys[t]}:{k}"
 
@@ -545,7 +551,7 @@ def _plan(cfg: TournamentConfig, names: list[str], past: Past) -> Iterator[tuple
                 yield from block(t, b)
 
 
-def seat_order(table: Sequence[str], block: int) -> tuple[str, ...]:
+def seat_order(table: Sequence[str], block: int, key: int | None = None) -> tuple[str, ...]:
     """The order round the table of a table's `block`-th block of table_size games (one
     duplicate deal group), with `seating: balanced`: its first entrant first, then the
     others in one of their (n − 1)! orders. Each block is played in every seat rotation
@@ -553,23 +559,26 @@ def seat_order(table: Sequence[str], block: int) -> tuple[str, ...]:
     block to block so that who plays right after whom (whose discards a seat is offered,
     R3.1, R2.1) is balanced too: every order once in each (n − 1)! blocks (2 at 3
     players, 6 at 4), and each order followed by its reverse, so that in every two
-    blocks no entrant plays after the same one twice. The sequence is shuffled, fixed
-    by the table's entrants, so that no entrant of the field's order sits after another
-    more often in short runs either."""
-    orders = _orders(tuple(table))
+    blocks no entrant plays after the same one twice. The sequence is shuffled, so that
+    no entrant of the field's order sits after another more often in short runs either:
+    by `key` (`seating: seeded`, drawn from the tournament seed: the orders of a run
+    that stops before they even out are not known before its games, so no name can
+    choose them), or, without one, by the table's entrants (`seating: balanced`, the same
+    in every tournament: an entrant could pick its neighbours by trying names)."""
+    orders = _orders(tuple(table), key)
     return orders[block % len(orders)]
 
 
 @lru_cache(maxsize=1024)
-def _orders(table: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+def _orders(table: tuple[str, ...], key: int | None = None) -> tuple[tuple[str, ...], ...]:
     """A table's (n − 1)! orders with its first entrant first, in pairs (an order, then
-    the same order reversed round the table), the pairs in a sequence shuffled by the
-    table's entrants (the same in every tournament)."""
+    the same order reversed round the table), the pairs in a sequence shuffled by `key`,
+    or without one by the table's entrants (the same in every tournament)."""
     if len(table) < 3:
         return (table,)
     head, rest = table[0], table[1:]
     pairs = [(o, o[::-1]) for o in permutations(rest) if o < o[::-1]]
-    random.Random(hashlib.sha256("\x1f".join(table).encode()).digest()).shuffle(pairs)
+    random.Random(key if key is not None else hashlib.sha256("\x1f".join(table).encode()).digest()).shuffle(pairs)
     return tuple((head,) + o for pair in pairs for o in pair)
 
 
