@@ -256,20 +256,11 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
         a.ret(_RET_ALLOW)
     a.label(f"abi{len(abis)}")
     a.ret(_RET_ERRNO | EPERM)  # an ABI not listed
-    a.label("eperm")
-    a.ret(_RET_ERRNO | EPERM)
-    a.label("enosys")
-    a.ret(_RET_ERRNO | ENOSYS)
-    a.label("granted")
-    a.ret(_RET_ERRNO | _GRANTED)
-    a.label("enotsup")
-    a.ret(_RET_ERRNO | EOPNOTSUPP)
-    a.label("eafnosupport")
-    a.ret(_RET_ERRNO | EAFNOSUPPORT)
-    a.label("eprotonosupport")
-    a.ret(_RET_ERRNO | EPROTONOSUPPORT)
-    a.label("enoprotoopt")
-    a.ret(_RET_ERRNO | ENOPROTOOPT)
+    for label, errno in (("eperm", EPERM), ("enosys", ENOSYS), ("granted", _GRANTED), ("enotsup", EOPNOTSUPP),
+                         ("eafnosupport", EAFNOSUPPORT), ("eprotonosupport", EPROTONOSUPPORT),
+                         ("enoprotoopt", ENOPROTOOPT)):
+        a.label(label)
+        a.ret(_RET_ERRNO | errno)
     a.label("allow")
     a.ret(_RET_ALLOW)
     return a.assemble()
