@@ -524,6 +524,21 @@ def test_failed_build_is_an_error_with_its_last_lines(tmp_path: Path) -> None:
         run_build("b", ("sleep", "30"), str(tmp_path), {}, box, "bwrap", timeout_s=1)
 
 
+def _own_folder(tmp_path: Path) -> Path:
+    """A bot's own folder for a build, which any user may enter (a build run as root's
+    unprivileged user must)."""
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    return own
+
+
+def _needs_cgroup() -> None:
+    from harness.referee import sandbox
+
+    if sandbox.cgroups()[0] is None:
+        pytest.skip("no cgroup can be made here")
+
+
 @needs_bwrap
 def test_a_builds_endless_output_is_kept_to_its_end(tmp_path: Path) -> None:
     """A build that prints 200 MB: the harness keeps the last 256 KB, not all of it."""
@@ -547,8 +562,7 @@ def test_a_build_that_fills_the_disk_is_ended(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
     monkeypatch.setattr(sandbox, "BUILD_DISK_FILES", 3000)
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     fill = {"bytes": "for i in range(400):\n    with open(f'f{i}', 'wb') as f: f.write(os.urandom(1 << 20))\n",
             "files": "for i in range(100_000):\n    open(f'e{i}', 'w').close()\n"}[what]
     (own / "build.py").write_text("import os, time\n" + fill + "time.sleep(30)\n")
@@ -566,12 +580,9 @@ def test_a_builds_processes_are_bounded_and_none_outlives_it(tmp_path: Path, mon
     and whatever it leaves running is ended with it."""
     from harness.referee import sandbox
 
-    backend, _ = sandbox.cgroups()
-    if backend is None:
-        pytest.skip("no cgroup can be made here")
+    _needs_cgroup()
     monkeypatch.setattr(sandbox, "BUILD_PROCESSES", 30)
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     mark = f"p10-build-mark-{os.getpid()}"
     (own / "build.py").write_text(f"""import os, subprocess, sys
 n = 0
@@ -598,8 +609,7 @@ def test_without_a_cgroup_no_process_outlives_a_build(tmp_path: Path, monkeypatc
     from harness.referee import sandbox
 
     monkeypatch.setattr(sandbox, "cgroups", lambda: (None, "none here"))
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     mark = f"p10-build-daemon-{os.getpid()}"
     (own / "build.py").write_text(f"""import subprocess, sys
 for i in range(3):
@@ -624,12 +634,9 @@ def test_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     is ended by the kernel, and the build fails."""
     from harness.referee import sandbox
 
-    backend, _ = sandbox.cgroups()
-    if backend is None:
-        pytest.skip("no cgroup can be made here")
+    _needs_cgroup()
     monkeypatch.setattr(sandbox, "BUILD_MEMORY_MB", 100)
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     (own / "build.py").write_text("hoard = [bytearray(1 << 20) for _ in range(400)]\nprint('held 400 MB')\n")
     with pytest.raises(SandboxError) as e:
         run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
@@ -644,8 +651,7 @@ def test_a_build_that_fills_the_disk_and_ends_at_once_is_caught(tmp_path: Path, 
     from harness.referee import sandbox
 
     monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     (own / "build.py").write_text("""import ctypes, errno, os
 libc = ctypes.CDLL(None, use_errno=True)
 fd = os.open("reserved", os.O_CREAT | os.O_WRONLY)
@@ -668,8 +674,7 @@ def test_a_build_may_leave_no_link_out_of_its_folder(tmp_path: Path) -> None:
     system folder: `sys -> /usr` is one, `data -> sys/../etc` is not (it leads to /etc),
     and the build fails with the link removed (a later reading of the tournament file would
     take it as the folder's own and show the bot /etc)."""
-    own = tmp_path / "own"
-    own.mkdir(mode=0o755)
+    own = _own_folder(tmp_path)
     (own / "build.sh").write_text("ln -s /usr sys && ln -s sys/../etc data && ln -s /usr/lib lib && ln -s build.sh b\n")
     with pytest.raises(SandboxError) as e:
         run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
