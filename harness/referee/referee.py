@@ -375,7 +375,7 @@ class Referee:
                 self._send(seat, encode(build(seat.n)))
 
     def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
-        reason = _short(reason)  # it may quote what the bot sent; it is printed to terminals
+        """Record a fault; `reason` made `_short` by the caller (it may quote the bot)."""
         self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
         seat.faults += 1
         if self.on_event:

@@ -495,6 +495,7 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
                 failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
             continue
         checked += 1
+
     def is_named(rel: str) -> bool:
         k = _replay_index(rel)
         return k is not None and k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
