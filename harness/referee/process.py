@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .proctable import cpu_seconds as _cpu
+from .proctable import group_usage, tree_usage
+from .proctable import stat_fields as _stat
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
 from .text import printable
 
@@ -205,20 +208,6 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
 
 # ----- the process table (Linux /proc) -----------------------------------------------------
 
-_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (field 3 = index 0), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data[data.rfind(b")") + 2 :].decode().split()
-
-
 _VFORK_WAIT = (b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork")  # wchan of a vfork() parent
 
 
@@ -265,77 +254,6 @@ def _cpu_of(pids: list[int]) -> float:
         if st is not None and len(st) > 14:
             total += _cpu(st, children=True)
     return total
-
-
-def _cpu(fields: list[str], children: bool = False) -> float:
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    if children:
-        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (waited-for children)
-    return ticks / _CLK_TCK
-
-
-def group_usage(pgid: int) -> tuple[float, float, int]:
-    """CPU seconds, resident MiB and the number of processes of process group `pgid`
-    (CPU includes children that were waited for). (0, 0, 0) where /proc is missing."""
-    cpu = rss = 0.0
-    n = 0
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return 0.0, 0.0, 0
-    for pid in pids:
-        st = _stat(pid)
-        if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
-            continue
-        n += 1
-        cpu += _cpu(st, children=True)
-        rss += int(st[21]) * _PAGE / (1 << 20)
-    return cpu, rss, n
-
-
-def _usage_of(stats: Sequence[list[str]]) -> tuple[float, float, int]:
-    cpu = rss = 0.0
-    for st in stats:
-        cpu += _cpu(st, children=True)
-        rss += int(st[21]) * _PAGE / (1 << 20)
-    return cpu, rss, len(stats)
-
-
-def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:
-    """CPU seconds, resident MiB and the number of processes of `root` and its descendants
-    (a sandboxed bot: everything in its PID namespace stays below bwrap, setsid or not),
-    leaving out the first `skip` levels (bwrap's own processes) from the count; or of
-    exactly `pids` (a cgroup's members) when given."""
-    if pids is not None:
-        stats = [st for st in (_stat(p) for p in pids) if st is not None and len(st) > 21 and st[0] != "Z"]
-        return _usage_of(stats)
-    try:
-        all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return 0.0, 0.0, 0
-    children: dict[int, list[int]] = {}
-    stat_of: dict[int, list[str]] = {}
-    for pid in all_pids:
-        st = _stat(pid)
-        if st is None or len(st) < 22:
-            continue
-        stat_of[pid] = st
-        children.setdefault(int(st[1]), []).append(pid)
-    if root not in stat_of:
-        return 0.0, 0.0, 0
-    found: list[list[str]] = []
-    level = [root]
-    depth = 0
-    while level:
-        nxt: list[int] = []
-        for pid in level:
-            st = stat_of[pid]
-            if st[0] != "Z" and depth >= skip:
-                found.append(st)
-            nxt += children.get(pid, [])
-        level = nxt
-        depth += 1
-    return _usage_of(found)
 
 
 def become_subreaper() -> bool:

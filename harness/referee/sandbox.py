@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from . import seccomp
+from .proctable import stat_fields, tree_load
 from .text import printable
 
 MODES = ("auto", "bwrap", "none")
@@ -664,10 +665,12 @@ BUILD_COPY_DEPTH = 128
 """How deep the folders of a build's copy may nest, at most."""
 
 BUILD_MEMORY_MB = 4096
-"""Memory of all of a build's processes together, where a cgroup can be made."""
+"""Memory of all of a build's processes together (their cgroup's limit); where no cgroup
+can be made, of each process (RLIMIT_AS) and of all of them as `_watch_build` sees them."""
 
 BUILD_PROCESSES = 1024
-"""Processes and threads of a build, where a cgroup can be made."""
+"""Processes and threads of a build (its cgroup's limit); where no cgroup can be made, more
+than its user has when it starts (RLIMIT_NPROC), and as `_watch_build` sees them."""
 
 BUILD_DISK_MB = 4096
 """How much the used space of the disks a build can write may grow while it runs."""
@@ -1064,9 +1067,17 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         try:
             cgroup = backend.create(f"build-{name}", BUILD_MEMORY_MB, BUILD_PROCESSES)
         except OSError:
-            cgroup = None  # its memory and processes are then not bounded (as the run's record says)
+            cgroup = None  # bounded per process and watched instead (below)
     procs_files = cgroup.procs_files if cgroup is not None else []
     fsize = BUILD_DISK_MB << 20
+    limits = [("FSIZE", fsize)]  # no one file past what the disks may grow by in all
+    if cgroup is None:
+        # Without a cgroup: no process past the build's memory, and no more processes
+        # and threads of the user the build runs as than it has now and the build's
+        # allowance (the kernel does not hold root to that: a build run unsandboxed as
+        # root is bounded only by `_watch_build`, which looks 5 times a second).
+        uid = BUILD_HOST_UID if mode == "bwrap" and drops_root(True) else os.getuid()
+        limits += [("AS", BUILD_MEMORY_MB << 20), ("NPROC", _tasks_of(uid) + BUILD_PROCESSES)]
 
     def join() -> None:  # pragma: no cover - runs in the child
         import resource
@@ -1074,10 +1085,11 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         for f in procs_files:
             with open(f, "w") as fh:
                 fh.write(str(os.getpid()))
-        try:  # no one file past what the disks may grow by in all
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        except (OSError, ValueError):
-            pass
+        for which, value in limits:
+            try:
+                resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (value, value))
+            except (OSError, ValueError):
+                pass
 
     try:
         try:
@@ -1130,6 +1142,24 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             remove_stage(os.path.dirname(copy))
 
 
+def _tasks_of(uid: int) -> int:
+    """Processes and threads whose owner is `uid` (what RLIMIT_NPROC counts)."""
+    n = 0
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+        except OSError:
+            continue
+        st = stat_fields(int(pid))
+        n += int(st[17]) if st is not None and len(st) > 17 else 0
+    return n
+
+
 def _end_sandbox(info_fd: int) -> None:
     """End the sandbox whose bwrap wrote its `--info-fd` to `info_fd` (its init, and with it
     every process of its PID namespace), where it outlived the command: without a cgroup,
@@ -1168,7 +1198,8 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
     """Wait for a build, keeping the last `BUILD_OUTPUT_KB` of its output; end it (its
     process group and cgroup) when it runs past `timeout_s`, or when the disks it can write
     grow by more than `BUILD_DISK_MB` or `BUILD_DISK_FILES` (looked at 5 times a second and
-    once at its end). Once it ends, what it left running is ended: its cgroup, and the
+    once at its end), or, without a cgroup, when its processes hold more than
+    `BUILD_MEMORY_MB` of memory or number more than `BUILD_PROCESSES`. Once it ends, what it left running is ended: its cgroup, and the
     sandbox whose bwrap wrote `info_fd`. Returns the output's end and why it was ended
     (None: it ended by itself)."""
     import threading
@@ -1205,6 +1236,12 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
                 why = f"it wrote more than {BUILD_DISK_MB:,} MB to disk"
             elif files - b_files > BUILD_DISK_FILES:
                 why = f"it made more than {BUILD_DISK_FILES:,} files and folders"
+        if cgroup is None and not ended and why is None:  # what a cgroup would bound
+            rss, tasks = tree_load(p.pid)
+            if rss > BUILD_MEMORY_MB:
+                why = f"its processes held more than {BUILD_MEMORY_MB:,} MB of memory"
+            elif tasks > BUILD_PROCESSES:
+                why = f"it ran more than {BUILD_PROCESSES:,} processes and threads"
         if ended:
             break
         if why is None and time.monotonic() > deadline:

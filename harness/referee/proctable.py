@@ -1,0 +1,105 @@
+"""The process table (Linux /proc): CPU time, resident memory and the number of processes
+and threads of a bot's processes or of a build's. Elsewhere every figure is 0."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (field 3 = index 0), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].decode().split()
+
+
+def cpu_seconds(fields: list[str], children: bool = False) -> float:
+    """CPU seconds of a process from its `stat_fields`, with `children` those of the
+    children it has waited for."""
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (waited-for children)
+    return ticks / _CLK_TCK
+
+
+def group_usage(pgid: int) -> tuple[float, float, int]:
+    """CPU seconds, resident MiB and the number of processes of process group `pgid`
+    (CPU includes children that were waited for). (0, 0, 0) where /proc is missing."""
+    cpu = rss = 0.0
+    n = 0
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0.0, 0.0, 0
+    for pid in pids:
+        st = stat_fields(pid)
+        if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
+            continue
+        n += 1
+        cpu += cpu_seconds(st, children=True)
+        rss += int(st[21]) * _PAGE / (1 << 20)
+    return cpu, rss, n
+
+
+def _usage_of(stats: Sequence[list[str]]) -> tuple[float, float, int]:
+    cpu = rss = 0.0
+    for st in stats:
+        cpu += cpu_seconds(st, children=True)
+        rss += int(st[21]) * _PAGE / (1 << 20)
+    return cpu, rss, len(stats)
+
+
+def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
+    """`stat_fields` of `root` and of its descendants that are not zombies, leaving out the
+    first `skip` levels."""
+    try:
+        all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    stat_of: dict[int, list[str]] = {}
+    for pid in all_pids:
+        st = stat_fields(pid)
+        if st is None or len(st) < 22:
+            continue
+        stat_of[pid] = st
+        children.setdefault(int(st[1]), []).append(pid)
+    if root not in stat_of:
+        return []
+    found: list[list[str]] = []
+    level = [root]
+    depth = 0
+    while level:
+        nxt: list[int] = []
+        for pid in level:
+            st = stat_of[pid]
+            if st[0] != "Z" and depth >= skip:
+                found.append(st)
+            nxt += children.get(pid, [])
+        level = nxt
+        depth += 1
+    return found
+
+
+def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:
+    """CPU seconds, resident MiB and the number of processes of `root` and its descendants
+    (a sandboxed bot: everything in its PID namespace stays below bwrap, setsid or not),
+    leaving out the first `skip` levels (bwrap's own processes) from the count; or of
+    exactly `pids` (a cgroup's members) when given."""
+    if pids is not None:
+        stats = [st for st in (stat_fields(p) for p in pids) if st is not None and len(st) > 21 and st[0] != "Z"]
+        return _usage_of(stats)
+    return _usage_of(tree_stats(root, skip))
+
+
+def tree_load(root: int) -> tuple[float, int]:
+    """Resident MiB, and processes and threads together, of `root` and its descendants."""
+    stats = tree_stats(root)
+    return sum(int(st[21]) for st in stats) * _PAGE / (1 << 20), sum(int(st[17]) for st in stats)
