@@ -400,31 +400,33 @@ def _collect_replays(data: _Data) -> list[_Replay]:
     return found
 
 
-def read_replay(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    """(header, action lines, result line or None) of a replay file (JSON lines)."""
+def read_replay(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """(header, action lines, result line or None) of a replay file (JSON lines), or of
+    `data`, its bytes already read (named `path` in errors)."""
     header: dict[str, Any] | None = None
     actions: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None
     # Lines end at \n only: a replay written before bot lines were escaped may hold a raw
     # \r (JSON whitespace), which universal newlines would take for the end of a line.
-    with Path(path).open(encoding="utf-8", newline="\n") as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as e:
-                raise ValueError(f"{path}: line {n} is not JSON ({e})") from None
-            if not isinstance(item, dict):
-                continue
-            kind = item.get("type")
-            if kind == "header" and header is None:
-                header = item
-            elif kind == "action":
-                actions.append(item)
-            elif kind == "result":
-                result = item
+    if data is None:
+        data = Path(path).read_bytes()
+    for n, line in enumerate(data.decode("utf-8").split("\n"), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{path}: line {n} is not JSON ({e})") from None
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "header" and header is None:
+            header = item
+        elif kind == "action":
+            actions.append(item)
+        elif kind == "result":
+            result = item
     if header is None:
         raise ValueError(f"{path}: no header line (is this a p10 replay file?)")
     return header, actions, result
