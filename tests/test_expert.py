@@ -343,3 +343,38 @@ def test_strong_and_expert_bots_over_the_protocol(start) -> None:
                     time_control=TC)
     assert res.faults == [] and res.forfeits == [] and res.stale_replies == 0
     assert res.decisions > 0 and min(res.places) == 1
+
+
+def test_the_seat_screen_pairs_games_and_its_knowing_players_see_what_they_say() -> None:
+    """tests/benchmarks/seat_screen.py: the two games of a pair are the same deal and
+    opponents (the same player twice places the same), and its yardsticks that cheat
+    search the true deal: `knows-all` the other hands and the draw pile as they are,
+    `knows-hands` the hands with the pile shuffled, `knows-deck` the pile with the hands
+    dealt again."""
+    import random as _random
+
+    sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+    try:
+        import seat_screen
+    finally:
+        sys.path.pop(0)
+    _, _, ((pa, _), (pb, _)) = seat_screen.play_pair(("strong", "strong", 3, 1, 5, ["greedy", "greedy"]))
+    assert pa == pb
+    _, _, ((pa, _), _) = seat_screen.play_pair(("knows-all@r2", "greedy", 0, 0, 5, ["greedy"]))
+    assert pa in (1, 2)
+    g = Game(Rules(), 3, seed=9)
+    g.start()
+    state = g.view(g.current)
+    seat = g.current
+    for spec, hands, deck in (("knows-all@r2", True, True), ("knows-hands@r2", True, False),
+                              ("knows-deck@r2", False, True)):
+        p = seat_screen.make(spec, seed=1)
+        p.truth = g
+        w = p._sample(state, "draw", list(g.players[seat].hand), [], _random.Random(2))
+        others = [s for s in range(3) if s != seat]
+        assert (w.draw_pile == g.draw_pile) is deck, spec
+        assert sorted(w.draw_pile, key=str) == sorted(g.draw_pile, key=str)
+        assert all(w.players[s].hand == g.players[s].hand for s in others) is hands, spec
+        assert sorted((c for s in others for c in w.players[s].hand), key=str) == \
+            sorted((c for s in others for c in g.players[s].hand), key=str)
+        assert w.players[seat].hand == g.players[seat].hand

@@ -84,13 +84,17 @@ def play_local(
     game_id: str = "g0",
     on_events: Callable[[list[dict[str, Any]]], None] | None = None,
     with_options: bool = True,
+    on_game: Callable[[Game], None] | None = None,
 ) -> Game:
     """Play one game in-process; returns the finished `Game`. Strategies' mistakes raise.
 
     Each strategy is given the public events since its previous decision (`observe`), as
     a request's `events` carry them (hand and game ends are messages of their own there,
-    so not here either)."""
+    so not here either). `on_game` is given the game before it starts (for measuring
+    tools that look at the whole of it; no strategy sees it)."""
     game = Game(rules, len(strategies), seed, deck, game_id=game_id, names=[s.name for s in strategies])
+    if on_game:
+        on_game(game)
     for seat, s in enumerate(strategies):
         s.new_game(game_id, seat)
     log: list[dict[str, Any]] = []
