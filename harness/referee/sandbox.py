@@ -30,7 +30,7 @@ import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from . import seccomp
 from .proctable import stat_fields, tree_load
@@ -1028,25 +1028,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         raise SandboxError(f"bot {name!r}: {e}") from None
     if mode == "bwrap":
         if own and drops_root(True):
-            if own != os.path.abspath(box.own or own):
-                raise SandboxError(f"bot {name!r}: its folder {box.own!r} is reached through a symlink (it is "
-                                   f"{own!r}); as p10-tourney runs as root, name the folder itself")
-            closed = closed_to_build(cwd or os.getcwd(), own)
-            if closed is not None and not _under(own, os.path.realpath(cwd or os.getcwd())):
-                # A working folder it may not enter, outside its own (`check-bot --build` run from
-                # a private folder): the build works in its own folder instead.
-                note = (f"[p10-tourney] the build runs in its own folder {own}: its working folder "
-                        f"{closed} is closed to uid {BUILD_HOST_UID}\n")
-                build_cwd = own
-            elif closed is not None:
-                raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
-                                   f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
-                                   "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
-            try:
-                copy = stage_build(own, BUILD_HOST_UID, BUILD_HOST_GID)
-            except (OSError, SandboxError) as e:
-                raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
-                                   f"{_reason(e)}") from None
+            copy, build_cwd, note = _stage_as_root(name, box.own or own, own, cwd)
         try:
             inv = prepare(argv, build_cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
         except BaseException:
@@ -1068,34 +1050,11 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             cgroup = backend.create(f"build-{name}", BUILD_MEMORY_MB, BUILD_PROCESSES)
         except OSError:
             cgroup = None  # bounded per process and watched instead (below)
-    procs_files = cgroup.procs_files if cgroup is not None else []
-    fsize = BUILD_DISK_MB << 20
-    limits = [("FSIZE", fsize)]  # no one file past what the disks may grow by in all
-    if cgroup is None:
-        # Without a cgroup: no process past the build's memory, and no more processes
-        # and threads of the user the build runs as than it has now and the build's
-        # allowance (the kernel does not hold root to that: a build run unsandboxed as
-        # root is bounded only by `_watch_build`, which looks 5 times a second).
-        uid = BUILD_HOST_UID if mode == "bwrap" and drops_root(True) else os.getuid()
-        limits += [("AS", BUILD_MEMORY_MB << 20), ("NPROC", _tasks_of(uid) + BUILD_PROCESSES)]
-
-    def join() -> None:  # pragma: no cover - runs in the child
-        import resource
-
-        for f in procs_files:
-            with open(f, "w") as fh:
-                fh.write(str(os.getpid()))
-        for which, value in limits:
-            try:
-                resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (value, value))
-            except (OSError, ValueError):
-                pass
-
     try:
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                 extra_groups=groups, preexec_fn=join)
+                                 extra_groups=groups, preexec_fn=_build_setup(mode, cgroup))
         except (OSError, subprocess.SubprocessError) as e:
             raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: "
                                f"{getattr(e, 'strerror', None) or e}") from None
@@ -1118,20 +1077,7 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
                 raise SandboxError(f"bot {name!r}: what its build made could not all be copied into {own!r}: "
                                    f"{_reason(e)}") from None
         if mode == "bwrap" and own is not None:
-            try:
-                out_links = links_out(own, links_before)
-            except SandboxError as e:
-                raise SandboxError(f"bot {name!r}: after its build, {e}") from None
-            if out_links:
-                for rel, _ in out_links:  # a later reading of the tournament file would take them as its own
-                    try:
-                        os.unlink(os.path.join(own, rel))
-                    except OSError:
-                        pass
-                rel, to = out_links[0]
-                raise SandboxError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its "
-                                   f"folder (links out of it may lead only into {', '.join(SYSTEM_PATHS)}); "
-                                   f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
+            _drop_links_out(name, own, links_before)
         return text
     finally:
         if info_r is not None:
@@ -1140,6 +1086,83 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             cgroup.remove()  # and whatever the build left running
         if copy is not None:
             remove_stage(os.path.dirname(copy))
+
+
+def _stage_as_root(name: str, named: str, own: str, cwd: str | None) -> tuple[str, str | None, str]:
+    """For a sandboxed build when the harness runs as root: a copy of the bot's folder
+    `own` (as `named` in its entry) for `BUILD_HOST_UID` to build in, the folder the build
+    works in, and a note for its output when that is not `cwd`. Raises `SandboxError`
+    when that user may not enter the working folder and it is not outside `own`."""
+    build_cwd = cwd
+    note = ""
+    if own != os.path.abspath(named):
+        raise SandboxError(f"bot {name!r}: its folder {named!r} is reached through a symlink (it is "
+                           f"{own!r}); as p10-tourney runs as root, name the folder itself")
+    closed = closed_to_build(cwd or os.getcwd(), own)
+    if closed is not None and not _under(own, os.path.realpath(cwd or os.getcwd())):
+        # A working folder it may not enter, outside its own (`check-bot --build` run from
+        # a private folder): the build works in its own folder instead.
+        note = (f"[p10-tourney] the build runs in its own folder {own}: its working folder "
+                f"{closed} is closed to uid {BUILD_HOST_UID}\n")
+        build_cwd = own
+    elif closed is not None:
+        raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
+                           f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
+                           "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
+    try:
+        copy = stage_build(own, BUILD_HOST_UID, BUILD_HOST_GID)
+    except (OSError, SandboxError) as e:
+        raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
+                           f"{_reason(e)}") from None
+    return copy, build_cwd, note
+
+
+def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
+    """What a build's first process does before its command (`preexec_fn`): it joins its
+    cgroup and takes its resource limits."""
+    procs_files = cgroup.procs_files if cgroup is not None else []
+    limits = [("FSIZE", BUILD_DISK_MB << 20)]  # no one file past what the disks may grow by in all
+    if cgroup is None:
+        # Without a cgroup: no process past the build's memory, and no more processes
+        # and threads of the user the build runs as than it has now and the build's
+        # allowance (the kernel does not hold root to that: a build run unsandboxed as
+        # root is bounded only by `_watch_build`, which looks 5 times a second).
+        uid = BUILD_HOST_UID if mode == "bwrap" and drops_root(True) else os.getuid()
+        limits += [("AS", BUILD_MEMORY_MB << 20), ("NPROC", _tasks_of(uid) + BUILD_PROCESSES)]
+
+    def join() -> None:  # pragma: no cover - runs in the child
+        import resource
+
+        for f in procs_files:
+            with open(f, "w") as fh:
+                fh.write(str(os.getpid()))
+        for which, value in limits:
+            try:
+                resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (value, value))
+            except (OSError, ValueError):
+                pass
+
+    return join
+
+
+def _drop_links_out(name: str, own: str, before: Mapping[str, str]) -> None:
+    """Remove the links a build left in `own` that lead out of it (`links_out`, against
+    where they led `before` it), and raise `SandboxError` naming them, if any."""
+    try:
+        out_links = links_out(own, before)
+    except SandboxError as e:
+        raise SandboxError(f"bot {name!r}: after its build, {e}") from None
+    if not out_links:
+        return
+    for rel, _ in out_links:  # a later reading of the tournament file would take them as its own
+        try:
+            os.unlink(os.path.join(own, rel))
+        except OSError:
+            pass
+    rel, to = out_links[0]
+    raise SandboxError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its "
+                       f"folder (links out of it may lead only into {', '.join(SYSTEM_PATHS)}); "
+                       f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
 
 
 def _tasks_of(uid: int) -> int:
