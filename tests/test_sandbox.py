@@ -634,7 +634,7 @@ print("daemons started")
 
 
 @needs_bwrap
-@pytest.mark.parametrize("how", ["one process", "four processes"])
+@pytest.mark.parametrize("how", ["one process", "four processes", "four processes whose main threads ended"])
 def test_without_a_cgroup_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       how: str) -> None:
     """Where no cgroup can be made, a build process may not take more than BUILD_MEMORY_MB
@@ -649,14 +649,34 @@ def test_without_a_cgroup_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch
             "four processes": "import subprocess, sys, time\n"
                               "kids = [subprocess.Popen([sys.executable, '-c', 'import time; h = bytearray(60 << 20); "
                               "h[::4096] = b\"x\" * len(h[::4096]); time.sleep(60)']) for _ in range(4)]\n"
-                              "time.sleep(60)\nprint('held 240 MB')\n"}[how]
+                              "time.sleep(60)\nprint('held 240 MB')\n",
+            # a process whose main thread ends shows as a zombie with no memory; its threads hold it
+            "four processes whose main threads ended": _ZOMBIE_LEADERS}[how]
     (own / "build.py").write_text(hold)
     with pytest.raises(SandboxError) as e:
         run_build("b", ("python", "build.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap",
                   timeout_s=50)
     assert "held" not in str(e.value).split("output ends")[-1] and "failed" in str(e.value), str(e.value)
-    if how == "four processes":
+    if how != "one process":
         assert "its processes held more than 150 MB of memory" in str(e.value), str(e.value)
+
+
+_ZOMBIE_LEADERS = """import ctypes, os, platform, subprocess, sys, threading, time
+libc = ctypes.CDLL(None)
+def hold(mb):
+    def work():
+        time.sleep(0.3)
+        h = bytearray(mb << 20)
+        h[::4096] = b"x" * len(h[::4096])
+        time.sleep(30)
+        print("held", flush=True)
+        os._exit(0)
+    threading.Thread(target=work).start()
+    libc.syscall(60 if platform.machine() == "x86_64" else 93, 0)  # SYS_exit: this thread alone
+if len(sys.argv) == 1:
+    kids = [subprocess.Popen([sys.executable, __file__, "kid"]) for _ in range(3)]
+hold(60)
+"""
 
 
 @needs_bwrap
@@ -1087,6 +1107,27 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
     assert _run_bpf(prog, read, 0x12345678) == EPERM  # an ABI it does not know
 
 
+@pytest.mark.parametrize("machine, arch, calls, wait4", [
+    ("x86_64", 0xC000003E, (101, 310, 311, 438), 61),
+    ("x86_64", 0x40000003, (26, 347, 348, 438), 114),  # 32-bit x86
+    ("aarch64", 0xC00000B7, (117, 270, 271, 438), 260),
+    ("aarch64", 0x40000028, (26, 376, 377, 438), 114),  # 32-bit ARM
+])
+def test_seccomp_refuses_another_processs_memory_and_descriptors(machine: str, arch: int, calls: tuple[int, ...],
+                                                                 wait4: int) -> None:
+    """`ptrace`, `process_vm_readv`, `process_vm_writev` and `pidfd_getfd` fail with
+    EPERM in games and builds: a bot could otherwise rewrite its sandbox's init so that
+    it outlives the harness and is not ended by its name; waiting for a child works."""
+    from harness.referee import seccomp
+
+    for build in (False, True):
+        prog = seccomp.program(machine, build=build)
+        assert prog is not None
+        for nr in calls:
+            assert _run_bpf(prog, nr, arch) == EPERM, (nr, build)
+        assert _run_bpf(prog, wait4, arch) == ALLOW
+
+
 @pytest.mark.parametrize("machine, arch, socket, socketpair, socketcall", [
     ("x86_64", 0xC000003E, 41, 53, None),
     ("x86_64", 0x40000003, 359, 360, 102),  # 32-bit x86
@@ -1334,3 +1375,40 @@ print(os.read(r, 200).decode())
     assert "socketpair True" in p.stdout, p.stdout
     assert "setsid same-session True same-autogroup True" in p.stdout, p.stdout
     assert "cookie ENOPROTOOPT" in p.stdout and "sock_diag EPROTONOSUPPORT" in p.stdout, p.stdout
+
+
+_PTRACE_PROBE = """
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, 1, None, None)  # PTRACE_ATTACH to the sandbox's init
+print("ptrace", r, errno.errorcode.get(ctypes.get_errno()))
+buf = ctypes.create_string_buffer(8)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local, remote = iovec(ctypes.addressof(buf), 8), iovec(0x400000, 8)
+r = libc.process_vm_readv(1, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print("process_vm_readv", r, errno.errorcode.get(ctypes.get_errno()))
+"""
+
+
+@pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
+def test_a_bot_can_neither_trace_nor_read_its_sandboxs_init(tmp_path: Path) -> None:
+    """In a game and in a build, `ptrace` and `process_vm_readv` of the sandbox's init
+    fail with EPERM: a build that traced it could undo its death with the harness and
+    rename it, and live on after the build."""
+    import platform
+
+    from harness.referee.seccomp import program
+
+    if program() is None or platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip(f"no seccomp filter for {platform.machine()}")
+    own = _own_folder(tmp_path)
+    (own / "probe.py").write_text(_PTRACE_PROBE)
+    inv = prepare([sys.executable, str(own / "probe.py")], str(own), {}, Sandbox(mode="bwrap", own=str(own)), 64)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+    finally:
+        inv.close()
+    out = run_build("b", ("python", "probe.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    for text in (p.stdout, out):
+        assert "ptrace -1 EPERM" in text and "process_vm_readv -1 EPERM" in text, text

@@ -80,12 +80,34 @@ def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
         nxt: list[int] = []
         for pid in level:
             st = stat_of[pid]
+            if st[0] == "Z":
+                st = _live_thread(pid) or st
             if st[0] != "Z" and depth >= skip:
                 found.append(st)
             nxt += children.get(pid, [])
         level = nxt
         depth += 1
     return found
+
+
+def _live_thread(pid: int) -> list[str] | None:
+    """The stat fields of a thread of `pid` that still runs, where its main thread has
+    ended (the process then shows as a zombie with no memory, while its other threads go
+    on with all of it): a thread's memory and thread count are its process's."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        st = data[data.rfind(b")") + 2 :].decode().split()
+        if len(st) > 21 and st[0] not in ("Z", "X"):
+            return st
+    return None
 
 
 def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:

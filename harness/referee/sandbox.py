@@ -1183,23 +1183,54 @@ def _tasks_of(uid: int) -> int:
     return n
 
 
-def _end_sandbox(info_fd: int) -> None:
-    """End the sandbox whose bwrap wrote its `--info-fd` to `info_fd` (its init, and with it
-    every process of its PID namespace), where it outlived the command: without a cgroup,
-    nothing else would end what a build left running."""
-    import json
+class _SandboxInit:
+    """The init of a build's sandbox (bwrap's child, pid 1 of its PID namespace), from the
+    JSON bwrap writes to its `--info-fd`: held as a pidfd from the first moment it is
+    known, so that `end` kills that very process, whatever its pid or name have become
+    since (no pid reused by another process, and no name a bot could change)."""
 
-    os.set_blocking(info_fd, False)
-    try:
-        pid = int(json.loads(os.read(info_fd, 4096) or b"{}").get("child-pid", 0))
-    except (OSError, ValueError, AttributeError):
-        return
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            if pid > 1 and os.path.basename(fh.read().split(b"\0")[0]) == b"bwrap":
-                os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+    def __init__(self, info_fd: int) -> None:
+        self.info_fd = info_fd
+        self.pidfd: int | None = None
+        self.pid = 0
+        os.set_blocking(info_fd, False)
+
+    def look(self) -> None:
+        """Take the init's pid (and a pidfd of it) once bwrap has written it."""
+        if self.pid:
+            return
+        import json
+
+        try:
+            data = os.read(self.info_fd, 4096)
+            pid = int(json.loads(data or b"{}").get("child-pid", 0))
+        except (OSError, ValueError, AttributeError):
+            return
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if pid <= 1 or os.path.basename(fh.read().split(b"\0")[0]) != b"bwrap":
+                    return
+            self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+        except OSError:
+            return
+        self.pid = pid
+
+    def end(self) -> None:
+        """Kill the init, and with it every process of its PID namespace, where it outlived
+        the build's command: without a cgroup, nothing else would end what a build left
+        running."""
+        self.look()
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.pid:
+                os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            if self.pidfd is not None:
+                os.close(self.pidfd)
+                self.pidfd = None
 
 
 def _disk_use(paths: Iterable[str]) -> dict[int, tuple[int, int]]:
@@ -1246,8 +1277,11 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
     reader.start()
     base = _disk_use(paths)
     deadline = time.monotonic() + timeout_s
+    init = _SandboxInit(info_fd) if info_fd is not None else None
     why = None
     while why is None:
+        if init is not None:
+            init.look()
         try:
             p.wait(timeout=0.2)
             ended = True
@@ -1275,8 +1309,8 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
         except OSError:
             pass
     p.wait()
-    if info_fd is not None:
-        _end_sandbox(info_fd)  # the sandbox's init outlives the build's command
+    if init is not None:
+        init.end()  # the sandbox's init outlives the build's command
     if cgroup is not None:
         cgroup.kill()  # what it left running too
     reader.join(5)  # a process left running (no cgroup) may hold its output open: not waited for

@@ -49,6 +49,12 @@ two processes of one entrant in different seat rotations of a duplicate deal):
 - a socket's cookie (`getsockopt`'s SO_COOKIE and SO_NETNS_COOKIE: ENOPROTOOPT) and
   netlink's NETLINK_SOCK_DIAG (EPROTONOSUPPORT), which hands every socket it lists a
   cookie: cookies come from one counter for the whole machine;
+- another process's memory and descriptors (`ptrace`, `process_vm_readv`,
+  `process_vm_writev`, `pidfd_getfd`), in games and builds: the one other process a
+  sandbox shows a bot is its init (bubblewrap's, pid 1), and a bot that rewrote it could
+  undo its death with the harness (`--die-with-parent`) and change the name by which the
+  harness ends it, and so live on after its game or build. No Phase 10 bot needs a
+  debugger's calls (a sanitizer's leak check, which uses them, cannot run);
 - in a build, `fallocate` (EOPNOTSUPP, so that `posix_fallocate` falls back to writing):
   it reserves disk space at once without a file's size growing, past the disk watch and
   the file-size limit of a build (`sandbox.run_build`);
@@ -132,25 +138,27 @@ class _Abi:
 
 _IO_URING = (425, 426, 427)
 _FCHMODAT2 = 452
+_PIDFD_GETFD = 438
 # add_key, request_key, keyctl, perf_event_open, bpf, userfaultfd, inotify_init, inotify_add_watch,
-# inotify_init1, fanotify_init, fanotify_mark; flock; fcntl (fcntl64)
+# inotify_init1, fanotify_init, fanotify_mark, and ptrace, process_vm_readv, process_vm_writev,
+# pidfd_getfd; flock; fcntl (fcntl64)
 _ABIS: dict[str, dict[int, _Abi]] = {
     "x86_64": {
-        0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301), _IO_URING + (206,), (73,), (72,),
+        0xC000003E: _Abi((248, 249, 250, 298, 321, 323, 253, 254, 294, 300, 301) + (101, 310, 311, _PIDFD_GETFD), _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
                          (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), (285,),
                          getsockopt=(55,), x32=True),  # AUDIT_ARCH_X86_64
-        0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339), _IO_URING + (245,), (143,), (55, 221),
+        0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339) + (26, 347, 348, _PIDFD_GETFD), _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
                          (102,), (66,), (324,), getsockopt=(365,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
-        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263), _IO_URING + (0,), (32,), (25,),
+        0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263) + (117, 270, 271, _PIDFD_GETFD), _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
                          (107,), (198, 199), (), (157,), (47,),
                          getsockopt=(209,)),  # AUDIT_ARCH_AARCH64
-        0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368), _IO_URING + (243,), (143,), (55, 221),
+        0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368) + (26, 376, 377, _PIDFD_GETFD), _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
                          (102,), (66,), (352,), getsockopt=(295,)),  # AUDIT_ARCH_ARM
