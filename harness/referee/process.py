@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .proctable import cpu_seconds as _cpu
-from .proctable import group_usage, tree_usage
+from .proctable import group_usage, thread_stats, tree_usage
 from .proctable import stat_fields as _stat
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
 from .text import printable
@@ -216,20 +216,11 @@ def _threads_stopped(pid: int, waits: list[int] | None = None) -> bool:
     waits in vfork() for its child (D in the clone call: it runs nothing until the child,
     itself a process of the bot and stopped, execs or exits; `pid` is then added to
     `waits`): none of them runs its code, or is inside fork()."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
+    for tid, st in thread_stats(pid):
+        state = st[0] if st else ""
+        if state in ("T", "t", "Z", "X"):
             continue
-        state = data[data.rfind(b")") + 2:data.rfind(b")") + 3]
-        if state in (b"T", b"t", b"Z", b"X"):
-            continue
-        if state == b"D" and _waits_for_vfork(pid, tid):
+        if state == "D" and _waits_for_vfork(pid, tid):
             if waits is not None:
                 waits.append(pid)
             continue

@@ -4,7 +4,7 @@ and threads of a bot's processes or of a build's. Elsewhere every figure is 0.""
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Iterator, Sequence
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -90,21 +90,27 @@ def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
     return found
 
 
-def _live_thread(pid: int) -> list[str] | None:
-    """The stat fields of a thread of `pid` that still runs, where its main thread has
-    ended (the process then shows as a zombie with no memory, while its other threads go
-    on with all of it): a thread's memory and thread count are its process's."""
+def thread_stats(pid: int) -> Iterator[tuple[str, list[str]]]:
+    """(thread id, stat fields as `stat_fields` gives them) of each thread of `pid` that
+    can be read; none where the process is gone."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return None
+        return
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
                 data = f.read()
         except OSError:
             continue
-        st = data[data.rfind(b")") + 2 :].decode().split()
+        yield tid, data[data.rfind(b")") + 2 :].decode().split()
+
+
+def _live_thread(pid: int) -> list[str] | None:
+    """The stat fields of a thread of `pid` that still runs, where its main thread has
+    ended (the process then shows as a zombie with no memory, while its other threads go
+    on with all of it): a thread's memory and thread count are its process's."""
+    for _, st in thread_stats(pid):
         if len(st) > 21 and st[0] not in ("Z", "X"):
             return st
     return None
