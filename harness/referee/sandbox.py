@@ -1210,10 +1210,13 @@ class _SandboxInit:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 if pid <= 1 or os.path.basename(fh.read().split(b"\0")[0]) != b"bwrap":
                     return
-            self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
         except OSError:
             return
         self.pid = pid
+        try:  # (Linux 5.3 and later; before, its pid, just checked, stands for it)
+            self.pidfd = os.pidfd_open(pid)
+        except (OSError, AttributeError):
+            self.pidfd = None
 
     def end(self) -> None:
         """Kill the init, and with it every process of its PID namespace, where it outlived
