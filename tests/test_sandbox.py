@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -1395,7 +1396,9 @@ print("process_vm_readv", r, errno.errorcode.get(ctypes.get_errno()))
 def test_a_bot_can_neither_trace_nor_read_its_sandboxs_init(tmp_path: Path) -> None:
     """In a game and in a build, `ptrace` and `process_vm_readv` of the sandbox's init
     fail with EPERM: a build that traced it could undo its death with the harness and
-    rename it, and live on after the build."""
+    rename it, and live on after the build. (Its memory can still be read through
+    /proc/1/mem, which is read-only: it holds bwrap's options, the mounts that
+    /proc/self/mountinfo shows anyway.)"""
     import platform
 
     from harness.referee.seccomp import program
@@ -1412,3 +1415,40 @@ def test_a_bot_can_neither_trace_nor_read_its_sandboxs_init(tmp_path: Path) -> N
     out = run_build("b", ("python", "probe.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
     for text in (p.stdout, out):
         assert "ptrace -1 EPERM" in text and "process_vm_readv -1 EPERM" in text, text
+
+
+@needs_bwrap
+def test_a_builds_init_is_found_from_bwraps_info_written_in_pieces() -> None:
+    """bwrap writes its `--info-fd` JSON in several writes: the init of a build's sandbox is
+    taken once all of it is there (a look between two writes must not lose it), checked
+    to be bwrap's in the PID namespace bwrap named, and `end` kills it."""
+    import json
+
+    from harness.referee.sandbox import _SandboxInit
+
+    r, w = os.pipe()
+    p = subprocess.Popen(["bwrap", "--unshare-pid", "--ro-bind", "/", "/", "--info-fd", str(w), "sleep", "30"],
+                         pass_fds=(w,), start_new_session=True)
+    os.close(w)
+    try:
+        data = b""
+        while not data.rstrip().endswith(b"}"):
+            data += os.read(r, 4096)
+        pid = json.loads(data)["child-pid"]
+        r2, w2 = os.pipe()
+        init = _SandboxInit(r2)
+        os.write(w2, data[:len(data) // 2])
+        init.look()
+        assert init.pid == 0
+        os.write(w2, data[len(data) // 2:])
+        init.look()
+        assert init.pid == pid
+        init.end()
+        assert p.wait(timeout=10) != 0
+        os.close(r2)
+        os.close(w2)
+    finally:
+        os.close(r)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()

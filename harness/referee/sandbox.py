@@ -1193,23 +1193,37 @@ class _SandboxInit:
         self.info_fd = info_fd
         self.pidfd: int | None = None
         self.pid = 0
+        self.data = b""
+        self.done = False
         os.set_blocking(info_fd, False)
 
     def look(self) -> None:
-        """Take the init's pid (and a pidfd of it) once bwrap has written it."""
-        if self.pid:
+        """Take the init's pid (and a pidfd of it) once bwrap has written it all (bwrap
+        writes its JSON in several pieces)."""
+        if self.done:
             return
         import json
 
         try:
-            data = os.read(self.info_fd, 4096)
-            pid = int(json.loads(data or b"{}").get("child-pid", 0))
-        except (OSError, ValueError, AttributeError):
-            return
+            while True:
+                chunk = os.read(self.info_fd, 4096)
+                if not chunk:
+                    break
+                self.data += chunk
+        except OSError:
+            pass  # nothing more yet
         try:
+            info = json.loads(self.data or b"{}")
+            pid = int(info.get("child-pid", 0))
+        except (ValueError, AttributeError, TypeError):
+            return  # not all written yet
+        self.done = True
+        try:  # that very init: bwrap's program, in the PID namespace bwrap named
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 if pid <= 1 or os.path.basename(fh.read().split(b"\0")[0]) != b"bwrap":
                     return
+            if "pid-namespace" in info and os.stat(f"/proc/{pid}/ns/pid").st_ino != info["pid-namespace"]:
+                return
         except OSError:
             return
         self.pid = pid
