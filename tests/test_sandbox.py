@@ -1437,6 +1437,8 @@ def test_a_builds_init_is_found_from_bwraps_info_written_in_pieces() -> None:
         pid = json.loads(data)["child-pid"]
         r2, w2 = os.pipe()
         init = _SandboxInit(r2)
+        init.look()  # nothing written yet: it must go on looking
+        assert not init.done
         os.write(w2, data[:len(data) // 2])
         init.look()
         assert init.pid == 0

@@ -1204,19 +1204,22 @@ class _SandboxInit:
             return
         import json
 
+        ended = False
         try:
             while True:
                 chunk = os.read(self.info_fd, 4096)
                 if not chunk:
+                    ended = True  # bwrap closed it: nothing more will come
                     break
                 self.data += chunk
         except OSError:
             pass  # nothing more yet
         try:
-            info = json.loads(self.data or b"{}")
+            info = json.loads(self.data)
             pid = int(info.get("child-pid", 0))
         except (ValueError, AttributeError, TypeError):
-            return  # not all written yet
+            self.done = ended  # not all written yet (or never: bwrap failed)
+            return
         self.done = True
         try:  # that very init: bwrap's program, in the PID namespace bwrap named
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
