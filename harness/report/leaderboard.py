@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..referee.text import REORDERING
+
 
 COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
            "mean_place", "mean_score", "mean_phases", "faults"]
@@ -126,8 +128,7 @@ def sandbox_line(board: Mapping[str, Any]) -> str | None:
 
 
 _MD_PUNCT = {c: "\\" + chr(c) for c in b"\\`*_{}[]()<>#+-.!|~&:\"'=$%^@/;,?"}
-_MD_SPACE = {c: " " for c in [*range(0x00, 0x20), 0x7f, *range(0x80, 0xa0), 0x2028, 0x2029, 0x200E, 0x200F,
-                               *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x061C]}
+_MD_SPACE = {c: " " for c in [*range(0x00, 0x20), 0x7f, *range(0x80, 0xa0), *REORDERING]}
 
 
 def md_text(text: str) -> str:
