@@ -127,6 +127,24 @@ def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> t
     return _usage_of(tree_stats(root, skip))
 
 
+def tasks_of(uid: int) -> int:
+    """Processes and threads whose owner is `uid` (what RLIMIT_NPROC counts)."""
+    n = 0
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+        except OSError:
+            continue
+        st = stat_fields(int(pid))
+        n += int(st[17]) if st is not None and len(st) > 17 else 0
+    return n
+
+
 def tree_load(root: int) -> tuple[float, int]:
     """Resident MiB, and processes and threads together, of `root` and its descendants."""
     stats = tree_stats(root)

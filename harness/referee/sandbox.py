@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from . import seccomp
-from .proctable import stat_fields, tree_load
+from .proctable import tasks_of, tree_load
 from .text import printable
 
 MODES = ("auto", "bwrap", "none")
@@ -1128,7 +1128,7 @@ def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
         # allowance (the kernel does not hold root to that: a build run unsandboxed as
         # root is bounded only by `_watch_build`, which looks 5 times a second).
         uid = BUILD_HOST_UID if mode == "bwrap" and drops_root(True) else os.getuid()
-        limits += [("AS", BUILD_MEMORY_MB << 20), ("NPROC", _tasks_of(uid) + BUILD_PROCESSES)]
+        limits += [("AS", BUILD_MEMORY_MB << 20), ("NPROC", tasks_of(uid) + BUILD_PROCESSES)]
 
     def join() -> None:  # pragma: no cover - runs in the child
         import resource
@@ -1163,24 +1163,6 @@ def _drop_links_out(name: str, own: str, before: Mapping[str, str]) -> None:
     raise SandboxError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its "
                        f"folder (links out of it may lead only into {', '.join(SYSTEM_PATHS)}); "
                        f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
-
-
-def _tasks_of(uid: int) -> int:
-    """Processes and threads whose owner is `uid` (what RLIMIT_NPROC counts)."""
-    n = 0
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return 0
-    for pid in pids:
-        try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
-                continue
-        except OSError:
-            continue
-        st = stat_fields(int(pid))
-        n += int(st[17]) if st is not None and len(st) > 17 else 0
-    return n
 
 
 class _SandboxInit:
@@ -1273,8 +1255,8 @@ def _watch_build(p: subprocess.Popen, timeout_s: int, paths: Sequence[str],
     process group and cgroup) when it runs past `timeout_s`, or when the disks it can write
     grow by more than `BUILD_DISK_MB` or `BUILD_DISK_FILES` (looked at 5 times a second and
     once at its end), or, without a cgroup, when its processes hold more than
-    `BUILD_MEMORY_MB` of memory or number more than `BUILD_PROCESSES`. Once it ends, what it left running is ended: its cgroup, and the
-    sandbox whose bwrap wrote `info_fd`. Returns the output's end and why it was ended
+    `BUILD_MEMORY_MB` of memory or number more than `BUILD_PROCESSES`. Once it ends, what
+    it left running is ended: its cgroup, and the sandbox whose bwrap wrote `info_fd`. Returns the output's end and why it was ended
     (None: it ended by itself)."""
     import threading
 
