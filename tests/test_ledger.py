@@ -456,3 +456,27 @@ def test_verify_run_from_inside_the_results_folder(finished, tmp_path) -> None:
                        timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "verified:" in p.stdout
+
+
+def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_path) -> None:
+    """A forged record may name replays/g999999999999.jsonl: verify fails it, and what it
+    keeps of the names stays as small as the records (not a bit for every index below)."""
+    import tracemalloc
+
+    from types import SimpleNamespace
+
+    from harness.engine import Rules
+    from harness.tournament.verify import Verification, _check_replays
+
+    (tmp_path / "replays").mkdir()
+    (tmp_path / "replays" / "g999999999999.jsonl").write_text("{}\n")
+    v = Verification(tmp_path)
+    recs = [{"id": 0, "game": "g000000", "replay": "replays/g999999999999.jsonl"}]
+    tracemalloc.start()
+    try:
+        _check_replays(v, tmp_path, SimpleNamespace(rules=Rules()), recs)  # type: ignore[arg-type]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 << 20, peak
+    assert [c for c in v.checks if c.name == "replays" and c.ok is False], v.checks

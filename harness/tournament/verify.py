@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 import shutil
 import tempfile
 from bisect import bisect_right
@@ -41,7 +40,7 @@ from .journal import JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
 from .runner import _history_specs, _stop_check, make_board
-from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, iter_schedule
+from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
 from .tally import GameTally
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
@@ -471,12 +470,15 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     checked = 0
     failed: tuple[int, str] | None = None
     named = bytearray()  # by game index: a record names replays/g<index>.jsonl (a bit each, not a set)
+    far: set[int] = set()  # indexes past _NAMED_BITS (a forged record's): memory as their count, not their size
     for r in games:
         rel = r.get("replay")
         if not rel:
             continue
         k = _replay_index(str(rel))
-        if k is not None:
+        if k is not None and k >= _NAMED_BITS:
+            far.add(k)
+        elif k is not None:
             if k // 8 >= len(named):
                 named.extend(bytes(k // 8 + 1 - len(named)))
             named[k // 8] |= 1 << (k % 8)
@@ -499,7 +501,9 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
 
     def is_named(rel: str) -> bool:
         k = _replay_index(rel)
-        return k is not None and k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
+        if k is None or k >= _NAMED_BITS:
+            return k in far
+        return k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
 
     unnamed = sorted(f"replays/{p.name}" for p in (results / "replays").glob("*.jsonl")
                      if not is_named(f"replays/{p.name}")) if (results / "replays").is_dir() else []
@@ -514,11 +518,17 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
 
 
+_NAMED_BITS = 1 << 27
+"""Game indexes below which `_check_replays` keeps a bit each (16 MiB at most)."""
+
+
 def _replay_index(rel: str) -> int | None:
-    """The game index of a replay's name as the runner writes it ("replays/g000012.jsonl":
-    12), or None for another name."""
-    m = re.fullmatch(r"replays/g(\d{6,12})\.jsonl", rel)
-    return int(m.group(1)) if m else None
+    """The game index of a replay's name as the runner writes it (replays/ and the game's
+    `game_id`, "replays/g000012.jsonl": 12), or None for another name."""
+    stem = rel[len("replays/"):-len(".jsonl")] if rel.startswith("replays/") and rel.endswith(".jsonl") else ""
+    digits = stem[1:]
+    k = int(digits) if digits.isascii() and digits.isdigit() else None
+    return k if k is not None and game_id(k) == stem else None
 
 
 def _replay_mismatch(header: Mapping[str, Any], actions: list[dict[str, Any]], result: Mapping[str, Any] | None,
