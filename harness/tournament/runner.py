@@ -549,10 +549,9 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         if on_progress:
             on_progress(Progress(len(tally), outcome.total, t0, tally.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
-        # machines): the games' own seeds, in the specs, are all it needs.
-        # The bots run as the sandbox was found here, on every machine (a Dask worker
-        # without bubblewrap fails their start rather than run them unsandboxed), and the
-        # executor is not handed a secret seed either.
+        # machines): the games' own seeds, in the specs, are all it needs. The bots run as
+        # the sandbox was found here, on every machine (a Dask worker without bubblewrap
+        # fails their start rather than run them unsandboxed).
         executor = _executor(_pinned(replace(cfg, seed=None) if cfg.secret_seed else cfg, state), log_dir)
         # An executor that can stay up between rounds (the Dask one) is kept up.
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
