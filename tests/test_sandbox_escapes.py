@@ -5,8 +5,8 @@ nowhere."""
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
