@@ -232,6 +232,8 @@ def test_make_strategy_names() -> None:
     assert isinstance(make_strategy("strong"), StrongStrategy)
     e = make_strategy("expert@40", seed=2)
     assert isinstance(e, ExpertStrategy) and e.ms == 40 and e.seed == 2
+    e = make_strategy("expert@r12", seed=3)
+    assert isinstance(e, ExpertStrategy) and e.rollouts == 12 and e.seed == 3
     with pytest.raises(ValueError, match="unknown strategy"):
         make_strategy("grandmaster")
     with pytest.raises(ValueError, match="ms must be positive"):

@@ -16,7 +16,8 @@ STRATEGIES = {"greedy": GreedyStrategy, "random": RandomStrategy, "strong": Stro
 
 def make_strategy(spec: str, seed: int = 0) -> Strategy:
     """A strategy by name: random, greedy, strong, or expert / expert@MS (MS milliseconds
-    of wall-clock time per decision) / expert@MScpu (MS milliseconds of CPU time); `seed`
+    of wall-clock time per decision) / expert@MScpu (MS milliseconds of CPU time) /
+    expert@rK (K sampled worlds per decision: the same decisions on any machine); `seed`
     seeds the ones that draw random numbers."""
     name, _, arg = spec.partition("@")
     if name == "random":
@@ -24,12 +25,15 @@ def make_strategy(spec: str, seed: int = 0) -> Strategy:
     if name == "expert":
         from .expert import ExpertStrategy
 
+        if arg.startswith("r") and arg[1:].isdigit():
+            return ExpertStrategy(ms=1e9, seed=seed, rollouts=int(arg[1:]), clock="cpu")
         cpu = arg.endswith("cpu")
         ms = arg[:-3] if cpu else arg
         return ExpertStrategy(ms=float(ms) if ms else None, seed=seed, clock="cpu" if cpu else "wall")
     if name in STRATEGIES and not arg:
         return STRATEGIES[name]()
-    raise ValueError(f"unknown strategy {spec!r}: random, greedy, strong, expert, expert@MS or expert@MScpu")
+    raise ValueError(f"unknown strategy {spec!r}: random, greedy, strong, expert, expert@MS, expert@MScpu or "
+                     "expert@rK")
 
 
 __all__ = ["Strategy", "TableModel", "play_local", "GreedyStrategy", "RandomStrategy", "NoisyGreedyStrategy",

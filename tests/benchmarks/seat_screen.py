@@ -77,11 +77,8 @@ _KNOWING = {"knows-all": _Knowing, "knows-hands": _KnowsHands, "knows-deck": _Kn
 def make(spec: str, seed: int) -> Strategy:
     """A player by its name (see the module docstring)."""
     name, _, arg = spec.partition("@")
-    if arg.startswith("r") and arg[1:].isdigit():
-        if name == "expert":
-            return ExpertStrategy(ms=1e9, seed=seed, rollouts=int(arg[1:]), clock="cpu")
-        if name in _KNOWING:
-            return _KNOWING[name](int(arg[1:]), seed)
+    if name in _KNOWING and arg.startswith("r") and arg[1:].isdigit():
+        return _KNOWING[name](int(arg[1:]), seed)
     return make_strategy(spec, seed=seed)
 
 

@@ -4,7 +4,7 @@ engine (no referee, no processes), scored with the harness's own statistics.
     python tests/benchmarks/strength.py ENTRANT ENTRANT [ENTRANT ...] --deals N [--seed S]
         [--jobs J] [--out FILE.jsonl]
 
-An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` / `expert@MScpu`
+An entrant is `random`, `greedy`, `strong` or `expert` / `expert@MS` / `expert@MScpu` / `expert@rK`
 (the expert at MS milliseconds of wall-clock or of CPU time per decision). Every deal is played once per seat rotation (a duplicate
 group), so 2 entrants play 2 games a deal, 4 entrants 4; at 3 or more the order round the
 table changes from deal to deal, as with `seating: balanced`. Records are appended to --out as
