@@ -413,8 +413,8 @@ def test_build_writes_its_own_folder_only_and_has_no_network(tmp_path: Path) -> 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a harness run as root drops the build's uid")
 def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
     """As root, a build runs as an unprivileged user on a copy of its folder: it cannot
-    change the host's /dev/null, read a root-only file beside its folder, or make a user
-    namespace; what it makes comes back owned by root with no set-user-ID bit and never
+    change the host's /dev/null, read a root-only file beside its folder, make a user
+    namespace or hold the descriptor of the one it runs in; what it makes comes back owned by root with no set-user-ID bit and never
     writable by others, and files it left alone are not rewritten."""
     own = tmp_path / "own"
     own.mkdir()
@@ -432,6 +432,7 @@ def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
         cd own
         cat private.txt && echo read-own
         unshare -U true && echo USERNS
+        for f in /proc/$$/fd/*; do readlink "$f"; done | grep -q '^user:' && echo HOLDS-USERNS
         cp /bin/true suid && chmod 4755 suid
         echo made > made.txt
         mkdir pub && chmod 777 pub && echo x > pub/f && chmod 666 pub/f
@@ -439,7 +440,7 @@ def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
     box = Sandbox(mode="bwrap", own=str(own))
     out = run_build("b", ("sh", "own/build.sh"), str(tmp_path), {}, box, "bwrap")
     assert "Permission denied" in out, out  # root's file is shown (its folder is the build's), not readable
-    for bad in ("CHMOD-DEVNULL", "TOUCH-DEVNULL", "READ-SECRET", "USERNS"):
+    for bad in ("CHMOD-DEVNULL", "TOUCH-DEVNULL", "READ-SECRET", "USERNS", "HOLDS-USERNS"):
         assert bad not in out, out
     assert "mine too" in out and "read-own" in out, out
     after = os.stat("/dev/null")

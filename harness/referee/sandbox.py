@@ -630,11 +630,18 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     fds.append(_data_fd(blob))
     command = list(argv)
     keep: tuple[int, ...] = ()
+    # bash, not sh: dash takes only one-digit descriptors in redirections.
     if stdio is not None and BASH is not None:
         r, w = stdio
-        # bash, not sh: dash takes only one-digit descriptors in redirections.
         command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]
         keep = (r, w)
+    elif userns is not None:
+        if BASH is None:
+            raise SandboxError("a build run as root needs bash (/usr/bin/bash or /bin/bash) in the sandbox, to "
+                               "close the user namespace's descriptor bubblewrap joins before the build starts")
+        # bwrap joins the namespace by this descriptor and leaves it open: closed here, so
+        # that the build does not hold it.
+        command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *argv]
     full = ["bwrap", "--args", str(fds[-1]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
