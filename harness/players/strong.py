@@ -252,33 +252,35 @@ def hit_cards(hand: list[Card], melds: list[Meld]) -> list[tuple[Card, int, str 
     Wilds last; `melds` (a list of table melds, by position) is updated and the hit cards
     leave `hand`. Returns (card, meld position, end) per hit, in order."""
     out: list[tuple[Card, int, str | None]] = []
-    changed = True
-    while changed and hand:
-        changed = False
+    while hand:
+        hit = None
         for card in sorted(set(hand), key=lambda c: (c.is_wild, -c.points, c.index)):
-            if card.is_skip:
-                continue
-            if card.is_wild:
-                bridge = _bridge(hand, melds)
-                if bridge is not None:
-                    i, side = bridge
-                    melds[i], used = melds[i].hit(card, side)
-                    out.append((card, i, used))
-                    hand.remove(card)
-                    changed = True
+            if not card.is_skip:
+                hit = _one_hit(card, hand, melds)
+                if hit is not None:
                     break
-            for i, m in enumerate(melds):
-                ends = m.can_hit(card)
-                if ends:
-                    end = ends[-1] if card.is_wild else ends[0]
-                    melds[i], used = m.hit(card, end)
-                    out.append((card, i, used if m.kind == "run" and card.is_wild else None))
-                    hand.remove(card)
-                    changed = True
-                    break
-            if changed:
-                break
+        if hit is None:
+            break
+        i, end = hit
+        kind = melds[i].kind
+        melds[i], used = melds[i].hit(card, end)
+        out.append((card, i, used if kind == "run" and card.is_wild else None))
+        hand.remove(card)
     return out
+
+
+def _one_hit(card: Card, hand: list[Card], melds: list[Meld]) -> tuple[int, str | None] | None:
+    """Where `card` goes first (meld position, end), or None: a Wild where a card held can
+    follow it (`_bridge`), else the first meld that takes it (a Wild at a run's last end)."""
+    if card.is_wild:
+        bridge = _bridge(hand, melds)
+        if bridge is not None:
+            return bridge
+    for i, m in enumerate(melds):
+        ends = m.can_hit(card)
+        if ends:
+            return i, ends[-1] if card.is_wild else ends[0]
+    return None
 
 
 def lay_spare_wilds(lay: list[list[Card]], rest: list[Card], phase: Phase) -> None:
