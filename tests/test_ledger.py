@@ -480,3 +480,69 @@ def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_p
         tracemalloc.stop()
     assert peak < 10 << 20, peak
     assert [c for c in v.checks if c.name == "replays" and c.ok is False], v.checks
+
+
+def test_verify_fails_bytes_after_the_last_whole_line_and_no_reader_shows_them(finished, tmp_path) -> None:
+    """A published folder ends at a line's end: a record after the last newline is no torn
+    write to pass over, so verify fails it (naming the bytes), and the site, which reads
+    the lines verify reads, never shows it."""
+    out, _ = copy(finished, tmp_path)
+    lines = (out / "games.jsonl").read_bytes().splitlines()
+    forged = orjson.loads(lines[-1])
+    forged.update(id=99, game="g000099", winner=0, places=[1, 2])
+    with open(out / "games.jsonl", "ab") as f:
+        f.write(orjson.dumps(forged))  # no newline after it
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "chain" and "bytes follow its last whole line (6)" in line, line
+    assert invoke("report", out).exit_code == 0
+    assert "g000099" not in (out / "site" / "index.html").read_text()
+
+
+def test_report_never_writes_through_a_link_in_the_results_folder(finished, tmp_path) -> None:
+    """A link where the site's page is, or where its replays folder is, is replaced, never
+    written through or emptied; a link where the site folder is refuses the report (one
+    `Error:` line) and leaves what it leads to as it was."""
+    out, _ = copy(finished, tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    keep = tmp_path / "elsewhere"
+    (keep / "replays").mkdir(parents=True)
+    (keep / "replays" / "keep.txt").write_text("kept")
+    site = out / "site"
+    (site / "index.html").unlink()
+    (site / "index.html").symlink_to(victim)
+    shutil.rmtree(site / "replays")
+    (site / "replays").symlink_to(keep / "replays")
+    assert invoke("report", out).exit_code == 0
+    assert victim.read_text() == "mine\n" and (keep / "replays" / "keep.txt").read_text() == "kept"
+    assert not (site / "index.html").is_symlink() and "<html" in (site / "index.html").read_text()
+    assert (site / "replays").is_dir() and not (site / "replays").is_symlink()
+    shutil.rmtree(site)
+    site.symlink_to(keep)
+    assert "is a link" in one_error(invoke("report", out))
+    assert sorted(p.name for p in keep.iterdir()) == ["replays"]
+    assert [p.name for p in (keep / "replays").iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("what", ["journal link to /dev/zero", "marker pipe", "huge replay"])
+def test_verify_reads_only_plain_files_of_a_bounded_size(finished, tmp_path, what: str) -> None:
+    """A link to /dev/zero (a file that never ends), a pipe nobody writes or a sparse file
+    of gigabytes where a results folder's file should be: verify fails it at once, with
+    its memory bounded, instead of reading forever."""
+    import os
+
+    out, _ = copy(finished, tmp_path)
+    if what == "journal link to /dev/zero":
+        (out / "games.jsonl").unlink()
+        (out / "games.jsonl").symlink_to("/dev/zero")
+        want = ("results", "games.jsonl is a link")
+    elif what == "marker pipe":
+        (out / "tournament.json").unlink()
+        os.mkfifo(out / "tournament.json")
+        want = ("results", "tournament.json is not a plain file")
+    else:
+        with open(out / "replays" / "g000001.jsonl", "ab") as f:
+            f.truncate(4 << 30)  # sparse: no disk used
+        want = ("replays", "more than the 67,108,864 such a file may")
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == want[0] and want[1] in line, line

@@ -37,6 +37,7 @@ import yaml
 
 from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
 from .leaderboard import seed_note
+from .files import MAX_LINE, read_regular, safe_folder, write_replacing
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
@@ -46,6 +47,9 @@ MAX_REPLAYS = 50
 """Replays embedded in the viewer at most (the first ones, in game order)."""
 
 MAX_REPLAY_BYTES = 25_000_000
+MAX_REPLAY_FILE = 64 << 20
+"""Bytes of one replay file at most, as the site and `verify` read it."""
+_REPLAY_NAME = re.compile(r"replays/[A-Za-z0-9_.-]+\.jsonl")
 """Replay data embedded at most, in bytes (the viewer stops taking replays past it)."""
 
 MAX_GAME_ROWS = 2000
@@ -259,7 +263,10 @@ def _games(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
         return
     bad = 0
     with path.open("rb") as f:
-        for line in f:
+        while True:
+            line = f.readline(MAX_LINE + 1)
+            if not line.endswith(b"\n"):
+                break  # a torn last line, as `verify` and the leaderboard leave it out
             if not line.strip():
                 continue
             try:
@@ -346,7 +353,7 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
         for seat, n in enumerate(seats):
             ent = entrant(n)
             ent.n_games += 1
-            if seat < len(places) and isinstance(places[seat], int):
+            if seat < len(places) and isinstance(places[seat], int) and 1 <= places[seat] <= len(seats):
                 ent.places[places[seat]] += 1
             if g.get("winner") == seat:
                 ent.wins += 1
@@ -389,10 +396,13 @@ def _collect_replays(data: _Data) -> list[_Replay]:
         rel = g.get("replay")
         if not rel:
             continue
+        if not _REPLAY_NAME.fullmatch(str(rel)):
+            data.warnings.append(f"The replay of {_game_name(g)} is not shown: {str(rel)[:80]!r} is no file of replays/.")
+            continue
         path = (data.results_dir / str(rel)).resolve()
         if path in seen:
             continue
-        if path.is_file():
+        if (data.results_dir / str(rel)).is_file():
             seen.add(path)
             found.append(_Replay(_game_name(g), path, g))
         else:
@@ -432,11 +442,12 @@ def read_replay(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], 
     return header, actions, result
 
 
-def replay_frames(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    """(header, frames, result) of a replay file, frames made by the engine."""
+def replay_frames(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """(header, frames, result) of a replay file (or of `data`, its bytes already read),
+    frames made by the engine."""
     from harness.engine.replay import frames as make_frames  # the engine re-simulates the game
 
-    header, actions, result = read_replay(path)
+    header, actions, result = read_replay(path, data)
     return header, list(make_frames(header, actions)), result
 
 
@@ -559,7 +570,7 @@ def _hand_ends(frames: Sequence[Mapping[str, Any]], result: Mapping[str, Any] | 
 
 
 def _replay_payload(rep: _Replay) -> dict[str, Any]:
-    header, frames, result = replay_frames(rep.path)
+    header, frames, result = replay_frames(rep.path, read_regular(rep.path, MAX_REPLAY_FILE))
     if not frames:
         raise ValueError("the replay holds no frames")
     players = header.get("players") or []
@@ -612,7 +623,9 @@ def _ranges(nums: Sequence[Any]) -> str:
 def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, Any]]:
     """Write site/replays/<game>.js for the first `max_replays` replays; the viewer's index."""
     out_dir = site / "replays"
-    if out_dir.exists():
+    if out_dir.is_symlink():
+        out_dir.unlink()  # the link, never what it leads to
+    elif out_dir.exists():
         shutil.rmtree(out_dir)
     found = _collect_replays(data)
     if not found:
@@ -647,7 +660,7 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
             "window.P10_REPLAYS=window.P10_REPLAYS||{};\n"
             f"window.P10_REPLAYS[{_json(rep.game)}]={_json(payload)};\n"
         )
-        (out_dir / f"{fname}.js").write_text(script, encoding="utf-8")
+        write_replacing(out_dir / f"{fname}.js", script)
         written += len(script)
         rec = rep.record or {}
         index.append({
@@ -1449,10 +1462,10 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     results_dir = Path(results_dir)
     data = _load(results_dir, max(0, int(max_replays)))
     site = results_dir / "site"
-    site.mkdir(parents=True, exist_ok=True)
+    safe_folder(site, results_dir)  # a link there would take the site's files elsewhere
     replay_index = _write_replays(data, site, max(0, int(max_replays)))
     if data.config_text is not None:
-        (site / "config.resolved.yaml").write_text(data.config_text, encoding="utf-8")
-    (site / "index.html").write_text(_index_html(data, replay_index), encoding="utf-8")
-    (site / "replay.html").write_text(_replay_html(data, replay_index), encoding="utf-8")
+        write_replacing(site / "config.resolved.yaml", data.config_text)
+    write_replacing(site / "index.html", _index_html(data, replay_index))
+    write_replacing(site / "replay.html", _replay_html(data, replay_index))
     return site

@@ -31,6 +31,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
+from ..report.files import MAX_LINE
+
 CHAIN_FORMAT = "p10-chain/1"
 _TAIL = re.compile(rb',"chain":"([0-9a-f]{64})"\}$')
 
@@ -85,13 +87,15 @@ class JournalState:
     chain's last link, and the link after each line (`links[k-1]`: after line k)."""
 
     def __init__(self, games: dict[int, dict[str, Any]], head: str | None, links: list[str],
-                 lines: int | None = None, marks: dict[int, str] | None = None, top: int | None = None) -> None:
+                 lines: int | None = None, marks: dict[int, str] | None = None, top: int | None = None,
+                 torn: int = 0) -> None:
         self.games = games
         self.head = head
         self.links = links
         self.lines = len(links) if lines is None else lines  # whole lines read
         self.marks = marks or {}  # without `links`: the link after some lines, by line number
         self.top = max(games, default=-1) if top is None else top  # the highest game index read
+        self.torn = torn  # bytes left after the last whole line (not cut off)
 
     def link_after(self, line: int) -> str | None:
         """The chain link after line `line` (1-based), if it was kept."""
@@ -183,9 +187,10 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
     if not path.exists():
         return JournalState({}, start, [], lines=0)
     with open(path, "rb") as f:
-        for raw in f:
+        while True:
+            raw = f.readline(MAX_LINE + 1)
             if not raw.endswith(b"\n"):
-                break  # the torn tail of an interrupted write
+                break  # the torn tail of an interrupted write (or a line longer than any record)
             rec, prev = _checked(raw[:-1], n + 1, prev, path)
             n += 1
             i = rec["id"]
@@ -198,10 +203,12 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
             good_end += len(raw)
             if each is not None:
                 each(rec)
-    if repair and good_end < path.stat().st_size:
+    torn = path.stat().st_size - good_end
+    if repair and torn > 0:
         with open(path, "r+b") as f:
             f.truncate(good_end)
-    return JournalState({}, prev, [], lines=n, marks=marks, top=top)
+        torn = 0
+    return JournalState({}, prev, [], lines=n, marks=marks, top=top, torn=max(0, torn))
 
 
 def read_journal(path: Path, repair: bool = True, start: str | None = None) -> dict[int, dict[str, Any]]:

@@ -111,8 +111,8 @@ def read_marker(out: Path) -> dict[str, Any]:
         meta = json.loads(path.read_text())
     except FileNotFoundError:
         raise ValueError(f"{out}: no {MARKER} (not a p10-tourney results folder)") from None
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: unreadable ({e})") from None
+    except (OSError, ValueError, RecursionError) as e:
+        raise ValueError(f"{path}: unreadable ({type(e).__name__ if isinstance(e, RecursionError) else e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else "?"
         raise ValueError(f"{out}: written by another version of p10-tourney (format {got!r}, this one reads "

@@ -34,6 +34,7 @@ import yaml
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
+from ..report.files import read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import JournalError, JournalState, scan_chain
@@ -171,6 +172,16 @@ class _Reading:
 def verify_results(results: Path, replays: bool = True) -> Verification:
     """Check everything in results folder `results` that can be checked (see the module)."""
     v = Verification(results)
+    for name in _PLAIN_FILES:
+        path = results / name
+        if path.is_symlink() or path.exists() and not path.is_file():
+            v.add("results", False, f"{path} is {'a link' if path.is_symlink() else 'not a plain file'}: a results "
+                                    "folder's files are plain files")
+            return v
+        if name != "games.jsonl" and path.exists() and path.stat().st_size > _MAX_META:
+            v.add("results", False, f"{path} holds {path.stat().st_size:,} bytes, more than such a file may "
+                                    f"({_MAX_META:,})")
+            return v
     try:
         meta = read_marker(results)
     except ValueError as e:
@@ -193,6 +204,10 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
         v.add("chain", False, str(e))
         return v
     n = journal.lines
+    if journal.torn:
+        v.add("chain", False, f"{journal.torn:,} bytes follow its last whole line ({n}): a published folder ends "
+                              "at a line's end (a run stopped while writing one mends it when run again)")
+        return v
     v.add("chain", True, f"{n} lines, every one chained to the one before from the genesis; last link "
                          f"{(journal.head or '')[:16]}…")
     try:
@@ -223,6 +238,14 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
     if replays:
         _check_replays(v, results, cfg, _records(path, n, replayed=True))
     return v
+
+
+_PLAIN_FILES = ("tournament.json", "games.jsonl", "config.resolved.yaml", "leaderboard.json", "leaderboard.md",
+                "leaderboard.csv", "head_to_head.csv", "disqualified.json")
+"""The files of a results folder `verify` reads: each must be a plain file, not a link, a
+pipe or a device (a link to /dev/zero, or a pipe nobody writes, would never end)."""
+_MAX_META = 64 << 20
+"""Bytes at most in each of them but games.jsonl (read a line at a time)."""
 
 
 def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[str, Any]]:
@@ -464,7 +487,7 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     """Play every kept replay again through the engine; its end must be the game's record.
     `games`: the records, in any order; a failure is reported for the lowest game index
     that fails."""
-    from ..report.site import read_replay  # the one reader of replay files
+    from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
 
     rules = cfg.rules.to_dict()
     checked = 0
@@ -483,15 +506,22 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
                 named.extend(bytes(k // 8 + 1 - len(named)))
             named[k // 8] |= 1 << (k % 8)
         path = results / str(rel)
+        why: str | None
         try:
-            data = path.read_bytes()  # once: what is hashed is what is played again
-            header, actions, result = read_replay(path, data)
-            why = _replay_mismatch(header, actions, result, r, rules)
+            # Read once (what is hashed is what is played again), as a plain file of a
+            # bounded size; one that is not what its record hashed is played again only
+            # when it is small, to say where it differs.
+            data = read_regular(path, MAX_REPLAY_FILE)
             want = r.get("replay_sha256")  # in records since replays are hashed (not in older results)
-            if why is None and want is not None and hashlib.sha256(data).hexdigest() != want:
-                why = ("it ends as recorded, but its bytes are not those its game's record hashed (replay_sha256): "
-                       "it was changed")
-        except (OSError, ValueError, KeyError, TypeError, IllegalMove) as e:
+            changed = want is not None and hashlib.sha256(data).hexdigest() != want
+            why = None
+            if not changed or len(data) <= _EXPLAIN_BYTES:
+                header, actions, result = read_replay(path, data)
+                why = _replay_mismatch(header, actions, result, r, rules)
+            if why is None and changed:
+                why = ("its bytes are not those its game's record hashed (replay_sha256): it was changed"
+                       + ("" if len(data) > _EXPLAIN_BYTES else ", though it ends as recorded"))
+        except (OSError, ValueError, KeyError, TypeError, IllegalMove, RecursionError) as e:
             why = f"cannot be played again: {e}"
         if why:
             if failed is None or r["id"] < failed[0]:
@@ -517,6 +547,10 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     else:
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
 
+
+_EXPLAIN_BYTES = 4 << 20
+"""A replay whose hash is not its record's is played again to say why only up to this size
+(a genuine one is some tens of kB)."""
 
 _NAMED_BITS = 1 << 27
 """Game indexes below which `_check_replays` keeps a bit each (16 MiB at most)."""

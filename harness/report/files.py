@@ -1,0 +1,69 @@
+"""Reading and writing a results folder that may not be what it claims: it may have been
+handed over by someone else, with links, pipes or huge files where its files should be."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+MAX_LINE = 4 << 20
+"""Bytes in one line of games.jsonl at most (a record is a few kB; a longer line is read
+as a torn tail, so that a forged file cannot make a reader hold it whole)."""
+
+
+class NotAFileError(ValueError):
+    """A results folder's entry is not a plain file of a sane size (a link, a pipe, a
+    device, a folder, or larger than its cap)."""
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """The bytes of `path`, which must be a regular file (not a link to one) of at most
+    `cap` bytes; `NotAFileError` otherwise, OSError where it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if os.path.islink(path):
+            raise NotAFileError(f"{path} is a link: a results folder's files are plain files") from None
+        raise e
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(f"{path} is not a plain file")
+        if st.st_size > cap:
+            raise NotAFileError(f"{path} holds {st.st_size:,} bytes, more than the {cap:,} such a file may")
+        data = f.read(st.st_size + 1)  # (not `cap`: a read allocates what it is asked for)
+    if len(data) > st.st_size:
+        raise NotAFileError(f"{path} grew while it was read")
+    return data
+
+
+def safe_folder(folder: Path, inside: Path) -> None:
+    """Make `folder` (a folder directly in `inside`) if it is missing; `NotAFileError` if it
+    is a link or not a folder, so that nothing written into it lands elsewhere."""
+    if os.path.islink(folder):
+        raise NotAFileError(f"{folder} is a link: refusing to write through it (remove it, and run again)")
+    if folder.exists() and not folder.is_dir():
+        raise NotAFileError(f"{folder} is not a folder")
+    if folder.resolve().parent != inside.resolve():
+        raise NotAFileError(f"{folder} does not lie in {inside}")
+    folder.mkdir(exist_ok=True)
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """Write `text` to `path` through a new file renamed over it: a link or a file of
+    another owner at `path` is replaced, never written through."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
