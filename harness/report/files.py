@@ -19,6 +19,22 @@ class NotAFileError(ValueError):
     device, a folder, or larger than its cap)."""
 
 
+def not_plain(path: Path, cap: int) -> str | None:
+    """Why `path` may not be read as a results folder's file (a link, not a regular file, or
+    more than `cap` bytes), or None: it may, or it is missing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a link: a results folder's files are plain files"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a plain file"
+    if st.st_size > cap:
+        return f"{path} holds {st.st_size:,} bytes, more than the {cap:,} such a file may"
+    return None
+
+
 def read_regular(path: Path, cap: int) -> bytes:
     """The bytes of `path`, which must be a regular file (not a link to one) of at most
     `cap` bytes; `NotAFileError` otherwise, OSError where it cannot be opened."""
@@ -40,15 +56,13 @@ def read_regular(path: Path, cap: int) -> bytes:
     return data
 
 
-def safe_folder(folder: Path, inside: Path) -> None:
-    """Make `folder` (a folder directly in `inside`) if it is missing; `NotAFileError` if it
-    is a link or not a folder, so that nothing written into it lands elsewhere."""
+def safe_folder(folder: Path) -> None:
+    """Make `folder` if it is missing; `NotAFileError` if it is a link or not a folder, so
+    that nothing written into it lands elsewhere."""
     if os.path.islink(folder):
         raise NotAFileError(f"{folder} is a link: refusing to write through it (remove it, and run again)")
     if folder.exists() and not folder.is_dir():
         raise NotAFileError(f"{folder} is not a folder")
-    if folder.resolve().parent != inside.resolve():
-        raise NotAFileError(f"{folder} does not lie in {inside}")
     folder.mkdir(exist_ok=True)
 
 

@@ -47,10 +47,12 @@ MAX_REPLAYS = 50
 """Replays embedded in the viewer at most (the first ones, in game order)."""
 
 MAX_REPLAY_BYTES = 25_000_000
+"""Replay data embedded at most, in bytes (the viewer stops taking replays past it)."""
+
 MAX_REPLAY_FILE = 64 << 20
 """Bytes of one replay file at most, as the site and `verify` read it."""
+
 _REPLAY_NAME = re.compile(r"replays/[A-Za-z0-9_.-]+\.jsonl")
-"""Replay data embedded at most, in bytes (the viewer stops taking replays past it)."""
 
 MAX_GAME_ROWS = 2000
 """Games listed in the games table at most."""
@@ -402,7 +404,7 @@ def _collect_replays(data: _Data) -> list[_Replay]:
         path = (data.results_dir / str(rel)).resolve()
         if path in seen:
             continue
-        if (data.results_dir / str(rel)).is_file():
+        if path.is_file():
             seen.add(path)
             found.append(_Replay(_game_name(g), path, g))
         else:
@@ -1462,7 +1464,7 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     results_dir = Path(results_dir)
     data = _load(results_dir, max(0, int(max_replays)))
     site = results_dir / "site"
-    safe_folder(site, results_dir)  # a link there would take the site's files elsewhere
+    safe_folder(site)  # a link there would take the site's files elsewhere
     replay_index = _write_replays(data, site, max(0, int(max_replays)))
     if data.config_text is not None:
         write_replacing(site / "config.resolved.yaml", data.config_text)

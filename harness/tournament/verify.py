@@ -34,7 +34,7 @@ import yaml
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
-from ..report.files import read_regular
+from ..report.files import not_plain, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import JournalError, JournalState, scan_chain
@@ -173,14 +173,9 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
     """Check everything in results folder `results` that can be checked (see the module)."""
     v = Verification(results)
     for name in _PLAIN_FILES:
-        path = results / name
-        if path.is_symlink() or path.exists() and not path.is_file():
-            v.add("results", False, f"{path} is {'a link' if path.is_symlink() else 'not a plain file'}: a results "
-                                    "folder's files are plain files")
-            return v
-        if name != "games.jsonl" and path.exists() and path.stat().st_size > _MAX_META:
-            v.add("results", False, f"{path} holds {path.stat().st_size:,} bytes, more than such a file may "
-                                    f"({_MAX_META:,})")
+        why = not_plain(results / name, 1 << 62 if name == "games.jsonl" else _MAX_META)
+        if why is not None:
+            v.add("results", False, why)
             return v
     try:
         meta = read_marker(results)
