@@ -351,6 +351,33 @@ def test_run_forever_stops_on_a_signal_finishing_the_games_in_flight(tmp_path: P
     assert verify_results(out).ok
 
 
+def test_a_stop_asked_for_between_two_rounds_hands_out_nothing_and_ends_cleanly() -> None:
+    """A signal that lands after one round of a league and before the next is handed out
+    (the race the test above can hit): the next round hands out no game and ends, instead
+    of taking its empty hand for games that can never start."""
+    import threading
+
+    from harness.tournament.config import DisqualifyPolicy
+    from harness.tournament.disqualify import DisqualificationGate
+    from harness.tournament.runner import _play
+    from harness.tournament.schedule import GameSpec
+
+    specs = [GameSpec(i, f"g{i:06d}", ("a", "b"), i, i) for i in range(4)]
+
+    class Executor:
+        given: list = []
+
+        def run(self, first, excluded, more):
+            self.given.extend(first)
+            return iter(())
+
+    stop = threading.Event()
+    stop.set()
+    ex = Executor()
+    gate = DisqualificationGate(specs, ["a", "b"], DisqualifyPolicy())
+    assert list(_play(ex, specs, gate, set(), stop, parallel=2)) == [] and ex.given == []
+
+
 # ----- property: any sequence of fields --------------------------------------------------------
 
 from hypothesis import given, settings  # noqa: E402

@@ -770,7 +770,9 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
         return hand(window - out)
 
     first = hand(window)
-    if not first and waiting:  # cannot happen: the first game not played is always ready
+    if not first and waiting and not (stop is not None and stop.is_set()):
+        # cannot happen: the first game not played is always ready (a stop asked for
+        # between two rounds of a league hands out nothing, and ends the run)
         raise RuntimeError(f"no game can start; waiting: {waiting.head()}")
     for res in executor.run(first, excluded, more=more):
         rec = res["record"]
