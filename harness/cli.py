@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -228,8 +229,10 @@ def _load_board(results: Path) -> dict[str, Any]:
         raise click.ClickException(f"{results}: no such results folder")
     if not path.exists():
         raise click.ClickException(f"{results}: no leaderboard.json (not a finished or started p10-tourney run?)")
+    from .report.files import read_json
+
     try:
-        board = json.loads(path.read_text())
+        board = read_json(path)
         _check_board(board)
     except (ValueError, OSError) as e:
         raise click.ClickException(f"{path}: not a leaderboard of this version of p10-tourney ({e})") from None
@@ -303,15 +306,20 @@ def serve(results: Path, port: int) -> None:
 @main.command()
 @click.argument("results", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-replays", is_flag=True, help="Do not play the kept replays again.")
-def verify(results: Path, no_replays: bool) -> None:
+@click.option("--expect-head", metavar="HEX", default=None,
+              help="The journal head published elsewhere (the site's settings show it; 16 or more hex "
+                   "digits): fail unless the published games end at it.")
+def verify(results: Path, no_replays: bool, expect_head: str | None) -> None:
     """Check a results folder: the hash chain of games.jsonl, the seed against the
     commitment published before play, the leaderboards against the games, and every kept
     replay played again through the engine. Exit status: 0 all passed, 1 a mismatch."""
     from .tournament.verify import verify_results
 
+    if expect_head is not None and not re.fullmatch(r"[0-9a-fA-F]{16,64}", expect_head.strip()):
+        raise click.ClickException(f"--expect-head {expect_head!r}: not 16 to 64 hex digits of a journal head")
     if not results.is_dir():
         raise click.ClickException(f"{results}: no such results folder")
-    report = verify_results(results, replays=not no_replays)
+    report = verify_results(results, replays=not no_replays, expect_head=expect_head)
     for c in report.checks:
         mark = "ok  " if c.ok else "FAIL" if c.ok is False else "--  "
         click.echo(f"{mark} {c.name:<12} {c.detail}")

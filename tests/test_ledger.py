@@ -546,3 +546,77 @@ def test_verify_reads_only_plain_files_of_a_bounded_size(finished, tmp_path, wha
         want = ("replays", "more than the 67,108,864 such a file may")
     line = _fail_line(invoke("verify", out))
     assert line.split()[1] == want[0] and want[1] in line, line
+
+
+@pytest.mark.parametrize("key,value", [("entrants", 7), ("entrants", ["greedy", ["x"]]), ("fields", {"start": 0}),
+                                       ("fields", [{"start": "0", "entrants": ["greedy"]}]),
+                                       ("fields", [{"start": 0, "entrants": [1, 2]}]), ("games", "6"),
+                                       ("journal_head", 12), ("sandbox", "bwrap"), ("retired", "greedy")])
+def test_a_tournament_json_of_another_shape_is_one_error_in_every_reader(finished, tmp_path, key, value) -> None:
+    """A value of another type in tournament.json (handed over, or edited) is reported,
+    naming the file and the key, by verify, report, leaderboard and run: never a
+    traceback."""
+    out, cfg_path = copy(finished, tmp_path)
+    meta = json.loads((out / "tournament.json").read_text())
+    meta[key] = value
+    (out / "tournament.json").write_text(json.dumps(meta, indent=1) + "\n")
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "results" and "tournament.json" in line and repr(key) in line, line
+    for args in (("report", out), ("leaderboard", out), ("run", cfg_path, "--no-progress", "--no-site")):
+        one_error(invoke(*args), "tournament.json", repr(key))
+
+
+def test_verify_compares_disqualified_json_byte_for_byte(finished, tmp_path) -> None:
+    """disqualified.json is what the runner writes for these games, every byte of it (its
+    `check_every` and its layout too), not only its list."""
+    out, _ = copy(finished, tmp_path)
+    path = out / "disqualified.json"
+    data = json.loads(path.read_text())
+    assert data["disqualified"] == []
+    for text in (json.dumps(data) + "\n", json.dumps(data | {"check_every": 99}, indent=1) + "\n",
+                 json.dumps(data | {"note": "all fine"}, indent=1) + "\n"):
+        path.write_text(text)
+        assert "disqualified.json" in _fail_line(invoke("verify", out))
+
+
+def test_verify_expect_head_pins_the_published_journal(finished, tmp_path) -> None:
+    """--expect-head, the head published elsewhere: a folder whose journal and
+    tournament.json were both rewritten (the chain recomputed: everything else verifies)
+    fails it; the untouched folder passes with the whole head or its first 16 digits."""
+    out, _ = copy(finished, tmp_path)
+    head = json.loads((out / "tournament.json").read_text())["journal_head"]
+    res = invoke("verify", out, "--no-replays")
+    assert res.exit_code == 0 and head in res.output, res.output  # the whole head is shown
+    for given in (head, head[:16].upper()):
+        res = invoke("verify", out, "--no-replays", "--expect-head", given)
+        assert res.exit_code == 0 and any(x.startswith("ok") and x.split()[1] == "head" for x in res.output.splitlines()), res.output
+    other = ("0" if head[0] != "0" else "1") + head[1:]
+    line = _fail_line(invoke("verify", out, "--no-replays", "--expect-head", other))
+    assert line.split()[1] == "head" and head in line, line
+    for bad in ("abc", "xyz" * 8, head + "00"):
+        one_error(invoke("verify", out, "--expect-head", bad), "--expect-head")
+
+
+@pytest.mark.parametrize("what", ["leaderboard link to /dev/zero", "marker pipe", "journal pipe", "huge marker"])
+def test_report_and_leaderboard_read_only_plain_files_of_a_bounded_size(finished, tmp_path, what: str) -> None:
+    """report and leaderboard, like verify, fail at once on a link, a pipe or a huge file
+    where a results folder's JSON or journal should be (each would never end, or take
+    all memory)."""
+    import os
+
+    out, _ = copy(finished, tmp_path)
+    if what == "leaderboard link to /dev/zero":
+        (out / "leaderboard.json").unlink()
+        (out / "leaderboard.json").symlink_to("/dev/zero")
+        want = "leaderboard.json is a link"
+    elif what in ("marker pipe", "journal pipe"):
+        name = "tournament.json" if what == "marker pipe" else "games.jsonl"
+        (out / name).unlink()
+        os.mkfifo(out / name)
+        want = f"{name} is not a plain file"
+    else:
+        with open(out / "tournament.json", "ab") as f:
+            f.truncate(4 << 30)  # sparse: no disk used
+        want = "more than the 67,108,864"
+    for cmd in ("report", "leaderboard"):
+        one_error(invoke(cmd, out), want)

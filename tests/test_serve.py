@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,67 @@ def test_serve_answers_live_json_and_the_page_with_its_script(tmp_path: Path) ->
         server.server_close()
     with pytest.raises(FileNotFoundError):
         make_server(tmp_path / "nothing", 0)
+
+
+def test_serve_keeps_to_the_sites_own_plain_files(tmp_path: Path) -> None:
+    """A link in site/ to a file outside it (a user's key, say), or a pipe there, is not
+    served; a linked site/ is refused; a link, pipe or huge file where tournament.json,
+    leaderboard.json or games.jsonl should be leaves live.json answering, with no games."""
+    import os
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tournament.json").write_text(json.dumps({"name": "x"}))
+    (out / "games.jsonl").write_bytes(json.dumps(_rec(0, ["a", "b"], [2, 1])).encode() + b"\n")
+    site = out / "site"
+    site.mkdir()
+    (site / "ok.txt").write_text("fine")
+    (site / "leak.txt").symlink_to(secret)
+    (site / "sub").symlink_to(tmp_path)
+    os.mkfifo(site / "pipe")
+    server = make_server(out, 0, build=False)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        assert urllib.request.urlopen(base + "ok.txt", timeout=30).read() == b"fine"
+        for path in ("leak.txt", "sub/secret.txt", "pipe", "../secret.txt", "%2e%2e/secret.txt"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(base + path, timeout=30)
+            assert e.value.code == 404, path
+        (out / "games.jsonl").unlink()
+        os.mkfifo(out / "games.jsonl")
+        (out / "tournament.json").unlink()
+        (out / "tournament.json").symlink_to("/dev/zero")
+        with open(out / "leaderboard.json", "wb") as f:
+            f.truncate(4 << 30)  # sparse: no disk used
+        live = json.loads(urllib.request.urlopen(base + "live.json", timeout=30).read())
+        assert live["games"] == 0 and live["published"] is None
+    finally:
+        server.shutdown()
+        server.server_close()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "tournament.json").write_text(json.dumps({"name": "x"}))
+    (linked / "site").symlink_to(tmp_path)
+    with pytest.raises(ValueError, match="is a link"):
+        make_server(linked, 0, build=False)
+
+
+def test_the_live_view_skips_lines_longer_than_any_record(tmp_path: Path) -> None:
+    """A line of many MB in games.jsonl is read in bounded chunks and skipped; the records
+    after it are taken in."""
+    from harness.report.files import MAX_LINE
+
+    (tmp_path / "tournament.json").write_text(json.dumps({"name": "x"}))
+    with open(tmp_path / "games.jsonl", "wb") as f:
+        f.write(json.dumps(_rec(0, ["a", "b"], [1, 2])).encode() + b"\n")
+        f.write(b"x" * (5 * MAX_LINE) + b"\n")
+        f.write(json.dumps(["not", "a", "record"]).encode() + b"\n")
+        f.write(json.dumps(_rec(1, ["a", "b"], [2, 1])).encode() + b"\n")
+    assert LiveView(tmp_path).snapshot()["games"] == 2
 
 
 # ----- in a browser --------------------------------------------------------------------------

@@ -3,15 +3,23 @@ handed over by someone else, with links, pipes or huge files where its files sho
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any, BinaryIO
 
 
 MAX_LINE = 4 << 20
 """Bytes in one line of games.jsonl at most (a record is a few kB; a longer line is read
 as a torn tail, so that a forged file cannot make a reader hold it whole)."""
+
+
+MAX_META = 64 << 20
+"""Bytes at most in a results folder's JSON, YAML, Markdown and CSV files (each a few kB to
+a few MB in a genuine folder; games.jsonl is read a line at a time, replays have their own
+cap)."""
 
 
 class NotAFileError(ValueError):
@@ -35,25 +43,45 @@ def not_plain(path: Path, cap: int) -> str | None:
     return None
 
 
-def read_regular(path: Path, cap: int) -> bytes:
-    """The bytes of `path`, which must be a regular file (not a link to one) of at most
-    `cap` bytes; `NotAFileError` otherwise, OSError where it cannot be opened."""
+def open_plain(path: Path) -> BinaryIO:
+    """`path` opened to read, which must be a regular file and not a link to one
+    (`NotAFileError` otherwise: a link to /dev/zero or a pipe nobody writes would never
+    end); OSError where it cannot be opened."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         if os.path.islink(path):
             raise NotAFileError(f"{path} is a link: a results folder's files are plain files") from None
         raise e
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotAFileError(f"{path} is not a plain file")
-        if st.st_size > cap:
-            raise NotAFileError(f"{path} holds {st.st_size:,} bytes, more than the {cap:,} such a file may")
-        data = f.read(st.st_size + 1)  # (not `cap`: a read allocates what it is asked for)
-    if len(data) > st.st_size:
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise NotAFileError(f"{path} is not a plain file")
+    return f
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """The bytes of `path`, which must be a regular file (not a link to one) of at most
+    `cap` bytes; `NotAFileError` otherwise, OSError where it cannot be opened."""
+    with open_plain(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > cap:
+            raise NotAFileError(f"{path} holds {size:,} bytes, more than the {cap:,} such a file may")
+        data = f.read(size + 1)  # (not `cap`: a read allocates what it is asked for)
+    if len(data) > size:
         raise NotAFileError(f"{path} grew while it was read")
     return data
+
+
+def read_json(path: Path, cap: int = MAX_META) -> Any:
+    """The JSON value in `path`, a plain file of at most `cap` bytes: FileNotFoundError if it
+    is missing, ValueError (`NotAFileError` among them) if it is not a plain file, too large,
+    not UTF-8 or not JSON (nested too deeply among that)."""
+    data = read_regular(path, cap)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{path}: not JSON ({type(e).__name__})") from None
 
 
 def safe_folder(folder: Path) -> None:

@@ -37,7 +37,7 @@ import yaml
 
 from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
 from .leaderboard import seed_note
-from .files import MAX_LINE, read_regular, safe_folder, write_replacing
+from .files import MAX_LINE, MAX_META, open_plain, read_json, read_regular, safe_folder, write_replacing
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
@@ -219,8 +219,10 @@ class _Data:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON in a results folder's file `path` (a plain file of a bounded size), None if
+    it is missing; ValueError if it is not JSON or not a plain file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except FileNotFoundError:
         return None
 
@@ -264,7 +266,7 @@ def _games(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
     if not path.exists():
         return
     bad = 0
-    with path.open("rb") as f:
+    with open_plain(path) as f:
         while True:
             line = f.readline(MAX_LINE + 1)
             if not line.endswith(b"\n"):
@@ -314,10 +316,11 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     config: Any = None
     cfg_path = results_dir / "config.resolved.yaml"
     if cfg_path.exists():
-        config_text = cfg_path.read_text(encoding="utf-8")
         try:
+            config_text = read_regular(cfg_path, MAX_META).decode("utf-8")
             config = yaml.safe_load(config_text)
-        except yaml.YAMLError as e:
+        except (ValueError, OSError, RecursionError, yaml.YAMLError) as e:
+            config_text = None
             warnings.append(f"config.resolved.yaml could not be read: {e}")
     cfg = config if isinstance(config, dict) else {}
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
-from ..report.files import MAX_LINE
+from ..report.files import MAX_LINE, NotAFileError, open_plain
 
 CHAIN_FORMAT = "p10-chain/1"
 _TAIL = re.compile(rb',"chain":"([0-9a-f]{64})"\}$')
@@ -186,7 +186,11 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
     marks: dict[int, str] = {}
     if not path.exists():
         return JournalState({}, start, [], lines=0)
-    with open(path, "rb") as f:
+    try:
+        f = open_plain(path)
+    except NotAFileError as e:
+        raise JournalError(str(e)) from None
+    with f:
         while True:
             raw = f.readline(MAX_LINE + 1)
             if not raw.endswith(b"\n"):
@@ -203,7 +207,7 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
             good_end += len(raw)
             if each is not None:
                 each(rec)
-    torn = path.stat().st_size - good_end
+        torn = os.fstat(f.fileno()).st_size - good_end
     if repair and torn > 0:
         with open(path, "r+b") as f:
             f.truncate(good_end)

@@ -14,13 +14,13 @@ published from the start and the results say the deals were predictable.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..report.files import read_json
 from .journal import ChainError, JournalState, genesis
 
 MARKER = "tournament.json"
@@ -108,11 +108,11 @@ def read_marker(out: Path) -> dict[str, Any]:
     """tournament.json of results folder `out`, checked for this format (ValueError)."""
     path = out / MARKER
     try:
-        meta = json.loads(path.read_text())
+        meta = read_json(path)
     except FileNotFoundError:
         raise ValueError(f"{out}: no {MARKER} (not a p10-tourney results folder)") from None
-    except (OSError, ValueError, RecursionError) as e:
-        raise ValueError(f"{path}: unreadable ({type(e).__name__ if isinstance(e, RecursionError) else e})") from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: unreadable ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else "?"
         raise ValueError(f"{out}: written by another version of p10-tourney (format {got!r}, this one reads "
@@ -120,7 +120,43 @@ def read_marker(out: Path) -> dict[str, Any]:
     if not isinstance(meta.get("config_sha256"), str):
         raise ValueError(f"{path}: no config_sha256")
     SeedState.from_json(meta)
+    why = marker_shape(meta)
+    if why:
+        raise ValueError(f"{path}: {why}")
     return meta
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(e, str) for e in v)
+
+
+def marker_shape(meta: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of tournament.json's state beyond its seed (None: it is
+    the shape the runner writes), so that no reader trips over a value of another type."""
+    games = meta.get("games")
+    if games is not None and (not isinstance(games, int) or isinstance(games, bool) or games < 0):
+        return f"'games' is {games!r}, not a count of games"
+    for key in ("journal_head", "results_sha256", "chain_config_sha256"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            return f"{key!r} is not a string"
+    entrants = meta.get("entrants")
+    if entrants is not None and not (isinstance(entrants, dict)
+                                     and all(isinstance(v, str) for v in entrants.values())):
+        return "'entrants' is not an object of names and fingerprints"
+    if meta.get("retired") is not None and not _names(meta["retired"]):
+        return "'retired' is not a list of names"
+    fields = meta.get("fields")
+    if fields is not None:
+        if not isinstance(fields, list):
+            return "'fields' is not a list"
+        for f in fields:
+            if not (isinstance(f, dict) and isinstance(f.get("start"), int) and not isinstance(f["start"], bool)
+                    and f["start"] >= 0 and _names(f.get("entrants"))
+                    and (f.get("challengers") is None or _names(f["challengers"]))):
+                return f"'fields' holds {str(f)[:80]!r}, not a field (start, entrants, challengers)"
+    if meta.get("sandbox") is not None and not isinstance(meta["sandbox"], dict):
+        return "'sandbox' is not an object"
+    return None
 
 
 def marker_genesis(meta: Mapping[str, Any]) -> str:

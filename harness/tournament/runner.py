@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
+from ..report.files import read_json
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
@@ -28,7 +29,7 @@ from .disqualify import DisqualificationGate, disqualifications
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
-                     read_secret, write_secret)
+                     marker_shape, read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
@@ -107,7 +108,7 @@ def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
     """Add this run's containment to tournament.json (a results folder that a run without
     the sandbox played into keeps saying so) and return what is recorded."""
     marker = out / MARKER
-    meta = json.loads(marker.read_text())
+    meta = read_json(marker)
     before = meta.get("sandbox")
     now = {k: v for k, v in state.items()}
     if isinstance(before, dict) and before.get("mode") and before.get("mode") != now["mode"]:
@@ -168,7 +169,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
         p.unlink(missing_ok=True)
     if marker.exists():
         try:
-            meta = json.loads(marker.read_text())
+            meta = read_json(marker)
         except (OSError, ValueError) as e:
             raise ResultsError(f"{marker}: unreadable ({e}); use --fresh to start again") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -176,6 +177,9 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
                 f"{out}: written by another version of p10-tourney (format {meta.get('format') if isinstance(meta, dict) else '?'!r}, "
                 f"this one writes {FORMAT!r}); use --fresh to start again or choose another output"
             )
+        why = marker_shape(meta)
+        if why:
+            raise ResultsError(f"{marker}: {why}; use --fresh to start again")
         same = meta.get("fingerprint") == cfg.fingerprint() and meta.get("config_sha256") == cfg.config_sha256()
         if not same and meta.get("settings_sha256") != cfg.settings_sha256():
             raise ResultsError(
@@ -836,11 +840,10 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | Ga
     `records`). `specs`: see `make_board`."""
     board = make_board(cfg, records, stopping, ratings, reveal=finished, sandbox=sandbox, specs=specs)
     games = len(records)
-    write_whole(cfg.output / "disqualified.json", json.dumps(
-        {"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]}, indent=1) + "\n")
+    write_whole(cfg.output / "disqualified.json", disqualified_text(cfg, board))
     _write_leaderboard_whole(cfg.output, board)
     marker = cfg.output / MARKER
-    meta = json.loads(marker.read_text())
+    meta = read_json(marker)
     meta |= {k: board[k] for k in ("seed", "seed_mode", "seed_sha256")}
     meta["finished"] = finished
     if head is not None:  # the published games: the journal up to `head`
@@ -912,6 +915,12 @@ def sequential_board(cfg: TournamentConfig) -> bool:
     at. Other tournaments are judged once, at their planned size, by the exact
     fixed-sample test."""
     return bool(cfg.stop_when) or cfg.format == "league" or len(cfg.fields) > 1 or cfg.budget_changed
+
+
+def disqualified_text(cfg: TournamentConfig, board: Mapping[str, Any]) -> str:
+    """disqualified.json of the board `board` (`make_board`), byte for byte."""
+    return json.dumps({"check_every": cfg.disqualify.check_every, "disqualified": board["disqualified"]},
+                      indent=1) + "\n"
 
 
 def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:

@@ -25,10 +25,13 @@ from typing import Any
 import orjson
 import yaml
 
-from .ledger import MARKER
+from ..report.files import MAX_LINE, MAX_META, open_plain, read_json, read_regular, safe_folder
+from .ledger import MARKER, marker_shape
 from .ratings import Ratings, Trail, draw_probability_for
 
 NEWEST = 10
+_READ = 16 << 20
+"""Bytes of games.jsonl read in one poll at most (a long journal is taken in over polls)."""
 _ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
 _PLACEHOLDER = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{name}</title>
@@ -55,9 +58,10 @@ class LiveView:
 
     def _draw_probability(self) -> float:
         try:
-            rules = (yaml.safe_load((self.results / "config.resolved.yaml").read_text()) or {}).get("rules") or {}
+            cfg = yaml.safe_load(read_regular(self.results / "config.resolved.yaml", MAX_META))
+            rules = (cfg if isinstance(cfg, dict) else {}).get("rules") or {}
             return draw_probability_for(int(rules.get("first_to") or len(rules.get("phases") or range(10))))
-        except (OSError, yaml.YAMLError, TypeError, ValueError):
+        except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError, RecursionError):
             return draw_probability_for(10)
 
     def refresh(self) -> None:
@@ -65,32 +69,40 @@ class LiveView:
         start again if the file was replaced or cut)."""
         path = self.results / "games.jsonl"
         try:
-            st = path.stat()
-        except FileNotFoundError:
+            f = open_plain(path)
+        except (OSError, ValueError):  # missing, or not a plain file (a link, a pipe): no games
             if self.games:
                 self._reset()
             return
-        if st.st_ino != self.inode or st.st_size < self.offset:
-            self._reset()
-            self.inode = st.st_ino
-        if st.st_size == self.offset:
-            return
-        with open(path, "rb") as f:
+        with f:
+            st = os.fstat(f.fileno())
+            if st.st_ino != self.inode or st.st_size < self.offset:
+                self._reset()
+                self.inode = st.st_ino
             f.seek(self.offset)
-            data = f.read(st.st_size - self.offset)
-        end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
-            try:
-                rec = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            self._add(rec)
-        self.offset += end
+            while self.offset < st.st_size:  # in chunks: what is held is bounded, not the journal
+                data = f.read(min(st.st_size - self.offset, _READ))
+                end = data.rfind(b"\n") + 1
+                if not end:
+                    if len(data) < MAX_LINE:
+                        return  # a line still being written
+                    end = len(data)  # a line longer than any record: skipped, not held
+                for line in data[:end].splitlines():
+                    try:
+                        rec = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        continue
+                    if isinstance(rec, dict):
+                        self._add(rec)
+                self.offset += end
+                f.seek(self.offset)
 
     def _add(self, rec: dict[str, Any]) -> None:
         seats, places = rec.get("seats") or [], rec.get("places") or []
-        if rec.get("reason") == "not_played" or len(seats) != len(places):
-            return
+        if (rec.get("reason") == "not_played" or not isinstance(seats, list) or not isinstance(places, list)
+                or len(seats) != len(places) or not all(isinstance(e, str) for e in seats)
+                or not all(isinstance(p, int) for p in places) or not isinstance(rec.get("id"), int)):
+            return  # not a record the runner writes
         r = self.ratings
         for e in seats:
             if e not in r.ratings:
@@ -109,7 +121,7 @@ class LiveView:
 
     def _json(self, name: str) -> dict[str, Any]:
         try:
-            data = json.loads((self.results / name).read_text())
+            data = read_json(self.results / name)
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -121,7 +133,7 @@ class LiveView:
         with self.lock:
             self.refresh()
             meta = self._json(MARKER)
-            fields = meta.get("fields") or []
+            fields = (meta.get("fields") or []) if marker_shape(meta) is None else []
             active = set(fields[-1]["entrants"]) if fields else set(self.stats)
             table = self.ratings.table()
             board: list[dict[str, Any]] = []
@@ -148,6 +160,17 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         return
 
+    def send_head(self) -> Any:
+        """The standard file serving, for plain files and folders inside the site only: a
+        link out of site/ (to a user's files, say), a pipe or a device is not found."""
+        path = os.path.realpath(self.translate_path(self.path))
+        root = os.path.realpath(self.directory)
+        if (path != root and not path.startswith(root + os.sep)) or (
+                os.path.exists(path) and not (os.path.isdir(path) or os.path.isfile(path))):
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
+
     def _send(self, body: bytes, ctype: str) -> None:
         self.send_response(200)
         self.send_header("Content-Type", ctype)
@@ -165,8 +188,8 @@ class _Handler(SimpleHTTPRequestHandler):
         elif path in ("/", "/index.html"):
             index = self.view.results / "site" / "index.html"
             try:
-                page = index.read_text(encoding="utf-8")
-            except OSError:
+                page = read_regular(index, MAX_META).decode("utf-8")
+            except (OSError, ValueError):
                 page = _PLACEHOLDER.format(name=self.view.results.name)
             tag = '<script src="live.js"></script>'
             page = page.replace("</body>", tag + "</body>", 1) if "</body>" in page else page + tag
@@ -188,7 +211,7 @@ def make_server(results: Path, port: int = 0, build: bool = True) -> ThreadingHT
 
         build_site(results)
     site = results / "site"
-    site.mkdir(exist_ok=True)
+    safe_folder(site)  # a linked site/ is refused: only the results' own files are served
     handler = partial(_Handler, view=LiveView(results), directory=os.fspath(site))
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import shutil
 import tempfile
 from bisect import bisect_right
@@ -34,13 +33,13 @@ import yaml
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
-from ..report.files import not_plain, read_regular
+from ..report.files import MAX_META, not_plain, open_plain, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
-from .runner import _history_specs, _stop_check, make_board
+from .runner import _history_specs, _stop_check, disqualified_text, make_board
 from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
 from .tally import GameTally
 
@@ -90,8 +89,8 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
     """The tournament's config from config.resolved.yaml, checked against tournament.json."""
     path = results / "config.resolved.yaml"
     try:
-        resolved = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as e:
+        resolved = yaml.safe_load(read_regular(path, MAX_META))
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{path}: unreadable ({e})") from None
     if not isinstance(resolved, dict):
         raise ValueError(f"{path}: not a resolved config")
@@ -169,11 +168,14 @@ class _Reading:
         return [f.past() for f in self.fields] or [Past()]
 
 
-def verify_results(results: Path, replays: bool = True) -> Verification:
-    """Check everything in results folder `results` that can be checked (see the module)."""
+def verify_results(results: Path, replays: bool = True, expect_head: str | None = None) -> Verification:
+    """Check everything in results folder `results` that can be checked (see the module).
+    `expect_head`: the journal head (or its first hex digits) published elsewhere, which
+    the published games must end at: it pins a folder whose tournament.json could have
+    been rewritten with its journal."""
     v = Verification(results)
     for name in _PLAIN_FILES:
-        why = not_plain(results / name, 1 << 62 if name == "games.jsonl" else _MAX_META)
+        why = not_plain(results / name, 1 << 62 if name == "games.jsonl" else MAX_META)
         if why is not None:
             v.add("results", False, why)
             return v
@@ -211,9 +213,17 @@ def verify_results(results: Path, replays: bool = True) -> Verification:
         v.add("published", False, str(e))
         return v
     published = meta["games"]
+    head = str(meta.get("journal_head") or "")
     extra = f"; {n - published} games after it are not published yet (run again to publish them)" if n > published else ""
     v.add("published", True, f"the results were published after line {published}, whose link tournament.json "
-                             f"holds{extra}")
+                             f"holds: journal head {head}{extra}")
+    if expect_head is not None:
+        want = expect_head.strip().lower()
+        if not head.startswith(want):
+            v.add("head", False, f"the published journal head is {head}, not the expected {want}: these are not "
+                                 "the results that head pinned")
+            return v
+        v.add("head", True, f"the published journal head is the expected one ({want})")
 
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
@@ -239,8 +249,6 @@ _PLAIN_FILES = ("tournament.json", "games.jsonl", "config.resolved.yaml", "leade
                 "leaderboard.csv", "head_to_head.csv", "disqualified.json")
 """The files of a results folder `verify` reads: each must be a plain file, not a link, a
 pipe or a device (a link to /dev/zero, or a pipe nobody writes, would never end)."""
-_MAX_META = 64 << 20
-"""Bytes at most in each of them but games.jsonl (read a line at a time)."""
 
 
 def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[str, Any]]:
@@ -249,7 +257,7 @@ def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[st
     not parsed)."""
     if not lines:
         return
-    with open(path, "rb") as f:
+    with open_plain(path) as f:
         for raw in itertools.islice(f, lines):
             if replayed and raw.count(b'"replay"') == 1 and b'"replay":null' in raw:
                 continue
@@ -396,11 +404,11 @@ def _check_digest(v: Verification, results: Path, digest: str) -> None:
     """Without the seed, only the digest of the published leaderboard can be checked
     (`digest`: that of the published games, `journal.results_digest`)."""
     try:
-        board = json.loads((results / "leaderboard.json").read_text())
+        board = read_json(results / "leaderboard.json")
     except (OSError, ValueError) as e:
         v.add("leaderboard", False, f"leaderboard.json unreadable ({e})")
         return
-    if board.get("results_sha256") != digest:
+    if not isinstance(board, dict) or board.get("results_sha256") != digest:
         v.add("leaderboard", False, "leaderboard.json's results_sha256 is not the digest of the published games")
         return
     v.add("leaderboard", None, "its games digest matches games.jsonl; the rest is recomputed once the seed "
@@ -465,16 +473,17 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig, read
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     try:
-        dq = json.loads((results / "disqualified.json").read_text())["disqualified"]
-    except (OSError, ValueError, KeyError, TypeError):
+        dq = (results / "disqualified.json").read_bytes()
+    except OSError:
         dq = None
-    if dq != board["disqualified"]:
+    if dq != disqualified_text(cfg, board).encode():
         bad.append("disqualified.json")
     if bad:
         v.add("leaderboard", False, f"{', '.join(bad)}: not what the {len(games)} published games give")
     else:
         v.add("leaderboard", True, f"{', '.join(x for x in PUBLISHED if (results / x).exists())} and "
-                                   f"disqualified.json are what the {len(games)} published games give")
+                                   f"disqualified.json are what the {len(games)} published games give (with "
+                                   "tournament.json's sandbox record, the host's word: no game shows it)")
 
 
 def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
