@@ -320,6 +320,55 @@ def test_memory_limit_across_setsid_children_is_named(tmp_path: Path) -> None:
         bot.stop()
 
 
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_without_a_cgroup_memory_that_forked_workers_share_is_counted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Where no cgroup can be made, the watchdog sums the proportional set size of the
+    bot's processes: 120 MiB that four forked workers share (copy-on-write) counts once,
+    not five times, so a bot well inside its 300 MB limit is not ended for it, while the
+    sum of their resident sizes is over it. Memory each worker holds of its own still
+    counts in full (`test_memory_limit_across_setsid_children_is_named`)."""
+    from harness.referee import process
+    from harness.referee.proctable import stat_fields, tree_stats
+
+    if mode == "auto" and not OK:
+        pytest.skip(f"the sandbox cannot run here: {WHY}")
+    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    bot = start(tmp_path, """
+        import os, sys, time
+        from harness.players import GreedyStrategy
+        from harness.sdk import StrategyBot, run
+
+        held = bytearray(120 << 20)
+        for i in range(0, len(held), 4096):
+            held[i] = 1
+        for _ in range(4):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        run(StrategyBot(GreedyStrategy(), name="sharer"))
+    """, Limits(memory_mb=300, cpu_s=None), mode=mode)
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=30000))
+        assert bot.cgroup is None and bot.proc is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the workers forked: five processes
+            if bot.usage()[2] >= 5:
+                break
+            time.sleep(0.1)
+        if bot.sandboxed:
+            rss = sum(int(st[21]) for _, st in tree_stats(bot.proc.pid, skip=2))
+        else:
+            rss = sum(int(st[21]) for st in (stat_fields(int(p)) for p in os.listdir("/proc") if p.isdigit())
+                      if st is not None and len(st) > 21 and int(st[2]) == bot.proc.pid)
+        assert rss * os.sysconf("SC_PAGE_SIZE") > 500 << 20  # what resident sizes would have counted
+        assert bot.usage()[1] < 250, bot.usage()
+        bot.check_limits(force=True)  # no LimitExceeded
+        assert bot.alive
+    finally:
+        bot.stop()
+
+
 def test_a_runtime_that_says_out_of_memory_on_stdout_gets_the_limit_named(tmp_path: Path) -> None:
     """A JVM that cannot reserve its heap says so on stdout (HotSpot's default)."""
     bot = start(tmp_path, """

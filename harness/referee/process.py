@@ -84,7 +84,8 @@ class Limits:
 
     - `memory_mb`: memory of everything the bot runs, where a cgroup per bot can be made
       (the kernel ends a process at the limit); else the address space of each process
-      (RLIMIT_AS) and the resident memory of its processes (watchdog).
+      (RLIMIT_AS) and the memory of its processes together (watchdog: their proportional set
+      sizes, so that what forked workers share counts once).
     - `cpu_s`: CPU seconds per game: what the bot's processes use from the end of its
       previous game (or its start) to the end of this one (RLIMIT_CPU re-armed before each
       game, soft = hard, plus the watchdog for all of them).
@@ -859,8 +860,8 @@ class BotProcess:
     # ----- the watchdog ---------------------------------------------------------------
 
     def usage(self) -> tuple[float, float, int]:
-        """CPU seconds, resident MiB and process count of the bot: its cgroup's processes,
-        or everything in its sandbox, or its process group."""
+        """CPU seconds, memory in MiB (`proctable.memory_mib`) and process count of the
+        bot: its cgroup's processes, or everything in its sandbox, or its process group."""
         if self.proc is None:
             return 0.0, 0.0, 0
         if self.cgroup is not None:

@@ -29,36 +29,54 @@ def cpu_seconds(fields: list[str], children: bool = False) -> float:
     return ticks / _CLK_TCK
 
 
+def memory_mib(pid: int, st: list[str]) -> float:
+    """The memory of process `pid` in MiB: its proportional set size (PSS: a page shared by
+    k processes counts 1/k in each, so that the sum over a bot's processes is the memory
+    they hold together, where resident sizes count a page its forked workers share once
+    for each), or, where /proc/<pid>/smaps_rollup cannot be read (an older kernel, a
+    process that made itself undumpable, a main thread that has ended), its resident size
+    from `st` (its `stat_fields`), which can only count more."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            data = f.read(4096)
+    except OSError:
+        data = b""
+    at = data.find(b"\nPss:")
+    if at >= 0:
+        words = data[at + 5:at + 64].split()
+        if words and words[0].isdigit():
+            return int(words[0]) / 1024
+    return int(st[21]) * _PAGE / (1 << 20)
+
+
 def group_usage(pgid: int) -> tuple[float, float, int]:
-    """CPU seconds, resident MiB and the number of processes of process group `pgid`
-    (CPU includes children that were waited for). (0, 0, 0) where /proc is missing."""
-    cpu = rss = 0.0
-    n = 0
+    """CPU seconds, memory in MiB (`memory_mib`) and the number of processes of process
+    group `pgid` (CPU includes children that were waited for). (0, 0, 0) where /proc is
+    missing."""
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
         return 0.0, 0.0, 0
+    found: list[tuple[int, list[str]]] = []
     for pid in pids:
         st = stat_fields(pid)
         if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
             continue
-        n += 1
+        found.append((pid, st))
+    return _usage_of(found)
+
+
+def _usage_of(stats: Sequence[tuple[int, list[str]]]) -> tuple[float, float, int]:
+    cpu = mem = 0.0
+    for pid, st in stats:
         cpu += cpu_seconds(st, children=True)
-        rss += int(st[21]) * _PAGE / (1 << 20)
-    return cpu, rss, n
+        mem += memory_mib(pid, st)
+    return cpu, mem, len(stats)
 
 
-def _usage_of(stats: Sequence[list[str]]) -> tuple[float, float, int]:
-    cpu = rss = 0.0
-    for st in stats:
-        cpu += cpu_seconds(st, children=True)
-        rss += int(st[21]) * _PAGE / (1 << 20)
-    return cpu, rss, len(stats)
-
-
-def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
-    """`stat_fields` of `root` and of its descendants that are not zombies, leaving out the
-    first `skip` levels."""
+def tree_stats(root: int, skip: int = 0) -> list[tuple[int, list[str]]]:
+    """(pid, `stat_fields`) of `root` and of its descendants that are not zombies, leaving
+    out the first `skip` levels."""
     try:
         all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
@@ -73,7 +91,7 @@ def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
         children.setdefault(int(st[1]), []).append(pid)
     if root not in stat_of:
         return []
-    found: list[list[str]] = []
+    found: list[tuple[int, list[str]]] = []
     level = [root]
     depth = 0
     while level:
@@ -83,7 +101,7 @@ def tree_stats(root: int, skip: int = 0) -> list[list[str]]:
             if st[0] == "Z":
                 st = _live_thread(pid) or st
             if st[0] != "Z" and depth >= skip:
-                found.append(st)
+                found.append((pid, st))
             nxt += children.get(pid, [])
         level = nxt
         depth += 1
@@ -117,12 +135,13 @@ def _live_thread(pid: int) -> list[str] | None:
 
 
 def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:
-    """CPU seconds, resident MiB and the number of processes of `root` and its descendants
-    (a sandboxed bot: everything in its PID namespace stays below bwrap, setsid or not),
-    leaving out the first `skip` levels (bwrap's own processes) from the count; or of
-    exactly `pids` (a cgroup's members) when given."""
+    """CPU seconds, memory in MiB (`memory_mib`) and the number of processes of `root` and
+    its descendants (a sandboxed bot: everything in its PID namespace stays below bwrap,
+    setsid or not), leaving out the first `skip` levels (bwrap's own processes) from the
+    count; or of exactly `pids` (a cgroup's members) when given."""
     if pids is not None:
-        stats = [st for st in (stat_fields(p) for p in pids) if st is not None and len(st) > 21 and st[0] != "Z"]
+        stats = [(p, st) for p, st in ((p, stat_fields(p)) for p in pids)
+                 if st is not None and len(st) > 21 and st[0] != "Z"]
         return _usage_of(stats)
     return _usage_of(tree_stats(root, skip))
 
@@ -146,6 +165,7 @@ def tasks_of(uid: int) -> int:
 
 
 def tree_load(root: int) -> tuple[float, int]:
-    """Resident MiB, and processes and threads together, of `root` and its descendants."""
+    """Memory in MiB (`memory_mib`), and processes and threads together, of `root` and its
+    descendants."""
     stats = tree_stats(root)
-    return sum(int(st[21]) for st in stats) * _PAGE / (1 << 20), sum(int(st[17]) for st in stats)
+    return sum(memory_mib(pid, st) for pid, st in stats), sum(int(st[17]) for _, st in stats)
