@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 import sys
@@ -206,20 +207,32 @@ def _progress(console: Any, show: bool) -> tuple[Any, Any]:
 def leaderboard(results: Path, fmt: str) -> None:
     """Print the leaderboard of a results folder."""
     board = _load_board(results)
-    if fmt == "table":
-        from .report.leaderboard import print_leaderboard
+    try:
+        if fmt == "table":
+            from .report.leaderboard import print_leaderboard
 
-        print_leaderboard(board)
-    elif fmt == "markdown":
-        from .report.leaderboard import to_markdown
+            print_leaderboard(board)
+        elif fmt == "markdown":
+            from .report.leaderboard import to_markdown
 
-        click.echo(to_markdown(board), nl=False)
-    elif fmt == "csv":
-        from .report.leaderboard import to_csv
+            click.echo(to_markdown(board), nl=False)
+        elif fmt == "csv":
+            from .report.leaderboard import to_csv
 
-        click.echo(to_csv(board), nl=False)
-    else:
-        click.echo(json.dumps(board, indent=1))
+            click.echo(to_csv(board), nl=False)
+        else:
+            click.echo(json.dumps(board, indent=1))
+    except _NOT_OURS as e:  # a value of another type somewhere _check_board does not look
+        raise _not_a_board(results, e) from None
+
+
+_NOT_OURS = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
+"""What reading a leaderboard.json of another shape raises (one handed over, or edited)."""
+
+
+def _not_a_board(results: Path, e: BaseException) -> click.ClickException:
+    return click.ClickException(f"{results / 'leaderboard.json'}: not a leaderboard of this version of p10-tourney "
+                                f"({type(e).__name__}: {str(e)[:200]})")
 
 
 def _load_board(results: Path) -> dict[str, Any]:
@@ -245,6 +258,16 @@ def _load_board(results: Path) -> dict[str, Any]:
     return board
 
 
+def _finite(v: Any) -> bool:
+    """`v` is a finite number (not a bool, nor an integer too large for a float)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def _check_board(board: Any) -> None:
     """Raise ValueError unless `board` has the shape leaderboard.json is written in."""
     from .report.leaderboard import COLUMNS
@@ -260,6 +283,12 @@ def _check_board(board: Any) -> None:
         missing = [k for k in COLUMNS if k not in row]
         if missing:
             raise ValueError(f"a row lacks {', '.join(missing)}")
+        if not isinstance(row["entrant"], str):
+            raise ValueError(f"an entrant's name is {str(row['entrant'])[:40]!r}, not a string")
+        for k in COLUMNS[2:] + ["pl_strength", "ci_low", "ci_high"]:
+            v = row.get(k)
+            if v is not None and not _finite(v):
+                raise ValueError(f"{row['entrant'][:40]}'s {k} is {str(v)[:40]!r}, not a number")
     if not isinstance(board.get("head_to_head", {}), dict):
         raise ValueError("'head_to_head' is not an object")
 
@@ -271,10 +300,14 @@ def report(results: Path) -> None:
     _load_board(results)
     from .report.site import build_site
 
+    from .report.files import NotAFileError
+
     try:
         site = build_site(results)
-    except (OSError, ValueError) as e:
+    except (OSError, NotAFileError) as e:
         raise _fail(e) from None
+    except _NOT_OURS as e:
+        raise _not_a_board(results, e) from None
     click.echo(f"site written: {site}/index.html")
 
 

@@ -231,7 +231,7 @@ def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: 
     recomputed, a changed result is not what the leaderboards were published from, a
     changed deal seed is not the game the seed schedules, a game recorded twice is named
     with its second line, and a result that is no result at all (places that are not
-    numbers) is named as one that cannot be counted, not a crash."""
+    numbers) is named as a record of another shape, not a crash."""
     import orjson
 
     out = tmp_path / "r"
@@ -268,7 +268,8 @@ def test_verify_finds_an_edit_deep_in_a_long_journal(gen, tmp_path: Path, edit: 
         assert name == "schedule" and detail.startswith(f"game 1699 (g001699) is not the game the seed schedules "
                                                         f"(seats {rec['seats']}, seed {rec['seed'] + 1})"), detail
     elif edit == "rechained_garbage":
-        assert name == "leaderboard" and detail.startswith("games.jsonl: game 1699 (line 1700) cannot be counted"), detail
+        assert name == "records" and detail.startswith("game 1699 (line 1700) is not a record the runner writes: "
+                                                      "its places are not a number for each seat"), detail
     else:
         assert name == "chain" and "game 1000 is recorded twice (line 1700)" in detail, detail
 

@@ -620,3 +620,115 @@ def test_report_and_leaderboard_read_only_plain_files_of_a_bounded_size(finished
         want = "more than the 67,108,864"
     for cmd in ("report", "leaderboard"):
         one_error(invoke(cmd, out), want)
+
+
+def _bomb(levels: int = 9) -> str:
+    """A YAML alias bomb: a few hundred bytes that stand for 9**levels strings."""
+    text = 'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
+    for i in range(1, levels):
+        text += f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n"
+    return text
+
+
+def test_a_yaml_alias_bomb_in_the_config_is_refused_by_every_reader(finished, tmp_path) -> None:
+    """config.resolved.yaml of a few hundred bytes whose aliases stand for hundreds of
+    millions of nodes: verify fails it at once, report and serve's live view leave the
+    config out with a warning, instead of walking it for minutes and gigabytes."""
+    from harness.tournament.serve import LiveView
+
+    out, _ = copy(finished, tmp_path)
+    path = out / "config.resolved.yaml"
+    path.write_text(path.read_text() + _bomb())
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "config" and "aliases expand to more than" in line, line
+    res = invoke("report", out)
+    assert res.exit_code == 0, res.output
+    assert "aliases expand to more than" in (out / "site" / "index.html").read_text()
+    assert LiveView(out).snapshot()["games"] == 6
+
+
+def test_verify_binds_the_settings_to_the_chain(finished, tmp_path) -> None:
+    """A config swapped after the fact (another name and time limit, tournament.json's
+    config_sha256 made to match, the leaderboards published again from it) fails verify,
+    the published head pinned or not: the chain starts from the settings' hash. A folder
+    of the format before that (p10-chain/1) still verifies, and says its settings are not
+    bound."""
+    from harness.tournament.config import config_hash
+
+    out, _ = copy(finished, tmp_path)
+    meta = json.loads((out / "tournament.json").read_text())
+    assert meta["chain"] == "p10-chain/2"
+    resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    resolved["name"] = "another"
+    resolved["time"]["move_ms"] = 99
+    (out / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    (out / "tournament.json").write_text(json.dumps(meta | {"config_sha256": config_hash(resolved)}, indent=1))
+    line = _fail_line(invoke("verify", out, "--expect-head", meta["journal_head"]))
+    assert line.split()[1] == "config" and "not those the chain starts from" in line, line
+
+    old, _ = copy(finished, tmp_path / "v1")
+    meta = json.loads((old / "tournament.json").read_text())
+    prev = genesis(meta["config_sha256"], meta["seed_sha256"])
+    lines = []
+    for raw in (old / "games.jsonl").read_bytes().splitlines():
+        body, prev = chained_line(prev, orjson.loads(raw))
+        lines.append(body)
+    (old / "games.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    meta = {k: v for k, v in meta.items() if k != "chain_settings_sha256"} | {"chain": "p10-chain/1", "journal_head": prev}
+    (old / "tournament.json").write_text(json.dumps(meta, indent=1))
+    res = invoke("verify", old)
+    assert res.exit_code == 0 and "p10-chain/1: its settings are not bound" in res.output, res.output
+
+
+def test_with_expect_head_games_after_it_fail_and_the_site_shows_only_published_games(finished, tmp_path) -> None:
+    """Lines after the published head (appended by someone, or played and not yet
+    published): `verify --expect-head` fails them, and the site made by `report` leaves
+    them out (no head vouches for them)."""
+    out, _ = copy(finished, tmp_path)
+    lines = _lines(out)
+    last = orjson.loads(lines[-1])
+    meta = json.loads((out / "tournament.json").read_text())
+    head5 = orjson.loads(lines[-2])["chain"]  # the link after line 5
+    (out / "tournament.json").write_text(json.dumps(meta | {"games": 5, "journal_head": head5}, indent=1))
+    line = _fail_line(invoke("verify", out, "--no-replays", "--expect-head", head5))
+    assert line.split()[1] == "head" and "1 lines follow the expected head" in line, line
+    assert invoke("report", out).exit_code == 0
+    page = (out / "site" / "index.html").read_text()
+    assert last["game"] not in page and orjson.loads(lines[0])["game"] in page
+
+
+@pytest.mark.parametrize("change", [{"mu": "x"}, {"entrant": 7}, {"mu": 10 ** 400}, {"statistics": {"confidence": "x"}}],
+                         ids=["text", "number name", "huge", "statistics"])
+def test_a_leaderboard_json_of_another_shape_is_one_error(finished, tmp_path, change) -> None:
+    """Values of another type in leaderboard.json (a row's rating, a name, the
+    statistics): leaderboard, in every format, and report print one `Error:` line."""
+    out, _ = copy(finished, tmp_path)
+    board = json.loads((out / "leaderboard.json").read_text())
+    if "statistics" in change:
+        board["statistics"] = change["statistics"]
+    else:
+        board["entrants"][0] |= change
+    (out / "leaderboard.json").write_text(json.dumps(board))
+    for args in (("leaderboard", out), ("leaderboard", out, "--format", "markdown"),
+                 ("leaderboard", out, "--format", "csv"), ("report", out)):
+        res = invoke(*args)
+        if res.exit_code == 0:  # a format that does not show the value
+            continue
+        one_error(res, "leaderboard.json")
+    assert invoke("leaderboard", out).exit_code != 0
+
+
+def test_report_takes_a_config_with_any_yaml_value_and_never_a_replay_through_a_link(finished, tmp_path) -> None:
+    """A YAML date in config.resolved.yaml is shown as text; a replay in replays/ that is a
+    link to a replay elsewhere is left out with a notice, not embedded."""
+    out, _ = copy(finished, tmp_path)
+    (out / "config.resolved.yaml").write_text((out / "config.resolved.yaml").read_text() + "when: 2024-01-01\n")
+    outside = tmp_path / "outside.jsonl"
+    shutil.copy(out / "replays" / "g000000.jsonl", outside)
+    (out / "replays" / "g000000.jsonl").unlink()
+    (out / "replays" / "g000000.jsonl").symlink_to(outside)
+    res = invoke("report", out)
+    assert res.exit_code == 0, res.output
+    page = (out / "site" / "index.html").read_text()
+    assert "2024-01-01" in page and "The replay of g000000 could not be read" in page
+    assert not (out / "site" / "replays" / "g000000.js").exists()

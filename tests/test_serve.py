@@ -70,9 +70,11 @@ def test_serve_answers_live_json_and_the_page_with_its_script(tmp_path: Path) ->
 
 
 def test_serve_keeps_to_the_sites_own_plain_files(tmp_path: Path) -> None:
-    """A link in site/ to a file outside it (a user's key, say), or a pipe there, is not
-    served; a linked site/ is refused; a link, pipe or huge file where tournament.json,
-    leaderboard.json or games.jsonl should be leaves live.json answering, with no games."""
+    """Only the files a site is made of are served, as plain files of site/: a page of the
+    folder's own, a link to a file outside (a user's key, say), a folder whose index.html
+    is such a link, a pipe: not found, by GET or HEAD. A linked site/ is refused; a link,
+    pipe or huge file where tournament.json, leaderboard.json or games.jsonl should be
+    leaves live.json answering, with no games."""
     import os
 
     secret = tmp_path / "secret.txt"
@@ -83,20 +85,30 @@ def test_serve_keeps_to_the_sites_own_plain_files(tmp_path: Path) -> None:
     (out / "games.jsonl").write_bytes(json.dumps(_rec(0, ["a", "b"], [2, 1])).encode() + b"\n")
     site = out / "site"
     site.mkdir()
-    (site / "ok.txt").write_text("fine")
-    (site / "leak.txt").symlink_to(secret)
+    (site / "replay.html").write_text("fine")
+    (site / "replays").mkdir()
+    (site / "replays" / "g000000.js").write_text("frames")
+    (site / "evil.html").write_text("<script>fetch('/')</script>")
+    (site / "config.resolved.yaml").symlink_to(secret)
+    (site / "replays" / "g000001.js").symlink_to(secret)
     (site / "sub").symlink_to(tmp_path)
-    os.mkfifo(site / "pipe")
+    (site / "folder").mkdir()
+    (site / "folder" / "index.html").symlink_to(secret)
+    os.mkfifo(site / "replays" / "pipe.js")
     server = make_server(out, 0, build=False)
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
-        assert urllib.request.urlopen(base + "ok.txt", timeout=30).read() == b"fine"
-        for path in ("leak.txt", "sub/secret.txt", "pipe", "../secret.txt", "%2e%2e/secret.txt"):
-            with pytest.raises(urllib.error.HTTPError) as e:
-                urllib.request.urlopen(base + path, timeout=30)
-            assert e.value.code == 404, path
+        assert urllib.request.urlopen(base + "replay.html", timeout=30).read() == b"fine"
+        assert urllib.request.urlopen(base + "replays/g000000.js", timeout=30).read() == b"frames"
+        for path in ("evil.html", "config.resolved.yaml", "replays/g000001.js", "sub/secret.txt", "sub/", "folder/",
+                     "folder/index.html", "replays/pipe.js", "replays/", "../secret.txt", "%2e%2e/secret.txt",
+                     "replays/..%2f..%2fsecret.txt"):
+            for method in ("GET", "HEAD"):
+                with pytest.raises(urllib.error.HTTPError) as e:
+                    urllib.request.urlopen(urllib.request.Request(base + path, method=method), timeout=30)
+                assert e.value.code == 404, (method, path)
         (out / "games.jsonl").unlink()
         os.mkfifo(out / "games.jsonl")
         (out / "tournament.json").unlink()
@@ -117,8 +129,9 @@ def test_serve_keeps_to_the_sites_own_plain_files(tmp_path: Path) -> None:
 
 
 def test_the_live_view_skips_lines_longer_than_any_record(tmp_path: Path) -> None:
-    """A line of many MB in games.jsonl is read in bounded chunks and skipped; the records
-    after it are taken in."""
+    """A line of many MB in games.jsonl is read in bounded chunks and skipped, as are
+    records no game gives (200 seats, a seat twice, places out of range); the records
+    after them are taken in."""
     from harness.report.files import MAX_LINE
 
     (tmp_path / "tournament.json").write_text(json.dumps({"name": "x"}))
@@ -126,6 +139,9 @@ def test_the_live_view_skips_lines_longer_than_any_record(tmp_path: Path) -> Non
         f.write(json.dumps(_rec(0, ["a", "b"], [1, 2])).encode() + b"\n")
         f.write(b"x" * (5 * MAX_LINE) + b"\n")
         f.write(json.dumps(["not", "a", "record"]).encode() + b"\n")
+        f.write(json.dumps(_rec(7, [f"p{i}" for i in range(200)], list(range(1, 201)))).encode() + b"\n")  # R1: 2-6
+        f.write(json.dumps(_rec(8, ["a", "a"], [1, 2])).encode() + b"\n")
+        f.write(json.dumps(_rec(9, ["a", "b"], [0, True])).encode() + b"\n")
         f.write(json.dumps(_rec(1, ["a", "b"], [2, 1])).encode() + b"\n")
     assert LiveView(tmp_path).snapshot()["games"] == 2
 

@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import yaml
+
 
 MAX_LINE = 4 << 20
 """Bytes in one line of games.jsonl at most (a record is a few kB; a longer line is read
@@ -82,6 +84,47 @@ def read_json(path: Path, cap: int = MAX_META) -> Any:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, RecursionError) as e:
         raise ValueError(f"{path}: not JSON ({type(e).__name__})") from None
+
+
+MAX_YAML_NODES = 1 << 20
+"""Nodes at most in a results folder's YAML once its aliases are expanded (a resolved
+config has some hundreds)."""
+
+
+def load_yaml(data: bytes | str) -> Any:
+    """The YAML document in `data` (YAML's safe subset), refused with ValueError where its
+    aliases would expand to more than `MAX_YAML_NODES` nodes, or refer to themselves: a
+    file of a few hundred bytes can otherwise stand for gigabytes to any reader that walks
+    it (hashing it, printing it)."""
+    loader = yaml.SafeLoader(data)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        sizes: dict[int, int] = {}
+
+        def size(n: yaml.Node, open_: set[int]) -> int:
+            k = id(n)
+            if k in sizes:
+                return sizes[k]
+            if k in open_:
+                raise ValueError("its aliases refer to themselves")
+            total = 1
+            if isinstance(n, (yaml.SequenceNode, yaml.MappingNode)):
+                open_.add(k)
+                for item in n.value:
+                    for sub in (item if isinstance(item, tuple) else (item,)):
+                        total += size(sub, open_)
+                        if total > MAX_YAML_NODES:
+                            raise ValueError(f"its aliases expand to more than {MAX_YAML_NODES:,} nodes")
+                open_.discard(k)
+            sizes[k] = total
+            return total
+
+        size(node, set())
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def safe_folder(folder: Path) -> None:

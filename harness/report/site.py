@@ -37,7 +37,7 @@ import yaml
 
 from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
 from .leaderboard import seed_note
-from .files import MAX_LINE, MAX_META, open_plain, read_json, read_regular, safe_folder, write_replacing
+from .files import MAX_LINE, MAX_META, load_yaml, open_plain, read_json, read_regular, safe_folder, write_replacing
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
@@ -261,16 +261,20 @@ class _First:
         return [g for _, _, g in sorted(self.heap, key=lambda x: (-x[0], str(_game_name(x[2]))))]
 
 
-def _games(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
-    """The game records of games.jsonl, one at a time (unreadable lines are counted)."""
+def _games(path: Path, warnings: list[str], lines: int | None = None) -> Iterator[dict[str, Any]]:
+    """The game records of games.jsonl, one at a time (unreadable lines are counted); of
+    its first `lines` lines only, if given (the published ones: a line after them is not
+    in the leaderboard, and no head published vouches for it)."""
     if not path.exists():
         return
     bad = 0
+    read = 0
     with open_plain(path) as f:
-        while True:
+        while lines is None or read < lines:
             line = f.readline(MAX_LINE + 1)
             if not line.endswith(b"\n"):
                 break  # a torn last line, as `verify` and the leaderboard leave it out
+            read += 1
             if not line.strip():
                 continue
             try:
@@ -318,7 +322,7 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     if cfg_path.exists():
         try:
             config_text = read_regular(cfg_path, MAX_META).decode("utf-8")
-            config = yaml.safe_load(config_text)
+            config = load_yaml(config_text)
         except (ValueError, OSError, RecursionError, yaml.YAMLError) as e:
             config_text = None
             warnings.append(f"config.resolved.yaml could not be read: {e}")
@@ -347,7 +351,13 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
     first = _First(MAX_GAME_ROWS)
     with_replay = _First(max_replays + 50)  # room for replays that cannot be read
     n_games = 0
-    for g in _games(games_path, warnings):
+    try:
+        marker = _read_json(results_dir / "tournament.json")
+    except (OSError, ValueError):
+        marker = None
+    published = marker.get("games") if isinstance(marker, dict) else None
+    published = published if isinstance(published, int) and not isinstance(published, bool) else None
+    for g in _games(games_path, warnings, published):
         n_games += 1
         first.add(g)
         if g.get("replay"):
@@ -396,7 +406,7 @@ def _collect_replays(data: _Data) -> list[_Replay]:
     """The replay files games.jsonl names, in game order (a file in replays/ that no record
     names is not shown: `verify` vouches for none such)."""
     found: list[_Replay] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for g in data.replay_records:
         rel = g.get("replay")
         if not rel:
@@ -404,11 +414,11 @@ def _collect_replays(data: _Data) -> list[_Replay]:
         if not _REPLAY_NAME.fullmatch(str(rel)):
             data.warnings.append(f"The replay of {_game_name(g)} is not shown: {str(rel)[:80]!r} is no file of replays/.")
             continue
-        path = (data.results_dir / str(rel)).resolve()
-        if path in seen:
+        path = data.results_dir / str(rel)  # not resolved: a link is refused when it is read
+        if str(rel) in seen:
             continue
-        if path.is_file():
-            seen.add(path)
+        if path.is_file() or path.is_symlink():
+            seen.add(str(rel))
             found.append(_Replay(_game_name(g), path, g))
         else:
             data.warnings.append(f"The replay of {_game_name(g)} ({rel}) is missing.")
@@ -1329,7 +1339,7 @@ def _settings_section(data: _Data) -> str:
         facts.append(("Games", data.leaderboard.get("games", data.n_games)))
         facts.append(("Entrants", len(data.entrants)))
     dl = "".join(
-        f"<dt>{_esc(k)}</dt><dd>{_esc(json.dumps(v) if not isinstance(v, str) else v)}</dd>"
+        f"<dt>{_esc(k)}</dt><dd>{_esc(json.dumps(v, default=str) if not isinstance(v, str) else v)}</dd>"
         for k, v in facts
     )
     if data.config_text is not None:

@@ -5,7 +5,7 @@ A line is written whole with one `write` and flushed with fsync, so a killed har
 at worst one torn last line (one without its newline); `read_journal` drops it (and
 truncates it away), and the next run plays that game again. A game is never recorded twice.
 
-The hash chain (format `p10-chain/1`): a line is the game record as compact JSON with one
+The hash chain (format `p10-chain/2`): a line is the game record as compact JSON with one
 more key at its end, `"chain"`, the SHA-256 (hex) of the previous link, a newline, and the
 line's bytes up to that key (the record as written, with `}` in place of
 `,"chain":"…"}`):
@@ -13,8 +13,13 @@ line's bytes up to that key (the record as written, with `}` in place of
     chain(line k) = sha256(chain(line k-1) + "\\n" + record bytes of line k)
 
 The link before line 1, the *genesis*, binds the chain to its tournament:
-`sha256("p10-chain/1\\n" + config_sha256 + "\\n" + seed_sha256)`, both from
-tournament.json. Editing, deleting, inserting or reordering lines, or appending one not
+`sha256("p10-chain/2\\n" + config_sha256 + "\\n" + seed_sha256 + "\\n" + settings_sha256)`,
+from tournament.json: the first config (`chain_config_sha256` once it changed), the
+seed's commitment, and the settings (`chain_settings_sha256`: everything in the config
+but the bots and a random or league tournament's budget, which may not change between
+runs over a folder). A folder of format `p10-chain/1` (written
+before the settings were bound) has `sha256("p10-chain/1\\n" + config_sha256 + "\\n" +
+seed_sha256)`. Editing, deleting, inserting or reordering lines, or appending one not
 written by the runner, breaks the chain at the first line changed. The hash covers
 everything in the line, the game's duration and the order games finished in too, so
 two runs of one tournament have different chains; `results_digest` is the hash of what
@@ -33,7 +38,9 @@ import orjson
 
 from ..report.files import MAX_LINE, NotAFileError, open_plain
 
-CHAIN_FORMAT = "p10-chain/1"
+CHAIN_FORMAT = "p10-chain/2"
+CHAIN_FORMATS = ("p10-chain/1", CHAIN_FORMAT)
+"""The chain formats read: /1 did not bind the settings."""
 _TAIL = re.compile(rb',"chain":"([0-9a-f]{64})"\}$')
 
 
@@ -45,9 +52,12 @@ class ChainError(JournalError):
     """A games.jsonl whose hash chain is broken: it was changed after it was written."""
 
 
-def genesis(config_sha256: str, seed_sha256: str) -> str:
-    """The link before the first line: the config's hash and the seed's commitment."""
-    return hashlib.sha256(f"{CHAIN_FORMAT}\n{config_sha256}\n{seed_sha256}".encode()).hexdigest()
+def genesis(config_sha256: str, seed_sha256: str, settings_sha256: str | None = None) -> str:
+    """The link before the first line: the config's hash, the seed's commitment and the
+    settings' hash (without them: the genesis of format `p10-chain/1`)."""
+    if settings_sha256 is None:
+        return hashlib.sha256(f"p10-chain/1\n{config_sha256}\n{seed_sha256}".encode()).hexdigest()
+    return hashlib.sha256(f"{CHAIN_FORMAT}\n{config_sha256}\n{seed_sha256}\n{settings_sha256}".encode()).hexdigest()
 
 
 def link(prev: str, body: bytes) -> str:

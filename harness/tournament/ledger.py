@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..report.files import read_json
-from .journal import ChainError, JournalState, genesis
+from .journal import CHAIN_FORMAT, CHAIN_FORMATS, ChainError, JournalState, genesis
 
 MARKER = "tournament.json"
 SECRET = "seed.secret"
@@ -136,6 +136,10 @@ def marker_shape(meta: Mapping[str, Any]) -> str | None:
     games = meta.get("games")
     if games is not None and (not isinstance(games, int) or isinstance(games, bool) or games < 0):
         return f"'games' is {games!r}, not a count of games"
+    if meta.get("chain", "p10-chain/1") not in CHAIN_FORMATS:
+        return f"its chain format {str(meta.get('chain'))[:40]!r} is not one this version reads ({', '.join(CHAIN_FORMATS)})"
+    if meta.get("chain") == CHAIN_FORMAT and not isinstance(meta.get("chain_settings_sha256"), str):
+        return "'chain_settings_sha256' is not a string"
     for key in ("journal_head", "results_sha256", "chain_config_sha256"):
         if meta.get(key) is not None and not isinstance(meta[key], str):
             return f"{key!r} is not a string"
@@ -162,8 +166,9 @@ def marker_shape(meta: Mapping[str, Any]) -> str | None:
 def marker_genesis(meta: Mapping[str, Any]) -> str:
     """The chain's genesis for a tournament.json: from the config the first game was
     played with (`chain_config_sha256` once the field changed; the chain goes on through
-    every field)."""
-    return genesis(str(meta.get("chain_config_sha256") or meta["config_sha256"]), str(meta["seed_sha256"]))
+    every field) and, from format `p10-chain/2`, its settings, which no run may change."""
+    settings = str(meta.get("chain_settings_sha256")) if meta.get("chain") == CHAIN_FORMAT else None
+    return genesis(str(meta.get("chain_config_sha256") or meta["config_sha256"]), str(meta["seed_sha256"]), settings)
 
 
 def check_published(meta: Mapping[str, Any], journal: JournalState, path: Path) -> None:

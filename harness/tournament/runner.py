@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
-from ..report.files import read_json
+from ..report.files import MAX_META, load_yaml, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
@@ -203,7 +203,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
             write_secret(out, seed)
         meta = {"format": FORMAT, "name": cfg.name, "fingerprint": cfg.fingerprint(),
                 "config_sha256": cfg.config_sha256(), "chain": CHAIN_FORMAT,
-                "settings_sha256": cfg.settings_sha256()}
+                "settings_sha256": cfg.settings_sha256(), "chain_settings_sha256": cfg.settings_sha256()}
         meta |= seed_state(cfg.with_seed(seed), reveal=False).to_json()
         meta |= {"finished": False, "games": 0, "journal_head": marker_genesis(meta), "results_sha256": None}
         write_whole(marker, json.dumps(meta, indent=1) + "\n")
@@ -231,8 +231,8 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
 def _resolved_before(out: Path) -> dict[str, Any] | None:
     """The config the results folder was last run with (config.resolved.yaml), if readable."""
     try:
-        before = yaml.safe_load((out / "config.resolved.yaml").read_text())
-    except (OSError, yaml.YAMLError):
+        before = load_yaml(read_regular(out / "config.resolved.yaml", MAX_META))
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):
         return None
     return before if isinstance(before, dict) else None
 

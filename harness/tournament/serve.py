@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
+import urllib.parse
 from collections import deque
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -25,11 +27,15 @@ from typing import Any
 import orjson
 import yaml
 
-from ..report.files import MAX_LINE, MAX_META, open_plain, read_json, read_regular, safe_folder
+from ..report.files import (MAX_LINE, MAX_META, NotAFileError, load_yaml, open_plain, read_json, read_regular,
+                             safe_folder)
 from .ledger import MARKER, marker_shape
 from .ratings import Ratings, Trail, draw_probability_for
 
 NEWEST = 10
+SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")
+"""What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
+writes, by name."""
 _READ = 16 << 20
 """Bytes of games.jsonl read in one poll at most (a long journal is taken in over polls)."""
 _ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
@@ -58,7 +64,7 @@ class LiveView:
 
     def _draw_probability(self) -> float:
         try:
-            cfg = yaml.safe_load(read_regular(self.results / "config.resolved.yaml", MAX_META))
+            cfg = load_yaml(read_regular(self.results / "config.resolved.yaml", MAX_META))
             rules = (cfg if isinstance(cfg, dict) else {}).get("rules") or {}
             return draw_probability_for(int(rules.get("first_to") or len(rules.get("phases") or range(10))))
         except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError, RecursionError):
@@ -100,16 +106,21 @@ class LiveView:
     def _add(self, rec: dict[str, Any]) -> None:
         seats, places = rec.get("seats") or [], rec.get("places") or []
         if (rec.get("reason") == "not_played" or not isinstance(seats, list) or not isinstance(places, list)
-                or len(seats) != len(places) or not all(isinstance(e, str) for e in seats)
-                or not all(isinstance(p, int) for p in places) or not isinstance(rec.get("id"), int)):
-            return  # not a record the runner writes
+                or not 2 <= len(seats) <= 6 or len(seats) != len(places) or len(set(map(str, seats))) != len(seats)
+                or not all(isinstance(e, str) for e in seats)
+                or not all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= len(seats) for p in places)
+                or not isinstance(rec.get("id"), int)):
+            return  # not a record the runner writes (R1: tables of 2 to 6)
         r = self.ratings
         for e in seats:
             if e not in r.ratings:
                 r.ratings[e] = r.env.create_rating()
                 r.trails[e] = Trail(2)
                 self.stats[e] = [0, 0, 0]
-        r.update(rec["id"], seats, places)
+        try:
+            r.update(rec["id"], seats, places)
+        except (ArithmeticError, ValueError):  # (TrueSkill on a table no game gives)
+            return
         for e, p in zip(seats, places):
             s = self.stats[e]
             s[0] += 1
@@ -161,15 +172,32 @@ class _Handler(SimpleHTTPRequestHandler):
         return
 
     def send_head(self) -> Any:
-        """The standard file serving, for plain files and folders inside the site only: a
-        link out of site/ (to a user's files, say), a pipe or a device is not found."""
-        path = os.path.realpath(self.translate_path(self.path))
-        root = os.path.realpath(self.directory)
-        if (path != root and not path.startswith(root + os.sep)) or (
-                os.path.exists(path) and not (os.path.isdir(path) or os.path.isfile(path))):
+        """Only the files the site is made of (`SITE_FILES`), each a plain file of site/
+        opened without following a link: anything else the folder holds (a page of its
+        own, a link out of it, a folder, a pipe) is not found."""
+        rel = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0]).lstrip("/") or "index.html"
+        if not SITE_FILES.fullmatch(rel):
             self.send_error(404, "File not found")
             return None
-        return super().send_head()
+        site = Path(self.directory)
+        try:
+            if os.path.islink(site / "replays") and rel.startswith("replays/"):
+                raise NotAFileError("a linked replays/")
+            f = open_plain(site / rel)
+        except (OSError, ValueError):
+            self.send_error(404, "File not found")
+            return None
+        try:
+            st = os.fstat(f.fileno())
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(rel))
+            self.send_header("Content-Length", str(st.st_size))
+            self.send_header("Last-Modified", self.date_time_string(int(st.st_mtime)))
+            self.end_headers()
+        except BaseException:
+            f.close()
+            raise
+        return f
 
     def _send(self, body: bytes, ctype: str) -> None:
         self.send_response(200)
@@ -182,7 +210,12 @@ class _Handler(SimpleHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         if path == "/live.json":
-            self._send(json.dumps(self.view.snapshot()).encode(), "application/json")
+            try:
+                body = json.dumps(self.view.snapshot()).encode()
+            except Exception as e:  # a journal no run wrote: the page says so, the server goes on
+                self.send_error(500, f"live state unreadable ({type(e).__name__})")
+                return
+            self._send(body, "application/json")
         elif path == "/live.js":
             self._send((_ASSETS / "live.js").read_bytes(), "text/javascript; charset=utf-8")
         elif path in ("/", "/index.html"):

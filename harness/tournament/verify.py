@@ -33,10 +33,10 @@ import yaml
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
-from ..report.files import MAX_META, not_plain, open_plain, read_json, read_regular
+from ..report.files import MAX_META, load_yaml, not_plain, open_plain, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
-from .journal import JournalError, JournalState, scan_chain
+from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
 from .runner import _history_specs, _stop_check, disqualified_text, make_board
@@ -89,15 +89,21 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
     """The tournament's config from config.resolved.yaml, checked against tournament.json."""
     path = results / "config.resolved.yaml"
     try:
-        resolved = yaml.safe_load(read_regular(path, MAX_META))
+        resolved = load_yaml(read_regular(path, MAX_META))
     except (OSError, ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{path}: unreadable ({e})") from None
     if not isinstance(resolved, dict):
         raise ValueError(f"{path}: not a resolved config")
-    if config_hash(resolved) != meta["config_sha256"]:
+    try:
+        digest = config_hash(resolved)
+    except (TypeError, ValueError, AttributeError) as e:  # (a YAML date, bots not a list of bots): not a run's
+        raise ValueError(f"{path}: not a resolved config ({e})") from None
+    if digest != meta["config_sha256"]:
         raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
     data = dict(resolved)
-    data["bots"] = [{k: v for k, v in b.items() if k != "cwd"} for b in data.get("bots") or []]
+    bots = data.get("bots") or []
+    data["bots"] = [{k: v for k, v in b.items() if k != "cwd"} if isinstance(b, dict) else b
+                    for b in (bots if isinstance(bots, list) else [bots])]
     # Nothing is run: the bots' folders need not be here, nor may the folder verify is run
     # from (the results folder itself, say) count as theirs.
     data["base_dir"] = "/"
@@ -145,11 +151,19 @@ class _Reading:
         self.games: dict[int, dict[str, Any]] = {}  # a league's records, in line order
         self.line = 0
         self.untallied: str | None = None  # why a published record could not be counted
+        self.malformed: str | None = None  # the first record of another shape
 
     def add(self, rec: dict[str, Any]) -> None:
-        """Take the record of the next line."""
+        """Take the record of the next line (one not of the shape the runner writes is
+        noted in `malformed`, and nothing more is taken)."""
         self.line += 1
         i = rec["id"]
+        if self.malformed is not None:
+            return
+        why = _record_shape(rec)
+        if why is not None:
+            self.malformed = f"game {i} (line {self.line}) is not a record the runner writes: {why}"
+            return
         if self.league:
             self.games[i] = rec
         for f in self.fields:
@@ -166,6 +180,35 @@ class _Reading:
     def pasts(self) -> list[Past]:
         """The history before each field's start, from every line."""
         return [f.past() for f in self.fields] or [Past()]
+
+
+def _integer(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _record_shape(rec: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a game record (None: it is the runner's shape)."""
+    if rec.get("game") != game_id(rec["id"]):
+        return f"its game {str(rec.get('game'))[:40]!r} is not the id of game {rec['id']}"
+    if not (_integer(rec.get("seed")) and _integer(rec.get("group"))):
+        return "its seed or group is not an integer"
+    seats = rec.get("seats")
+    if not (isinstance(seats, list) and 1 <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
+        return f"its seats are not a list of 1 to {MAX_TABLE} names"
+    for key in ("places", "scores", "phases"):
+        v = rec.get(key)
+        if not (isinstance(v, list) and len(v) == len(seats) and all(_integer(x) for x in v)):
+            return f"its {key} are not a number for each seat"
+    if not (isinstance(rec.get("faults"), list) and isinstance(rec.get("forfeits"), list)):
+        return "its faults or forfeits are not lists"
+    replay = rec.get("replay")
+    if replay is not None and replay != f"replays/{rec['game']}.jsonl":
+        return f"its replay {str(replay)[:60]!r} is not replays/{rec['game']}.jsonl"
+    return None
+
+
+MAX_TABLE = 6
+"""Seats at a table at most (R1)."""
 
 
 def verify_results(results: Path, replays: bool = True, expect_head: str | None = None) -> Verification:
@@ -186,11 +229,18 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
         return v
     try:
         cfg = _config(results, meta)
-        v.add("config", True, f"config.resolved.yaml hashes to the config_sha256 the chain starts from "
-                              f"({meta['config_sha256'][:16]}…)")
     except ValueError as e:
         v.add("config", False, str(e))
         return v
+    if meta.get("chain") == CHAIN_FORMAT and cfg.settings_sha256() != meta["chain_settings_sha256"]:
+        v.add("config", False, "config.resolved.yaml's settings (all but the bots and a random or league budget) "
+                               f"are not those the chain starts from ({meta['chain_settings_sha256'][:16]}…): "
+                               "the config was changed")
+        return v
+    v.add("config", True, f"config.resolved.yaml hashes to tournament.json's config_sha256 "
+                          f"({meta['config_sha256'][:16]}…)" + (
+                              "; its settings are those the chain starts from" if meta.get("chain") == CHAIN_FORMAT
+                              else " (a folder of format p10-chain/1: its settings are not bound by the chain)"))
 
     path = results / "games.jsonl"
     published = meta.get("games")
@@ -207,6 +257,9 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
         return v
     v.add("chain", True, f"{n} lines, every one chained to the one before from the genesis; last link "
                          f"{(journal.head or '')[:16]}…")
+    if reading.malformed is not None:
+        v.add("records", False, reading.malformed)
+        return v
     try:
         check_published(meta, journal, path)
     except JournalError as e:
@@ -223,7 +276,11 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
             v.add("head", False, f"the published journal head is {head}, not the expected {want}: these are not "
                                  "the results that head pinned")
             return v
-        v.add("head", True, f"the published journal head is the expected one ({want})")
+        if n > published:
+            v.add("head", False, f"{n - published} lines follow the expected head {want}: the pinned results end "
+                                 "there (a site or report made from this folder would show games nobody pinned)")
+            return v
+        v.add("head", True, f"the published journal head is the expected one ({want}), and the journal ends there")
 
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
@@ -240,7 +297,9 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
                 _check_published(v, results, cfg, reading, meta, records)
         elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts()):
             _check_published(v, results, cfg, reading, meta)
-    if replays:
+    if replays and not v.ok:
+        v.add("replays", None, "not played again: an earlier check failed")
+    elif replays:
         _check_replays(v, results, cfg, _records(path, n, replayed=True))
     return v
 
