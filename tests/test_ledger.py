@@ -102,7 +102,15 @@ def test_a_tournament_without_a_seed_publishes_its_hash_before_the_end_and_the_s
     shutil.copytree(out, public, ignore=shutil.ignore_patterns("seed.secret"))
     res = invoke("verify", public)
     assert res.exit_code == 0 and "not possible yet" in res.output, res.output
-    assert "its games digest matches games.jsonl" in res.output
+    board_line = [x for x in res.output.splitlines() if x.split()[1:2] == ["leaderboard"]]
+    assert board_line[0].startswith("ok") and "checked once the seed is known" in board_line[0], res.output
+    # Without the seed the standings are recomputed all the same: a forged one is found.
+    forged = tmp_path / "forged"
+    shutil.copytree(public, forged)
+    board = json.loads((forged / "leaderboard.json").read_text())
+    board["entrants"][0]["wins"] += 1
+    (forged / "leaderboard.json").write_text(json.dumps(board, indent=1) + "\n")
+    assert "leaderboard.json" in _fail_line(invoke("verify", forged))
 
     # Resumed: the same secret seed; at the end it is revealed and matches the commitment.
     outcome = run_tournament(load_config(cfg_path))

@@ -25,7 +25,7 @@ from ..report.files import MAX_META, load_yaml, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
-from .disqualify import DisqualificationGate, disqualifications
+from .disqualify import Disqualification, DisqualificationGate, disqualifications
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
@@ -868,17 +868,23 @@ def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | Ga
 def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally,
                stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
                reveal: bool = False, sandbox: Mapping[str, Any] | None = None,
-               specs: Iterable[GameSpec] | None = None) -> dict[str, Any]:
+               specs: Iterable[GameSpec] | None = None, disqualified: Sequence[Disqualification] | None = None,
+               seed: SeedState | None = None, bootstrap: int | None = None) -> dict[str, Any]:
     """The leaderboard of `records` (or of their `GameTally`) as leaderboard.json holds it:
     the standings (retired entrants marked), the disqualifications, the trusted entrants,
     the containment (`sandbox`, as recorded in tournament.json), the seed (a secret one
     only if `reveal`), its commitment, and the digest of the records (`results_sha256`).
     `p10-tourney verify` recomputes it. With a tally, disqualification judges `specs` (the
     tournament's games as far as known, `full_schedule`; read once), or the one field's
-    schedule if none are given."""
+    schedule if none are given. `disqualified`, `seed` and `bootstrap`, where the seed is
+    not known (`verify` of a folder whose seed is secret): the disqualifications, the
+    seed's state and the bootstrap's seed as published, instead of judged from the schedule
+    and derived from the seed."""
     tally = tally_records(cfg, records)
     pol = cfg.disqualify
-    if pol.startup_failures is None and pol.forfeit_share is None:
+    if disqualified is not None:
+        dqs = list(disqualified)
+    elif pol.startup_failures is None and pol.forfeit_share is None:
         dqs = []
     elif isinstance(records, GameTally):
         if specs is None:
@@ -890,7 +896,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
         dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
                               confidence=cfg.stop.confidence, resamples=cfg.stop.resamples, stopping=stopping,
-                              ratings=ratings, sequential=sequential_board(cfg))
+                              ratings=ratings, sequential=sequential_board(cfg), bootstrap=bootstrap)
     board["disqualified"] = [d.to_dict() for d in dqs]
     if cfg.retired:  # entrants no longer in the field: their games stay in the standings
         board["retired"] = cfg.retired
@@ -900,7 +906,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
         board["sandbox"] = dict(sandbox)
-    board |= seed_state(cfg, reveal).to_json()
+    board |= (seed or seed_state(cfg, reveal)).to_json()
     board["results_sha256"] = tally.digest()
     return board
 

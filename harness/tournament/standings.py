@@ -32,9 +32,10 @@ def build_leaderboard(
 def tally_leaderboard(
     tally: GameTally, name: str = "", seed: int | None = None, disqualified: Mapping[str, str] | None = None,
     confidence: float = CONFIDENCE, resamples: int = RESAMPLES, stopping: Mapping[str, Any] | None = None,
-    ratings: Ratings | None = None, sequential: bool = False,
+    ratings: Ratings | None = None, sequential: bool = False, bootstrap: int | None = None,
 ) -> dict[str, Any]:
-    """The leaderboard of the games in `tally`.
+    """The leaderboard of the games in `tally` (`bootstrap`: the bootstrap's seed, if not
+    the one `seed` gives: where the seed is secret, the one the board published).
 
     The rows are in the order of the batch Plackett–Luce rating `pl_strength` (disqualified
     entrants last), each with its bootstrap interval `ci_low`..`ci_high` (at `confidence`,
@@ -79,8 +80,8 @@ def tally_leaderboard(
             "disqualified": (disqualified or {}).get(e),
         })
     dq = {e for e in entrants if (disqualified or {}).get(e)}
-    analysis, statistics = report(tally.arrays(), entrants, resamples, confidence, bootstrap_seed(seed), last=dq,
-                                  sequential=sequential)
+    boot = bootstrap_seed(seed) if bootstrap is None else bootstrap
+    analysis, statistics = report(tally.arrays(), entrants, resamples, confidence, boot, last=dq, sequential=sequential)
     theta = analysis.theta
     rank = {e: i for i, e in enumerate(statistics["order"])}
     rows.sort(key=lambda x: rank[x["entrant"]])

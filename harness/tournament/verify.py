@@ -39,6 +39,7 @@ from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
+from .disqualify import Disqualification
 from .runner import _history_specs, _stop_check, disqualified_text, make_board
 from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
 from .tally import GameTally
@@ -284,11 +285,15 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
 
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
+    seed_failed = v.checks[-1].ok is False
     if seed is None:
         v.add("schedule", None, "not checked: the seed is not known here (" + (
             f"a league's secret seed is never revealed; its host checks with {SECRET} beside the results)"
             if cfg.format == "league" else "a secret seed is revealed when the tournament has finished)"))
-        _check_digest(v, results, reading.tally.digest())
+        if seed_failed:
+            v.add("leaderboard", None, "not recomputed: the seed check failed")
+        else:
+            _check_without_seed(v, results, cfg, reading, meta, state)
     else:
         cfg = cfg.with_seed(seed)
         if cfg.format == "league":
@@ -459,19 +464,47 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
     return True
 
 
-def _check_digest(v: Verification, results: Path, digest: str) -> None:
-    """Without the seed, only the digest of the published leaderboard can be checked
-    (`digest`: that of the published games, `journal.results_digest`)."""
+def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, reading: _Reading,
+                        meta: Mapping[str, Any], state: SeedState) -> None:
+    """Without the seed, the leaderboards are recomputed from the published games all the
+    same, with the disqualifications they claim: only those are judged from the schedule,
+    which the seed decides, and are checked once it is known."""
     try:
-        board = read_json(results / "leaderboard.json")
+        published = read_json(results / "leaderboard.json")
     except (OSError, ValueError) as e:
         v.add("leaderboard", False, f"leaderboard.json unreadable ({e})")
         return
-    if not isinstance(board, dict) or board.get("results_sha256") != digest:
+    if not isinstance(published, dict) or published.get("results_sha256") != reading.tally.digest():
         v.add("leaderboard", False, "leaderboard.json's results_sha256 is not the digest of the published games")
         return
-    v.add("leaderboard", None, "its games digest matches games.jsonl; the rest is recomputed once the seed "
-                               "is known (the schedule depends on it)")
+    if reading.untallied:
+        v.add("leaderboard", False, f"games.jsonl: {reading.untallied}: not a game record the runner writes")
+        return
+    claimed = published.get("disqualified")
+    try:
+        if not isinstance(claimed, list):
+            raise TypeError("not a list")
+        dqs = [Disqualification(d["entrant"], d["reason"], d["from_index"]) for d in claimed]
+        if not all(isinstance(d.entrant, str) and isinstance(d.reason, str) and _integer(d.from_index) for d in dqs):
+            raise TypeError("not names, reasons and game indexes")
+    except (TypeError, KeyError) as e:
+        v.add("leaderboard", False, f"leaderboard.json's disqualifications are not a list the runner writes ({e})")
+        return
+    stats = published.get("statistics")
+    bootstrap = stats.get("seed") if isinstance(stats, dict) else None
+    if not _integer(bootstrap):
+        v.add("leaderboard", False, "leaderboard.json's statistics have no bootstrap seed")
+        return
+    sandbox = meta.get("sandbox")
+    try:
+        board = make_board(cfg, reading.tally, None, reveal=False, sandbox=sandbox if isinstance(sandbox, dict) else None,
+                           disqualified=dqs, seed=state, bootstrap=bootstrap)
+    except (ValueError, TypeError, KeyError) as e:
+        v.add("leaderboard", False, f"its disqualifications cannot be those of these games ({e})")
+        return
+    _compare_board(v, results, cfg, board, len(reading.tally),
+                   "; the disqualifications they claim and the bootstrap's seed are checked once the seed is "
+                   "known (they follow from it)")
 
 
 def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
@@ -524,6 +557,13 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig, read
     sandbox = meta.get("sandbox")  # how the bots were contained: recorded, not derived from the games
     board = make_board(cfg, games, stopping, reveal=finished, sandbox=sandbox if isinstance(sandbox, dict) else None,
                        specs=specs)
+    _compare_board(v, results, cfg, board, len(games))
+
+
+def _compare_board(v: Verification, results: Path, cfg: TournamentConfig, board: Mapping[str, Any], n: int,
+                   more: str = "") -> bool:
+    """Compare the leaderboard files that `board` gives with the published ones (adds the
+    check; True: they are the same)."""
     tmp = Path(tempfile.mkdtemp(prefix="p10-verify-"))
     try:
         write_leaderboard(tmp, board)
@@ -538,11 +578,12 @@ def _check_published(v: Verification, results: Path, cfg: TournamentConfig, read
     if dq != disqualified_text(cfg, board).encode():
         bad.append("disqualified.json")
     if bad:
-        v.add("leaderboard", False, f"{', '.join(bad)}: not what the {len(games)} published games give")
-    else:
-        v.add("leaderboard", True, f"{', '.join(x for x in PUBLISHED if (results / x).exists())} and "
-                                   f"disqualified.json are what the {len(games)} published games give (with "
-                                   "tournament.json's sandbox record, the host's word: no game shows it)")
+        v.add("leaderboard", False, f"{', '.join(bad)}: not what the {n} published games give")
+        return False
+    v.add("leaderboard", True, f"{', '.join(x for x in PUBLISHED if (results / x).exists())} and "
+                               f"disqualified.json are what the {n} published games give (with "
+                               f"tournament.json's sandbox record, the host's word: no game shows it){more}")
+    return True
 
 
 def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
