@@ -103,11 +103,14 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
     data = dict(resolved)
     bots = data.get("bots") or []
-    data["bots"] = [{k: v for k, v in b.items() if k != "cwd"} if isinstance(b, dict) else b
-                    for b in (bots if isinstance(bots, list) else [bots])]
     # Nothing is run: the bots' folders need not be here, nor may the folder verify is run
-    # from (the results folder itself, say) count as theirs.
+    # from (the results folder itself, say) count as theirs; and how they would be
+    # contained (not in config_sha256) is not worked out: that walks their folders, here
+    # the whole file system, once for each bot.
+    data["bots"] = [{k: v for k, v in b.items() if k not in ("cwd", "sandbox", "mounts", "build")}
+                    if isinstance(b, dict) else b for b in (bots if isinstance(bots, list) else [bots])]
     data["base_dir"] = "/"
+    data["sandbox"] = "none"
     data.setdefault("seating", "rotate")  # left out where it changes nothing, and by versions before it
     try:
         cfg = parse_config(data, str(path))
