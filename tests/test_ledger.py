@@ -755,3 +755,26 @@ def test_verify_works_out_no_sandbox(finished, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sandbox, "marked_folders", walked)
     out, _ = copy(finished, tmp_path)
     assert invoke("verify", out).exit_code == 0
+
+
+@pytest.mark.parametrize("where", ["one bot", "every bot"])
+def test_a_run_with_trusted_entrants_verifies(tmp_path: Path, where: str) -> None:
+    """config.resolved.yaml lists the trusted entrants by name (`trusted: [names]`); verify
+    reads that form back, so a genuine run with trusted entrants verifies. A name that is
+    no bot's is an error in a tournament file."""
+    out = tmp_path / "out"
+    over = {"trusted": True} if where == "every bot" else {}
+    cfg_path = write_config(tmp_path, out, seed=5, **over)
+    if where == "one bot":
+        data = yaml.safe_load(cfg_path.read_text())
+        data["bots"][0]["trusted"] = True
+        cfg_path.write_text(yaml.safe_dump(data))
+    assert run_tournament(load_config(cfg_path)).finished
+    assert isinstance(yaml.safe_load((out / "config.resolved.yaml").read_text())["trusted"], list)
+    res = invoke("verify", out)
+    assert res.exit_code == 0, res.output
+    data = yaml.safe_load(cfg_path.read_text())
+    data["trusted"] = ["greedy", "nobody"]
+    data["output"] = str(tmp_path / "other")
+    cfg_path.write_text(yaml.safe_dump(data))
+    one_error(invoke("run", cfg_path), "trusted", "'nobody'")

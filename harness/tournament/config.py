@@ -348,8 +348,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
     all_trusted = data.get("trusted", False)
+    named: set[str] = set()  # `trusted: [names]`, the form config.resolved.yaml lists them in
+    if isinstance(all_trusted, list) and all(isinstance(n, str) for n in all_trusted):
+        named, all_trusted = set(all_trusted), False
     if not isinstance(all_trusted, bool):
-        raise _err(src, "trusted", f"must be true or false, not {all_trusted!r}")
+        raise _err(src, "trusted", f"must be true or false (or a list of bot names), not {all_trusted!r}")
     trusted: set[str] = set()
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
@@ -390,13 +393,16 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"], default_limits) if b.get("limits") else default_limits
         box = _bot_sandbox(src, where, b, sandbox, base, cwd_path, argv)
-        bot_trusted = b.get("trusted", all_trusted)
+        bot_trusted = b.get("trusted", all_trusted or bname in named)
         if not isinstance(bot_trusted, bool):
             raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
         if bot_trusted:
             trusted.add(bname)
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize, sandbox=box))
+    unknown = sorted(named - seen)
+    if unknown:
+        raise _err(src, "trusted", f"names {unknown[0]!r}, which is not the name of a bot")
     bots = _hide_from_each_other(bots, src, Path(output))
 
     table_size = _int(src, "table_size", data.get("table_size", 2), 2, 6)
