@@ -103,7 +103,8 @@ def test_a_tournament_without_a_seed_publishes_its_hash_before_the_end_and_the_s
     res = invoke("verify", public)
     assert res.exit_code == 0 and "not possible yet" in res.output, res.output
     board_line = [x for x in res.output.splitlines() if x.split()[1:2] == ["leaderboard"]]
-    assert board_line[0].startswith("ok") and "checked once the seed is known" in board_line[0], res.output
+    assert board_line[0].startswith("ok") and "given the disqualifications" in board_line[0], res.output
+    assert "--   disqualified" in res.output and "checked once the seed is revealed" in res.output
     # Without the seed the standings are recomputed all the same: a forged one is found.
     forged = tmp_path / "forged"
     shutil.copytree(public, forged)
@@ -559,7 +560,8 @@ def test_verify_reads_only_plain_files_of_a_bounded_size(finished, tmp_path, wha
 @pytest.mark.parametrize("key,value", [("entrants", 7), ("entrants", ["greedy", ["x"]]), ("fields", {"start": 0}),
                                        ("fields", [{"start": "0", "entrants": ["greedy"]}]),
                                        ("fields", [{"start": 0, "entrants": [1, 2]}]), ("games", "6"),
-                                       ("journal_head", 12), ("sandbox", "bwrap"), ("retired", "greedy")])
+                                       ("journal_head", 12), ("sandbox", "bwrap"), ("sandbox", {"bots": ["greedy"]}),
+                                       ("sandbox", {"mode": 1}), ("retired", "greedy")])
 def test_a_tournament_json_of_another_shape_is_one_error_in_every_reader(finished, tmp_path, key, value) -> None:
     """A value of another type in tournament.json (handed over, or edited) is reported,
     naming the file and the key, by verify, report, leaderboard and run: never a
@@ -728,9 +730,11 @@ def test_a_leaderboard_json_of_another_shape_is_one_error(finished, tmp_path, ch
 
 def test_report_takes_a_config_with_any_yaml_value_and_never_a_replay_through_a_link(finished, tmp_path) -> None:
     """A YAML date in config.resolved.yaml is shown as text; a replay in replays/ that is a
-    link to a replay elsewhere is left out with a notice, not embedded."""
+    link to a replay elsewhere, or replays/ a link to another folder's, is left out with a
+    notice, not embedded; verify fails the linked folder."""
     out, _ = copy(finished, tmp_path)
-    (out / "config.resolved.yaml").write_text((out / "config.resolved.yaml").read_text() + "when: 2024-01-01\n")
+    config = (out / "config.resolved.yaml").read_text()
+    (out / "config.resolved.yaml").write_text(config + "when: 2024-01-01\n")
     outside = tmp_path / "outside.jsonl"
     shutil.copy(out / "replays" / "g000000.jsonl", outside)
     (out / "replays" / "g000000.jsonl").unlink()
@@ -740,6 +744,16 @@ def test_report_takes_a_config_with_any_yaml_value_and_never_a_replay_through_a_
     page = (out / "site" / "index.html").read_text()
     assert "2024-01-01" in page and "The replay of g000000 could not be read" in page
     assert not (out / "site" / "replays" / "g000000.js").exists()
+    # replays/ itself a link to another folder's (a private tournament's, say): none shown
+    other, _ = copy(finished, tmp_path / "private")
+    shutil.rmtree(out / "replays")
+    (out / "replays").symlink_to(other / "replays")
+    assert invoke("report", out).exit_code == 0
+    assert "replays/ is a link" in (out / "site" / "index.html").read_text()
+    assert not list((out / "site" / "replays").glob("*.js")) if (out / "site" / "replays").exists() else True
+    (out / "config.resolved.yaml").write_text(config)
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "replays" and "is a link" in line, line
 
 
 def test_verify_works_out_no_sandbox(finished, tmp_path, monkeypatch) -> None:
@@ -778,3 +792,36 @@ def test_a_run_with_trusted_entrants_verifies(tmp_path: Path, where: str) -> Non
     data["output"] = str(tmp_path / "other")
     cfg_path.write_text(yaml.safe_dump(data))
     one_error(invoke("run", cfg_path), "trusted", "'nobody'")
+
+
+def test_without_the_seed_claimed_disqualifications_are_shown_as_unchecked_and_impossible_ones_fail(
+        tmp_path: Path) -> None:
+    """While the seed is secret, the disqualifications a leaderboard publishes cannot be
+    judged (they follow the schedule): verify says so in a check of their own instead of
+    vouching for them, and fails those no schedule could give (an entrant that plays after
+    it, one not in the field, one named twice)."""
+    from harness.tournament.verify import verify_results
+
+    out = tmp_path / "secret"
+    cfg_path = write_config(tmp_path, out, games_per_table=4)
+
+    def after_each_game(p) -> None:
+        if p.last is not None and p.done == 8:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(load_config(cfg_path), on_progress=after_each_game)
+    (out / "seed.secret").unlink()
+    v = verify_results(out)
+    assert v.ok and {c.name: c.ok for c in v.checks}["disqualified"] is None, v.checks
+    assert "none claimed" in [c.detail for c in v.checks if c.name == "disqualified"][0]
+    board = json.loads((out / "leaderboard.json").read_text())
+    for claim, why in (({"entrant": "greedy", "reason": "r", "from_index": 2}, "but it played game"),
+                       ({"entrant": "nobody", "reason": "r", "from_index": 2}, "not an entrant"),
+                       ({"entrant": "greedy", "reason": "r", "from_index": 0}, "no round starts")):
+        (out / "leaderboard.json").write_text(json.dumps(board | {"disqualified": [claim]}, indent=1) + "\n")
+        line = _fail_line(invoke("verify", out))
+        assert line.split()[1] == "disqualified" and why in line, line
+    twice = [{"entrant": "random", "reason": "r", "from_index": 99}] * 2
+    (out / "leaderboard.json").write_text(json.dumps(board | {"disqualified": twice}, indent=1) + "\n")
+    assert "twice" in _fail_line(invoke("verify", out))

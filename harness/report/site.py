@@ -407,6 +407,9 @@ def _collect_replays(data: _Data) -> list[_Replay]:
     names is not shown: `verify` vouches for none such)."""
     found: list[_Replay] = []
     seen: set[str] = set()
+    if (data.results_dir / "replays").is_symlink():  # another folder's replays (deal seeds and all)
+        data.warnings.append("No replay is shown: replays/ is a link (a results folder's replays are its own files).")
+        return found
     for g in data.replay_records:
         rel = g.get("replay")
         if not rel:

@@ -158,8 +158,13 @@ def marker_shape(meta: Mapping[str, Any]) -> str | None:
                     and f["start"] >= 0 and _names(f.get("entrants"))
                     and (f.get("challengers") is None or _names(f["challengers"]))):
                 return f"'fields' holds {str(f)[:80]!r}, not a field (start, entrants, challengers)"
-    if meta.get("sandbox") is not None and not isinstance(meta["sandbox"], dict):
-        return "'sandbox' is not an object"
+    box = meta.get("sandbox")
+    if box is not None:
+        bots = box.get("bots") if isinstance(box, dict) else None
+        if not isinstance(box, dict) or not (bots is None or (isinstance(bots, dict) and all(
+                isinstance(v, str) for v in bots.values()))) or not isinstance(box.get("mode", ""), str) \
+                or not isinstance(box.get("note", ""), str):
+            return "'sandbox' is not a record of how the bots were contained (a mode, a note, a mode for each bot)"
     return None
 
 

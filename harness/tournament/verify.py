@@ -156,6 +156,7 @@ class _Reading:
         self.line = 0
         self.untallied: str | None = None  # why a published record could not be counted
         self.malformed: str | None = None  # the first record of another shape
+        self.last_seat: dict[str, int] = {}  # entrant -> the highest published game index it sat in
 
     def add(self, rec: dict[str, Any]) -> None:
         """Take the record of the next line (one not of the shape the runner writes is
@@ -175,6 +176,8 @@ class _Reading:
         if self.line > self.published:
             return
         self.before.add(rec)
+        for s in rec["seats"]:
+            self.last_seat[s] = max(i, self.last_seat.get(s, -1))
         try:
             self.tally.add(rec)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
@@ -493,6 +496,10 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
     except (TypeError, KeyError) as e:
         v.add("leaderboard", False, f"leaderboard.json's disqualifications are not a list the runner writes ({e})")
         return
+    why = _impossible_disqualification(dqs, cfg, reading)
+    if why is not None:
+        v.add("disqualified", False, f"leaderboard.json: {why}")
+        return
     stats = published.get("statistics")
     bootstrap = stats.get("seed") if isinstance(stats, dict) else None
     if not _integer(bootstrap):
@@ -505,9 +512,36 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
     except (ValueError, TypeError, KeyError) as e:
         v.add("leaderboard", False, f"its disqualifications cannot be those of these games ({e})")
         return
-    _compare_board(v, results, cfg, board, len(reading.tally),
-                   "; the disqualifications they claim and the bootstrap's seed are checked once the seed is "
-                   "known (they follow from it)")
+    never = cfg.format == "league"
+    if _compare_board(v, results, cfg, board, len(reading.tally),
+                      ", given the disqualifications and the bootstrap's seed they publish"):
+        claims = "; ".join(f"{d.entrant} from game {game_id(d.from_index)}" for d in dqs[:5]) + (
+            f" and {len(dqs) - 5} more" if len(dqs) > 5 else "")
+        v.add("disqualified", None, (f"{len(dqs)} claimed ({claims}): " if dqs else "none claimed: ")
+              + "possible from the published games (no disqualified entrant plays after it), but why, and whether "
+              "any other is owed, follows from the schedule, and the bootstrap's seed from the seed: "
+              + (f"a league's seed is never revealed; its host checks them with {SECRET}" if never
+                 else "checked once the seed is revealed"))
+
+
+def _impossible_disqualification(dqs: list[Disqualification], cfg: TournamentConfig,
+                                 reading: _Reading) -> str | None:
+    """Why the claimed disqualifications cannot be true of the published games whatever the
+    seed (an entrant not in the field, one named twice, a game index no round can start
+    at, one that plays after it), or None."""
+    seen: set[str] = set()
+    for d in dqs:
+        if d.entrant not in cfg.standing:
+            return f"disqualifies {d.entrant[:40]!r}, who is not an entrant"
+        if d.entrant in seen:
+            return f"disqualifies {d.entrant} twice"
+        seen.add(d.entrant)
+        if not 0 < d.from_index < (1 << 40):  # (judged after a round: never from the first game)
+            return f"disqualifies {d.entrant} from game index {d.from_index}, where no round starts"
+        if reading.last_seat.get(d.entrant, -1) >= d.from_index:
+            return (f"disqualifies {d.entrant} from game {game_id(d.from_index)}, but it played game "
+                    f"{game_id(reading.last_seat[d.entrant])}")
+    return None
 
 
 def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
@@ -596,6 +630,9 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     that fails."""
     from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
 
+    if (results / "replays").is_symlink():
+        v.add("replays", False, "replays/ is a link: a results folder's replays are its own files")
+        return
     rules = cfg.rules.to_dict()
     checked = 0
     failed: tuple[int, str] | None = None
