@@ -825,3 +825,30 @@ def test_without_the_seed_claimed_disqualifications_are_shown_as_unchecked_and_i
     twice = [{"entrant": "random", "reason": "r", "from_index": 99}] * 2
     (out / "leaderboard.json").write_text(json.dumps(board | {"disqualified": twice}, indent=1) + "\n")
     assert "twice" in _fail_line(invoke("verify", out))
+
+
+def test_verify_says_what_of_the_config_is_bound_and_fails_field_records_no_run_writes(finished, tmp_path) -> None:
+    """The config the chain starts from binds all of it (bots' commands, trusted entrants,
+    budget): then tournament.json can record no change of field or budget, and every
+    entrant it names is in a field. A config changed since (another bot's command here)
+    verifies, and verify says which parts of it are the host's word."""
+    from harness.tournament.config import config_hash
+
+    out, _ = copy(finished, tmp_path)
+    res = invoke("verify", out, "--no-replays")
+    assert res.exit_code == 0 and "all of it is bound" in res.output, res.output
+    meta = json.loads((out / "tournament.json").read_text())
+    field = meta["fields"][0]
+    for change, why in (({"entrants": meta["entrants"] | {"ghost": "0" * 64}}, "in no field"),
+                        ({"fields": [field, field | {"start": 4}]}, "records a change of field"),
+                        ({"budget_changed": True}, "records a change of field"),
+                        ({"retired": ["random"]}, "records a change of field")):
+        (out / "tournament.json").write_text(json.dumps(meta | change, indent=1))
+        line = _fail_line(invoke("verify", out, "--no-replays"))
+        assert line.split()[1] == "config" and why in line, (change, line)
+    resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
+    resolved["bots"][1]["cmd"] = resolved["bots"][0]["cmd"]  # random's command is now greedy's
+    (out / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    (out / "tournament.json").write_text(json.dumps(meta | {"config_sha256": config_hash(resolved)}, indent=1))
+    res = invoke("verify", out, "--no-replays", "--expect-head", meta["journal_head"])
+    assert res.exit_code == 0 and "bots' commands, trusted entrants and budget" in res.output, res.output

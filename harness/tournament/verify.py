@@ -189,6 +189,27 @@ class _Reading:
         return [f.past() for f in self.fields] or [Past()]
 
 
+def _field_records(meta: Mapping[str, Any], cfg: TournamentConfig) -> str | None:
+    """What in tournament.json's record of the fields no run writes (None: nothing): an
+    entrant that is in no field; or, where the config is still the one the chain starts
+    from (so no run changed the field or the budget), a change of field, a retired entrant
+    or a changed budget recorded all the same."""
+    fields = meta.get("fields") or []
+    entrants = meta.get("entrants") or {}
+    seated = {e for f in fields for e in f["entrants"]}
+    ghosts = [e for e in entrants if fields and e not in seated]
+    if ghosts:
+        return f"{len(ghosts)} entrants ({', '.join(g[:40] for g in ghosts[:3])}) are in no field"
+    if meta.get("chain") != CHAIN_FORMAT or meta["config_sha256"] != (meta.get("chain_config_sha256")
+                                                                       or meta["config_sha256"]):
+        return None
+    if len(fields) > 1 or (fields and fields[0]["start"] != 0) or meta.get("retired") or meta.get("budget_changed") \
+            or (entrants and set(entrants) != set(cfg.entrants)):
+        return ("it records a change of field, a retired entrant or a changed budget, but its config is the one "
+                "the chain starts from, which a run that made such a change would have changed too")
+    return None
+
+
 def _integer(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -244,10 +265,20 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
                                f"are not those the chain starts from ({meta['chain_settings_sha256'][:16]}…): "
                                "the config was changed")
         return v
+    why = _field_records(meta, cfg)
+    if why is not None:
+        v.add("config", False, f"tournament.json: {why}")
+        return v
+    whole = meta.get("chain") == CHAIN_FORMAT and meta["config_sha256"] == (
+        meta.get("chain_config_sha256") or meta["config_sha256"])
     v.add("config", True, f"config.resolved.yaml hashes to tournament.json's config_sha256 "
                           f"({meta['config_sha256'][:16]}…)" + (
-                              "; its settings are those the chain starts from" if meta.get("chain") == CHAIN_FORMAT
-                              else " (a folder of format p10-chain/1: its settings are not bound by the chain)"))
+                              ", the config the chain starts from: all of it is bound" if whole else
+                              "; its settings are those the chain starts from, but it changed since the first game "
+                              "(another field, or budget): its bots' commands, trusted entrants and budget, and "
+                              "tournament.json's fields, are the host's word" if meta.get("chain") == CHAIN_FORMAT
+                              else " (a folder of format p10-chain/1: its settings are not bound by the chain, and "
+                                   "its bots, budget and fields are the host's word)"))
 
     path = results / "games.jsonl"
     published = meta.get("games")
