@@ -852,3 +852,20 @@ def test_verify_says_what_of_the_config_is_bound_and_fails_field_records_no_run_
     (out / "tournament.json").write_text(json.dumps(meta | {"config_sha256": config_hash(resolved)}, indent=1))
     res = invoke("verify", out, "--no-replays", "--expect-head", meta["journal_head"])
     assert res.exit_code == 0 and "bots' commands, trusted entrants and budget" in res.output, res.output
+
+
+def test_a_finished_tournament_cannot_keep_its_seed_secret(tmp_path: Path) -> None:
+    """All of a round-robin's scheduled games published (how many it has does not depend on
+    the seed) is a finished tournament: tournament.json saying it is not, with its seed
+    hidden (so that nothing follows from it), fails verify."""
+    out = tmp_path / "secret"
+    run_tournament(load_config(write_config(tmp_path, out)))
+    (out / "seed.secret").unlink(missing_ok=True)
+    assert invoke("verify", out).exit_code == 0
+    meta = json.loads((out / "tournament.json").read_text())
+    assert meta["finished"] and meta["seed"] is not None
+    (out / "tournament.json").write_text(json.dumps(meta | {"finished": False, "seed": None}, indent=1))
+    board = json.loads((out / "leaderboard.json").read_text())
+    (out / "leaderboard.json").write_text(json.dumps(board | {"seed": None}, indent=1) + "\n")
+    line = _fail_line(invoke("verify", out))
+    assert line.split()[1] == "finished" and "all 6 scheduled games are published" in line, line

@@ -514,6 +514,14 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
     if not isinstance(published, dict) or published.get("results_sha256") != reading.tally.digest():
         v.add("leaderboard", False, "leaderboard.json's results_sha256 is not the digest of the published games")
         return
+    if cfg.format != "league" and not cfg.base and len(cfg.fields) <= 1 and not meta.get("finished"):
+        # How many games the schedule has does not depend on the seed: all of them played
+        # is a finished tournament, whose seed is revealed.
+        scheduled = sum(1 for _ in iter_schedule(cfg.with_seed(0)))
+        if len(reading.tally) >= scheduled:
+            v.add("finished", False, f"all {scheduled} scheduled games are published, but tournament.json says the "
+                                     "tournament has not finished, and keeps its seed secret")
+            return
     if reading.untallied:
         v.add("leaderboard", False, f"games.jsonl: {reading.untallied}: not a game record the runner writes")
         return
