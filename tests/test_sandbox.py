@@ -369,6 +369,41 @@ def test_without_a_cgroup_memory_that_forked_workers_share_is_counted_once(
         bot.stop()
 
 
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_without_a_cgroup_memory_held_in_in_memory_files_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Where no cgroup can be made, 240 MiB written into four in-memory files
+    (`memfd_create`, each under `file_mb`, none mapped: no process's pages, so no resident
+    or proportional size shows them) count towards a 200 MB limit: the watchdog ends the
+    bot."""
+    from harness.referee import process
+
+    if mode == "auto" and not OK:
+        pytest.skip(f"the sandbox cannot run here: {WHY}")
+    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    bot = start(tmp_path, """
+        import os
+        from harness.players import GreedyStrategy
+        from harness.sdk import StrategyBot, run
+
+        held = []
+        for _ in range(4):
+            fd = os.memfd_create("hold")
+            for _ in range(60):
+                os.write(fd, b"\\1" * (1 << 20))
+            held.append(fd)
+        run(StrategyBot(GreedyStrategy(), name="hoarder"))
+    """, Limits(memory_mb=200, cpu_s=None), mode=mode)
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=30000))
+        assert bot.cgroup is None
+        assert bot.usage()[1] > 240, bot.usage()
+        with pytest.raises(process.LimitExceeded, match="200 MiB"):
+            bot.check_limits(force=True)
+    finally:
+        bot.stop()
+
+
 def test_a_runtime_that_says_out_of_memory_on_stdout_gets_the_limit_named(tmp_path: Path) -> None:
     """A JVM that cannot reserve its heap says so on stdout (HotSpot's default)."""
     bot = start(tmp_path, """

@@ -66,11 +66,36 @@ def group_usage(pgid: int) -> tuple[float, float, int]:
     return _usage_of(found)
 
 
+def memfd_bytes(pid: int, seen: set[tuple[int, int]]) -> int:
+    """Bytes of the in-memory files (`memfd_create`) process `pid` holds open and that are
+    not in `seen` (their (device, inode), added to it): memory that belongs to no
+    process's pages until it is mapped, so that neither resident nor proportional sizes
+    count it. 0 where its descriptors cannot be read."""
+    total = 0
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    for fd in fds:
+        try:
+            if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/memfd:"):
+                continue
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key not in seen:
+            seen.add(key)
+            total += st.st_blocks * 512
+    return total
+
+
 def _usage_of(stats: Sequence[tuple[int, list[str]]]) -> tuple[float, float, int]:
     cpu = mem = 0.0
+    held: set[tuple[int, int]] = set()
     for pid, st in stats:
         cpu += cpu_seconds(st, children=True)
-        mem += memory_mib(pid, st)
+        mem += memory_mib(pid, st) + memfd_bytes(pid, held) / (1 << 20)
     return cpu, mem, len(stats)
 
 
@@ -168,4 +193,6 @@ def tree_load(root: int) -> tuple[float, int]:
     """Memory in MiB (`memory_mib`), and processes and threads together, of `root` and its
     descendants."""
     stats = tree_stats(root)
-    return sum(memory_mib(pid, st) for pid, st in stats), sum(int(st[17]) for _, st in stats)
+    held: set[tuple[int, int]] = set()
+    return (sum(memory_mib(pid, st) + memfd_bytes(pid, held) / (1 << 20) for pid, st in stats),
+            sum(int(st[17]) for _, st in stats))
