@@ -404,6 +404,50 @@ def test_without_a_cgroup_memory_held_in_in_memory_files_counts(
         bot.stop()
 
 
+def test_unsandboxed_without_a_cgroup_children_that_leave_the_group_are_counted_and_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sandbox: none` and no cgroup: two children that leave the bot's process group
+    (`setpgid`) holding 120 MiB each (each under its address-space limit of 200 MB) count
+    towards its 200 MB limit, and are ended with it (they were not: they outlived the
+    bot)."""
+    from harness.referee import process
+    from harness.referee.proctable import stat_fields, tree_stats
+
+    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    bot = start(tmp_path, """
+        import os, time
+
+        for _ in range(2):  # (before the imports: each child's address space stays small)
+            if os.fork() == 0:
+                os.setpgid(0, 0)
+                held = bytearray(120 << 20)
+                for i in range(0, len(held), 4096):
+                    held[i] = 1
+                time.sleep(60)
+                os._exit(0)
+        from harness.players import GreedyStrategy
+        from harness.sdk import StrategyBot, run
+
+        run(StrategyBot(GreedyStrategy(), name="leaver"))
+    """, Limits(memory_mb=200, cpu_s=None), mode="none")
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=30000))
+        assert bot.proc is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and bot.usage()[1] < 240:
+            time.sleep(0.1)
+        left = [pid for pid, st in tree_stats(bot.proc.pid) if int(st[2]) != bot.proc.pid]
+        assert len(left) == 2 and bot.usage()[2] == 3, bot.usage()
+        with pytest.raises(process.LimitExceeded, match="200 MiB"):
+            bot.check_limits(force=True)
+    finally:
+        bot.stop()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any((stat_fields(p) or ["Z"])[0] != "Z" for p in left):
+        time.sleep(0.1)
+    assert all((stat_fields(p) or ["Z"])[0] == "Z" for p in left), left
+
+
 def test_a_runtime_that_says_out_of_memory_on_stdout_gets_the_limit_named(tmp_path: Path) -> None:
     """A JVM that cannot reserve its heap says so on stdout (HotSpot's default)."""
     bot = start(tmp_path, """

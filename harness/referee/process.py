@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .proctable import cpu_seconds as _cpu
-from .proctable import group_usage, thread_stats, tree_usage
+from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
 from .text import printable
@@ -258,6 +258,18 @@ def become_subreaper() -> bool:
         return ctypes.CDLL("libc.so.6", use_errno=True).prctl(36, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def _kill_left(left: Sequence[tuple[int, str]], sig: int) -> None:
+    """Send `sig` to each (pid, start time) of `BotProcess._left_group` still running (the
+    same process: a pid used again since is left alone)."""
+    for pid, started in left:
+        st = _stat(pid)
+        if st is not None and len(st) > 19 and st[19] == started:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def reap_orphans(keep: Sequence[int] = ()) -> list[int]:
@@ -519,6 +531,14 @@ class BotProcess:
         self._note(f"started: {' '.join(argv)} (pid {self.proc.pid}"
                    + (", sandboxed" if self.sandboxed else ", no sandbox") + (f", cgroup {cgroup.kind})" if cgroup else ")"))
 
+    def _left_group(self, proc: subprocess.Popen[bytes]) -> list[tuple[int, str]]:
+        """(pid, start time) of the bot's descendants that left its process group
+        (`setpgid`, `setsid`): unsandboxed and without a cgroup, what ending the group
+        would miss. None otherwise (a sandbox or a cgroup ends all)."""
+        if self.sandboxed or self.cgroup is not None:
+            return []
+        return [(pid, st[19]) for pid, st in tree_stats(proc.pid) if int(st[2]) != proc.pid]
+
     def stop(self, grace: float = 0.5) -> int | None:
         """End the whole process group: close stdin, wait up to `grace`, SIGTERM, wait, SIGKILL.
         Returns the exit code (negative: killed by that signal)."""
@@ -527,6 +547,7 @@ class BotProcess:
             return None
         self.resume()  # to read bye or its closed stdin, and exit by itself
         self.proc = None
+        left = self._left_group(proc)  # found now, while they are still below the bot
         try:
             if proc.stdin:
                 proc.stdin.close()
@@ -540,6 +561,7 @@ class BotProcess:
                 os.killpg(proc.pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
+            _kill_left(left, sig)
             if code is None:
                 code = self._wait(proc, grace if sig == signal.SIGTERM else 5.0)
         if self.cgroup is not None:
@@ -956,10 +978,12 @@ class BotProcess:
         if why is not None:
             self.limit_reason = why
             self._note(f"watchdog: {why}")
+            left = self._left_group(proc)
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            _kill_left(left, signal.SIGKILL)
             if self.cgroup is not None:
                 self.cgroup.kill()
             self._eof = True

@@ -51,19 +51,22 @@ def memory_mib(pid: int, st: list[str]) -> float:
 
 def group_usage(pgid: int) -> tuple[float, float, int]:
     """CPU seconds, memory in MiB (`memory_mib`) and the number of processes of process
-    group `pgid` (CPU includes children that were waited for). (0, 0, 0) where /proc is
+    group `pgid` and of the descendants of its leader `pgid` that left it (`setpgid`,
+    `setsid`) (CPU includes children that were waited for). (0, 0, 0) where /proc is
     missing."""
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
         return 0.0, 0.0, 0
-    found: list[tuple[int, list[str]]] = []
+    found: dict[int, list[str]] = {}
     for pid in pids:
         st = stat_fields(pid)
         if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
             continue
-        found.append((pid, st))
-    return _usage_of(found)
+        found[pid] = st
+    for pid, st in tree_stats(pgid):
+        found.setdefault(pid, st)
+    return _usage_of(list(found.items()))
 
 
 def memfd_bytes(pid: int, seen: set[tuple[int, int]]) -> int:
