@@ -881,18 +881,19 @@ class BotProcess:
 
     # ----- the watchdog ---------------------------------------------------------------
 
-    def usage(self) -> tuple[float, float, int]:
-        """CPU seconds, memory in MiB (`proctable.memory_mib`) and process count of the
-        bot: its cgroup's processes, or everything in its sandbox, or its process group."""
+    def usage(self, memory: bool = True) -> tuple[float, float, int]:
+        """CPU seconds, memory in MiB (`proctable.memory_mib`; 0 unless `memory`) and
+        process count of the bot: its cgroup's processes, or everything in its sandbox,
+        or its process group."""
         if self.proc is None:
             return 0.0, 0.0, 0
         if self.cgroup is not None:
-            cpu, rss, n = tree_usage(0, pids=self.cgroup.pids())
+            cpu, rss, n = tree_usage(0, pids=self.cgroup.pids(), memory=memory)
             counted = self.cgroup.cpu_seconds()  # with what ended unwaited-for (a zombie's)
             return (cpu if counted is None else counted), rss, n
         if self.sandboxed:
-            return tree_usage(self.proc.pid, skip=2)
-        return group_usage(self.proc.pid)
+            return tree_usage(self.proc.pid, skip=2, memory=memory)
+        return group_usage(self.proc.pid, memory)
 
     def _members(self) -> list[int]:
         """The host pids of the bot's processes (for re-arming their CPU limits)."""
@@ -919,7 +920,7 @@ class BotProcess:
         lim = self.spec.limits
         if not lim.cpu_s or self.proc is None or self.proc.poll() is not None:
             return
-        self._cpu_base = self.usage()[0]
+        self._cpu_base = self.usage(memory=False)[0]
         import math
         import resource
 
@@ -964,7 +965,8 @@ class BotProcess:
         if not force and now - self._last_scan < 0.5:
             return
         self._last_scan = now
-        cpu, rss, n = self.usage()
+        # the memory is the watchdog's to hold only without a cgroup (whose kernel counts it)
+        cpu, rss, n = self.usage(memory=bool(lim.memory_mb) and self.cgroup is None)
         why = self.limit_hit()
         if why is not None:
             pass

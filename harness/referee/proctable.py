@@ -49,24 +49,30 @@ def memory_mib(pid: int, st: list[str]) -> float:
     return int(st[21]) * _PAGE / (1 << 20)
 
 
-def group_usage(pgid: int) -> tuple[float, float, int]:
+def group_usage(pgid: int, memory: bool = True) -> tuple[float, float, int]:
     """CPU seconds, memory in MiB (`memory_mib`) and the number of processes of process
     group `pgid` and of the descendants of its leader `pgid` that left it (`setpgid`,
-    `setsid`) (CPU includes children that were waited for). (0, 0, 0) where /proc is
-    missing."""
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return 0.0, 0.0, 0
-    found: dict[int, list[str]] = {}
-    for pid in pids:
-        st = stat_fields(pid)
-        if st is None or len(st) < 22 or int(st[2]) != pgid or st[0] == "Z":
-            continue
-        found[pid] = st
-    for pid, st in tree_stats(pgid):
+    `setsid`) (CPU includes children that were waited for; memory 0 unless `memory`).
+    (0, 0, 0) where /proc is missing."""
+    stat_of = _scan()
+    found = {pid: st for pid, st in stat_of.items() if int(st[2]) == pgid and st[0] != "Z"}
+    for pid, st in tree_stats(pgid, stat_of=stat_of):
         found.setdefault(pid, st)
-    return _usage_of(list(found.items()))
+    return _usage_of(list(found.items()), memory)
+
+
+def _scan() -> dict[int, list[str]]:
+    """`stat_fields` of every process that can be read ({} where /proc is missing)."""
+    try:
+        all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return {}
+    stat_of: dict[int, list[str]] = {}
+    for pid in all_pids:
+        st = stat_fields(pid)
+        if st is not None and len(st) >= 22:
+            stat_of[pid] = st
+    return stat_of
 
 
 def memfd_bytes(pid: int, seen: set[tuple[int, int]]) -> int:
@@ -93,29 +99,25 @@ def memfd_bytes(pid: int, seen: set[tuple[int, int]]) -> int:
     return total
 
 
-def _usage_of(stats: Sequence[tuple[int, list[str]]]) -> tuple[float, float, int]:
+def _usage_of(stats: Sequence[tuple[int, list[str]]], memory: bool = True) -> tuple[float, float, int]:
+    """(CPU seconds, memory in MiB, processes) of `stats`; the memory (a walk of each
+    process's pages and descriptors, where the CPU time is one read) only if `memory`."""
     cpu = mem = 0.0
     held: set[tuple[int, int]] = set()
     for pid, st in stats:
         cpu += cpu_seconds(st, children=True)
-        mem += memory_mib(pid, st) + memfd_bytes(pid, held) / (1 << 20)
+        if memory:
+            mem += memory_mib(pid, st) + memfd_bytes(pid, held) / (1 << 20)
     return cpu, mem, len(stats)
 
 
-def tree_stats(root: int, skip: int = 0) -> list[tuple[int, list[str]]]:
+def tree_stats(root: int, skip: int = 0,
+               stat_of: dict[int, list[str]] | None = None) -> list[tuple[int, list[str]]]:
     """(pid, `stat_fields`) of `root` and of its descendants that are not zombies, leaving
-    out the first `skip` levels."""
-    try:
-        all_pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return []
+    out the first `skip` levels (`stat_of`: a `_scan` already made, else one is)."""
+    stat_of = _scan() if stat_of is None else stat_of
     children: dict[int, list[int]] = {}
-    stat_of: dict[int, list[str]] = {}
-    for pid in all_pids:
-        st = stat_fields(pid)
-        if st is None or len(st) < 22:
-            continue
-        stat_of[pid] = st
+    for pid, st in stat_of.items():
         children.setdefault(int(st[1]), []).append(pid)
     if root not in stat_of:
         return []
@@ -162,16 +164,17 @@ def _live_thread(pid: int) -> list[str] | None:
     return None
 
 
-def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None) -> tuple[float, float, int]:
+def tree_usage(root: int, skip: int = 0, pids: Sequence[int] | None = None,
+               memory: bool = True) -> tuple[float, float, int]:
     """CPU seconds, memory in MiB (`memory_mib`) and the number of processes of `root` and
     its descendants (a sandboxed bot: everything in its PID namespace stays below bwrap,
     setsid or not), leaving out the first `skip` levels (bwrap's own processes) from the
-    count; or of exactly `pids` (a cgroup's members) when given."""
+    count; or of exactly `pids` (a cgroup's members) when given. Memory 0 unless `memory`."""
     if pids is not None:
         stats = [(p, st) for p, st in ((p, stat_fields(p)) for p in pids)
                  if st is not None and len(st) > 21 and st[0] != "Z"]
-        return _usage_of(stats)
-    return _usage_of(tree_stats(root, skip))
+        return _usage_of(stats, memory)
+    return _usage_of(tree_stats(root, skip), memory)
 
 
 def tasks_of(uid: int) -> int:
