@@ -189,6 +189,13 @@ class _Reading:
         return [f.past() for f in self.fields] or [Past()]
 
 
+def _config_bound(meta: Mapping[str, Any]) -> bool:
+    """The whole config is bound by the chain: it binds the settings (`p10-chain/2`) and
+    the config is still the one the chain starts from."""
+    return meta.get("chain") == CHAIN_FORMAT and meta["config_sha256"] == (
+        meta.get("chain_config_sha256") or meta["config_sha256"])
+
+
 def _field_records(meta: Mapping[str, Any], cfg: TournamentConfig) -> str | None:
     """What in tournament.json's record of the fields no run writes (None: nothing): an
     entrant that is in no field; or, where the config is still the one the chain starts
@@ -200,8 +207,7 @@ def _field_records(meta: Mapping[str, Any], cfg: TournamentConfig) -> str | None
     ghosts = [e for e in entrants if fields and e not in seated]
     if ghosts:
         return f"{len(ghosts)} entrants ({', '.join(g[:40] for g in ghosts[:3])}) are in no field"
-    if meta.get("chain") != CHAIN_FORMAT or meta["config_sha256"] != (meta.get("chain_config_sha256")
-                                                                       or meta["config_sha256"]):
+    if not _config_bound(meta):
         return None
     if len(fields) > 1 or (fields and fields[0]["start"] != 0) or meta.get("retired") or meta.get("budget_changed") \
             or (entrants and set(entrants) != set(cfg.entrants)):
@@ -269,8 +275,7 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
     if why is not None:
         v.add("config", False, f"tournament.json: {why}")
         return v
-    whole = meta.get("chain") == CHAIN_FORMAT and meta["config_sha256"] == (
-        meta.get("chain_config_sha256") or meta["config_sha256"])
+    whole = _config_bound(meta)
     v.add("config", True, f"config.resolved.yaml hashes to tournament.json's config_sha256 "
                           f"({meta['config_sha256'][:16]}…)" + (
                               ", the config the chain starts from: all of it is bound" if whole else
