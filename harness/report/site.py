@@ -216,6 +216,7 @@ class _Data:
     entrants: dict[str, _Entrant]
     head_to_head: dict[str, dict[str, dict[str, int]]]
     warnings: list[str] = field(default_factory=list)
+    marker: dict[str, Any] = field(default_factory=dict)  # tournament.json, if readable
 
 
 def _read_json(path: Path) -> Any:
@@ -390,7 +391,7 @@ def _load(results_dir: Path, max_replays: int = MAX_REPLAYS) -> _Data:
         for who in faulted:
             entrants[who].fault_games += 1
     return _Data(results_dir, str(name), seed, lb, first.sorted(), n_games, with_replay.sorted(), config, config_text,
-                 entrants, h2h, warnings)
+                 entrants, h2h, warnings, marker if isinstance(marker, dict) else {})
 
 
 # --------------------------------------------------------------------------- replays
@@ -1320,11 +1321,8 @@ def _settings_section(data: _Data) -> str:
         facts += [("Seed SHA-256", lb.get("seed_sha256")), ("Deals", note)]
     if lb.get("results_sha256"):
         facts.append(("Games digest", lb["results_sha256"]))
-    try:
-        marker = _read_json(data.results_dir / "tournament.json")
-    except (OSError, ValueError):
-        marker = None
-    if isinstance(marker, dict) and marker.get("journal_head"):
+    marker = data.marker
+    if marker.get("journal_head"):
         facts.append(("Journal head", f"{marker['journal_head']} (the hash chain of games.jsonl after "
                                       f"{marker.get('games')} games; p10-tourney verify checks it)"))
     if cfg:
