@@ -32,11 +32,13 @@ LAST_LOOK_S = 0.05  # how late after a deadline a reply already waiting is still
 
 
 
-def stderr_gist(stderr_tail: bytes) -> str:
+def stderr_gist(stderr_tail: bytes, redact: Callable[[str], str] | None = None) -> str:
     """The line of a bot's last stderr output that says what went wrong: the last one
     naming an error or exception, else the last line (a runtime such as Node ends with
-    its version after the error)."""
-    lines = [t.strip() for t in stderr_tail.decode("utf-8", "replace").splitlines() if t.strip()]
+    its version after the error). `redact` (a `Redactor`'s `text`) masks the host's
+    secrets and folders in the whole tail first, before anything is cut."""
+    text = stderr_tail.decode("utf-8", "replace")
+    lines = [t.strip() for t in (redact(text) if redact else text).splitlines() if t.strip()]
     if not lines:
         return ""
     return printable(next((t for t in reversed(lines) if "rror" in t or "xception" in t), lines[-1]))[:200]
@@ -322,11 +324,11 @@ def memory_limit_text(limits: Limits) -> str:
 
 
 def describe_exit(code: int, limits: Limits, stderr_tail: bytes = b"", limit_hit: str | None = None,
-                  memory_known: bool = False) -> str:
+                  memory_known: bool = False, redact: Callable[[str], str] | None = None) -> str:
     """An exit code in words ("exit code 1", "killed by SIGXCPU"), the last line of stderr,
     and the limit the process ran into: `limit_hit` when the kernel said so (a cgroup's
     counters), else the limit it probably ran into."""
-    tail = stderr_gist(stderr_tail)
+    tail = stderr_gist(stderr_tail, redact)
     if limit_hit is not None and code != 0:
         text = f"{limit_hit} ({'exit code ' + str(code) if code >= 0 else _signame(-code)})"
         if tail:
@@ -391,6 +393,9 @@ class BotProcess:
         self._hit: str | None = None  # the limit its cgroup reported when it was removed
         self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
+        # Masks the host's secrets and folders in what is quoted of its stderr (set by
+        # whoever publishes the result: a tournament's `GameRunner`).
+        self.redact: Callable[[str], str] | None = None
         # What the handshake told us.
         self.hello: dict = {}
         self.wants_options = True
@@ -657,7 +662,8 @@ class BotProcess:
         if self.sandboxed:
             code = sandbox_exit_code(code)
         known = self.cgroup is not None or self._hit is not None or self._had_cgroup
-        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit(), memory_known=known)
+        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit(), memory_known=known,
+                             redact=self.redact)
 
     def limit_hit(self) -> str | None:
         """The limit the kernel enforced on the bot, from its cgroup's counters: "memory

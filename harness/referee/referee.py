@@ -256,7 +256,7 @@ def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
     except (BotError, MalformedMessage) as e:
         bot.stop()
         why = "did not answer hello in time" if isinstance(e, BotTimeout) else str(e)
-        gist = stderr_gist(bot.stderr_tail)
+        gist = stderr_gist(bot.stderr_tail, bot.redact)
         if gist and gist not in why:  # a death's reason may quote it already
             why += f"; its stderr says: {gist}"
         oom = next((t for t in said if says_out_of_memory(t)), None)

@@ -18,6 +18,7 @@ import yaml
 
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
+from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
 from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links
 from .ledger import CONCEAL
@@ -149,6 +150,8 @@ class TournamentConfig:
     # the results folder): a board was looked at before the size was fixed.
     budget_changed: bool = field(default=False, compare=False)
     source: str = field(default="", compare=False)
+    # The folder the published files show the host's paths relative to (`redact.host_root`).
+    root: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -181,15 +184,19 @@ class TournamentConfig:
         raise KeyError(name)
 
     def resolved(self) -> dict[str, Any]:
-        """Everything that decides the games, as plain data (written to config.resolved.yaml)."""
+        """Everything that decides the games, as plain data (written to config.resolved.yaml),
+        as it may be published: the bots' `env:` values withheld, the host's folders shown
+        relative to `root` (`redact.shown_path`)."""
+        words = self.redactor(secrets=False).text
         return {
             "name": self.name,
             "seed": "secret" if self.secret_seed else self.seed,
             "bots": [
-                {"name": b.name, "cmd": list(b.argv), "cwd": b.cwd, "env": dict(b.env),
+                {"name": b.name, "cmd": [self._shown_word(w) for w in b.argv],
+                 "cwd": shown_path(b.cwd, self.root) if b.cwd else b.cwd, "env": {k: WITHHELD for k in b.env},
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
-                 "sandbox": b.sandbox.mode, "mounts": list(b.sandbox.mounts),
-                 **({"build": list(b.sandbox.build)} if b.sandbox.build else {})}
+                 "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
+                 **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {})}
                 for b in self.bots
             ],
             "table_size": self.table_size,
@@ -205,6 +212,17 @@ class TournamentConfig:
         } | ({"seating": self.seating} if self.seating_applies() else {}) | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
             {"league": asdict(self.league)} if self.format == "league" else {}) | (
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
+
+    def _shown_word(self, word: str) -> str:
+        """A word of a bot's command as published: a path by `shown_path`, the host's
+        folders inside other words masked."""
+        return shown_path(word, self.root) if os.path.isabs(word) else self.redactor(secrets=False).text(word)
+
+    def redactor(self, secrets: bool = True) -> Redactor:
+        """What masks the host's folders (and with `secrets`, the bots' `env:` values) in
+        what this tournament publishes."""
+        folders = [p for b in self.bots for p in (b.cwd, b.sandbox.own, *b.sandbox.mounts) if p]
+        return Redactor.for_bots([b.env for b in self.bots] if secrets else [], self.root, folders)
 
     def seating_applies(self) -> bool:
         """Whether `seating: seeded` or `balanced` is set and changes the schedule: round-robin and
@@ -525,6 +543,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
         affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), seating=seating, secret_seed=secret, source=src, league=league,
+        root=host_root(str(Path(src).resolve().parent) if not src.startswith("<") else str(base), str(base)),
         raw=dict(data),
     )
 

@@ -42,6 +42,8 @@ class GameRunner:
         # The deal groups each bot process has been dealt, and which of its starts that
         # was (see `_deals_of`).
         self._deals: dict[int, tuple[int, set[int]]] = {}
+        # What a record or replay may show of the host: no env: value, no host folder.
+        self.redact = cfg.redactor()
 
     def _deals_of(self, bot: BotProcess) -> set[int]:
         """The deal groups the bot's current process (or the one it starts next) has been
@@ -70,6 +72,7 @@ class GameRunner:
             suffix = "" if k == 0 else f".{k}"
             log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
             bot = BotProcess(self.cfg.bot(name), log_path=log)
+            bot.redact = self.redact.text if self.redact.active else None
             slots.append(bot)
             self.bots[name if k == 0 else f"{name}#{k}"] = bot
             return bot
@@ -132,6 +135,8 @@ class GameRunner:
             keep = cfg.replays == "all" or (cfg.replays in ("failed", "sample") and bool(record["faults"])) \
                 or (cfg.replays == "sample" and spec.sample)
             replay = result.replay if keep else None
+            replay = self.redact.lines(replay) if replay is not None else None
+            record["faults"] = self.redact.data(record["faults"])
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
                       "seats": seats, "places": [1] * len(seats), "scores": [0] * len(seats),

@@ -18,6 +18,7 @@ that a file counts by its path and size only.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib.util
 import json
 import os
@@ -87,10 +88,17 @@ def folder_digest(folder: str | None, skip: Iterable[Path] = ()) -> str:
     return h.hexdigest()
 
 
-def fingerprint(spec: BotSpec, skip: Iterable[Path] = ()) -> str:
+def fingerprint(spec: BotSpec, skip: Iterable[Path] = (), env_key: bytes | None = None) -> str:
     """The fingerprint of entrant `spec`: SHA-256 of its command and environment as the
-    tournament file gives them and of the files of its folder (`bot_folder`)."""
-    words = json.dumps({"cmd": list(spec.argv), "env": dict(sorted(spec.env.items()))}, sort_keys=True)
+    tournament file gives them and of the files of its folder (`bot_folder`). With
+    `env_key` the environment's values count by their HMAC-SHA-256 under that key (so a
+    published fingerprint cannot be tried against guesses of them); without it, or with
+    no environment, as themselves (the fingerprints of versions before the key)."""
+    env: dict[str, str] = dict(sorted(spec.env.items()))
+    shown: object = env
+    if env and env_key is not None:
+        shown = {"hmac-sha256": hmac.new(env_key, json.dumps(env, sort_keys=True).encode(), "sha256").hexdigest()}
+    words = json.dumps({"cmd": list(spec.argv), "env": shown}, sort_keys=True)
     h = hashlib.sha256(words.encode())
     h.update(b"\n" + folder_digest(bot_folder(spec), skip).encode())
     return h.hexdigest()

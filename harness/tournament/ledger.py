@@ -25,6 +25,9 @@ from .journal import CHAIN_FORMAT, CHAIN_FORMATS, ChainError, JournalState, gene
 
 MARKER = "tournament.json"
 SECRET = "seed.secret"
+#: The key that hides the values of the bots' `env:` in the entrants' fingerprints
+#: (tournament.json), kept beside the seed and never published.
+ENV_KEY = "env.secret"
 FORMAT = "p10-results/2"
 SEED_BITS = 128
 
@@ -48,19 +51,42 @@ def draw_seed() -> int:
     return secrets.randbits(SEED_BITS)
 
 
-def write_secret(out: Path, seed: int) -> None:
-    """Keep `seed` in `out`/seed.secret, readable by its owner only (mode 0600), written
-    whole (a temporary file renamed into place)."""
-    path = out / SECRET
-    tmp = out / f".p10tmp-{SECRET}.{os.getpid()}"
+def _write_private(out: Path, name: str, text: str) -> None:
+    """Write `out`/`name` readable by its owner only (mode 0600), whole (a temporary file
+    renamed into place)."""
+    tmp = out / f".p10tmp-{name}.{os.getpid()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.fchmod(fd, 0o600)
-        os.write(fd, f"{seed}\n".encode())
+        os.write(fd, text.encode())
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+    os.replace(tmp, out / name)
+
+
+def write_secret(out: Path, seed: int) -> None:
+    """Keep `seed` in `out`/seed.secret, readable by its owner only (mode 0600)."""
+    _write_private(out, SECRET, f"{seed}\n")
+
+
+def env_key(out: Path) -> bytes:
+    """The key of `out`/env.secret, drawn and kept (mode 0600) at its first use."""
+    path = out / ENV_KEY
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        text = ""
+    except OSError as e:
+        raise SeedError(f"{path}: cannot read the key that hides the bots' env values: {e.strerror or e}") from None
+    if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+        return bytes.fromhex(text)
+    if text:
+        raise SeedError(f"{path}: not a key of 64 hex digits; remove it to draw a new one (the entrants "
+                        "that have env: values are then taken for new versions)")
+    key = secrets.token_bytes(32)
+    _write_private(out, ENV_KEY, key.hex() + "\n")
+    return key
 
 
 def read_secret(out: Path, sha256: str) -> int:

@@ -28,15 +28,15 @@ from .identity import fingerprint
 from .disqualify import Disqualification, DisqualificationGate, disqualifications
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
-from .ledger import (FORMAT, MARKER, SECRET, SeedState, check_published, commitment, draw_seed, marker_genesis,
-                     marker_shape, read_secret, write_secret)
+from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
+                     env_key, marker_genesis, marker_shape, read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
 
-_OWN = (SECRET, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
+_OWN = (SECRET, ENV_KEY, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
         "disqualified.json", "progress.json", CHECKPOINT)
 _TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
@@ -194,7 +194,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
             seed = read_secret(out, state.sha256) if cfg.secret_seed else cfg.seed
         except ValueError as e:  # SeedError too
             raise ResultsError(f"{marker}: {e}") from None
-    elif any(p.name not in (SECRET, LOCK) for p in out.iterdir()):
+    elif any(p.name not in (SECRET, ENV_KEY, LOCK) for p in out.iterdir()):
         raise ResultsError(f"{out}: not empty and not a p10-tourney results folder; choose another output")
     else:  # the first start: a secret seed is drawn now, and only its hash published
         seed = draw_seed() if cfg.secret_seed else cfg.seed
@@ -275,12 +275,19 @@ def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[in
             retired.append(name)
     skip = [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
     active = [b for b in cfg.bots if b.name not in retired]
-    prints = {b.name: fingerprint(b, skip) for b in active}
+    try:  # the bots' env: values count in their fingerprints by a keyed hash (never as themselves)
+        key = env_key(out) if any(b.env for b in active) else None
+    except SeedError as e:
+        raise ResultsError(str(e)) from None
+    prints = {b.name: fingerprint(b, skip, key) for b in active}
     for i, b in enumerate(active):
         old = known.get(b.name)
-        if old is not None and old != prints[b.name]:
+        if old is not None and old != prints[b.name] and b.env and old == fingerprint(b, skip):
+            known[b.name] = prints[b.name]  # fingerprinted before the key: the same bot
+        elif old is not None and old != prints[b.name]:
             raise ResultsError(
-                f"{cfg.source}: bots: {b.name!r} is not the bot that played its games in {out}: its command or the "
+                f"{cfg.source}: bots: {b.name!r} is not the bot that played its games in {out}: its command, "
+                f"{'env: values (or the key in ' + ENV_KEY + ') ' if b.env else ''}or the "
                 f"files of its folder changed (fingerprint {old[:12]} -> {prints[b.name][:12]}); give the new "
                 f"version another name (the old one is then retired), or run with --retire {b.name} to retire it")
     for b in active:

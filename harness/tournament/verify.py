@@ -35,6 +35,7 @@ from ..engine import IllegalMove
 from ..engine.replay import replay_game
 from ..report.files import MAX_META, load_yaml, not_plain, open_plain, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
+from ..referee.redact import WITHHELD
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
@@ -116,9 +117,19 @@ def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         cfg = parse_config(data, str(path))
     except ConfigError as e:
         raise ValueError(str(e)) from None
-    if cfg.config_sha256() != meta["config_sha256"]:  # cannot happen for a file the runner wrote
-        raise ValueError(f"{path}: reads back as another config")
+    if cfg.config_sha256() != meta["config_sha256"] and not _shows_the_host(resolved):
+        raise ValueError(f"{path}: reads back as another config")  # cannot happen for a file the runner wrote
     return with_fields(cfg, meta)
+
+
+def _shows_the_host(resolved: Mapping[str, Any]) -> bool:
+    """Whether a resolved config was written by a version that published the bots' env:
+    values and the host's paths as they are (it reads back in the form that hides them)."""
+    bots = resolved.get("bots")
+    return isinstance(bots, list) and any(
+        isinstance(b, dict) and (isinstance(b.get("env"), dict) and any(v != WITHHELD for v in b["env"].values())
+                                 or any(isinstance(w, str) and w.startswith("/") for w in b.get("cmd") or []))
+        for b in bots)
 
 
 def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentConfig:
