@@ -385,3 +385,29 @@ def test_the_disqualification_gate_looks_at_a_game_a_few_times_not_at_every_game
     assert sorted(d["entrant"] for d in dq) == ["e0003", "e0017"]
     per_game = asked[0] / outcome.total
     assert per_game < 5, f"the gate was asked {per_game:.1f} times a game"
+
+
+@pytest.mark.parametrize("spread, reason", [(12.0, "accepted"), (-12.0, "rejected"), (None, "settled")])
+def test_verify_passes_a_tournament_stopped_early_by_any_rule(gen, tmp_path: Path, spread, reason) -> None:
+    """The runner and verify decide "finished" by one rule: a run stopped by its SPRT
+    (accepting H1 or H0) or by a settled order verifies, finished, as published."""
+    import dataclasses
+
+    from harness.tournament.config import DisqualifyPolicy
+
+    out = tmp_path / "r"
+    cfg = gen.make_config(out, 4, 1200, 2, "round-robin", 3, True, "stop")
+    names = cfg.entrants
+    if spread is None:
+        cfg = dataclasses.replace(cfg, stop_when="settled", disqualify=DisqualifyPolicy(),
+                                  stop=dataclasses.replace(cfg.stop, round_games=24, min_games=24))
+        strengths = dict(zip(names, gen.latent_strengths(4, 12.0).tolist()))
+    else:
+        cfg = dataclasses.replace(cfg, stop_when="sprt", stop=dataclasses.replace(
+            cfg.stop, candidate=names[0], round_games=24, min_games=24, elo0=0.0, elo1=100.0))
+        strengths = dict(zip(names, gen.latent_strengths(4, spread).tolist()))
+    outcome = gen.simulate_run(cfg, strengths, 3, build_site=False)
+    assert outcome.finished and outcome.stopping["reason"] == reason and outcome.played < outcome.total
+    assert json.loads((out / "tournament.json").read_text())["finished"] is True
+    v = verify_results(out, replays=False)
+    assert v.ok, [c for c in v.checks if c.ok is False]

@@ -544,9 +544,8 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         nonlocal finishing
         finishing = True
         journal.close()
-        stopped = outcome.stopping is not None and bool(outcome.stopping.get("stop"))
         if not league:
-            outcome.finished = stopped or len(tally) == scheduled
+            outcome.finished = is_finished(outcome.stopping, len(tally), scheduled)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
         outcome.board = publish(cfg, tally, build_site=build_site and not interrupted, stopping=outcome.stopping,
@@ -605,7 +604,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                     outcome.stopping = _stop_check(cfg, rounds, r, tally, full_specs)
                     if on_progress:
                         on_progress(Progress(len(tally), outcome.total, t0, tally.leader(), None, outcome.stopping))
-                    if outcome.stopping["stop"]:
+                    if stops(outcome.stopping):
                         break
             # Every game is done: the workers end their bots while the results are published.
             release = getattr(executor, "release", None)
@@ -625,6 +624,18 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                 outcome.bot_starts[name] = outcome.bot_starts.get(name, 0) + n
         _write_stats(out, outcome)
     return outcome
+
+
+def stops(decision: Mapping[str, Any] | None) -> bool:
+    """Whether an early-stopping decision (`_stop_check`) ends the tournament: its order
+    settled, or its SPRT accepted or rejected."""
+    return decision is not None and bool(decision.get("stop"))
+
+
+def is_finished(decision: Mapping[str, Any] | None, done: int, scheduled: int) -> bool:
+    """The one rule of a finished (not league) tournament, the runner's and `verify`'s: an
+    early stop decided it (`stops`), or all `scheduled` games are `done`."""
+    return stops(decision) or done == scheduled
 
 
 def _stop_check(cfg: TournamentConfig, rounds: Sequence[Sequence[GameSpec]], r: int,

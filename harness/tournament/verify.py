@@ -41,7 +41,7 @@ from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
 from .disqualify import Disqualification
-from .runner import _history_specs, _stop_check, disqualified_text, make_board
+from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
 from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
 from .tally import GameTally
 
@@ -617,12 +617,12 @@ def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
             if any(s.index not in tally for s in rnd):
                 break
             stopping = _stop_check(cfg, rounds, r, tally, specs)
-            if stopping["reason"] == "settled":
+            if stops(stopping):
                 break
         scheduled = len(sched)
     else:
         scheduled = sum(1 for _ in iter_schedule(cfg, past=past))
-    finished = (stopping is not None and stopping["reason"] == "settled") or len(tally) == below + scheduled
+    finished = is_finished(stopping, len(tally), below + scheduled)
     return finished, stopping if finished else None, specs()
 
 
