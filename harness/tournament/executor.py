@@ -94,7 +94,7 @@ class GameRunner:
                 if gone.proc is not None:
                     self._bye(gone)
                     gone.stop()
-        seats = [s for s in spec.seats if s not in excluded]
+        seats, left_out = spec.seats_without(excluded)
         bots = []
         unavailable: dict[int, tuple[str, str]] = {}
         startup_failures: list[str] = []
@@ -143,8 +143,8 @@ class GameRunner:
                       "phases": [0] * len(seats), "winner": None, "hands": 0, "stalled_hands": 0,
                       "reason": "not_played", "faults": [], "forfeits": [], "duration_s": 0.0}
             replay = None
-        if excluded and any(s in excluded for s in spec.seats):
-            record["disqualified"] = [s for s in spec.seats if s in excluded]
+        if left_out:
+            record["disqualified"] = left_out
         for bot in bots:
             # A forfeited bot was ended; it is started afresh for its next game.
             name = bot.spec.name

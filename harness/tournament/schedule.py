@@ -42,6 +42,11 @@ class GameSpec:
     group: int
     sample: bool = False  # one of the first games of one of its entrants (replays: sample)
 
+    def seats_without(self, excluded: Container[str]) -> tuple[list[str], list[str]]:
+        """(the seats that play, the seats left out) when the entrants in `excluded`
+        (disqualified) take no part: a game record's `seats` and `disqualified`."""
+        return [e for e in self.seats if e not in excluded], [e for e in self.seats if e in excluded]
+
 
 @dataclass(frozen=True)
 class Past:

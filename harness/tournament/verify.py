@@ -483,7 +483,10 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapp
         i = r["id"]
         k = bisect_right(starts, i) - 1
         s = field_schedule(k).take(i) if k >= 0 else None
-        if s is None or (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
+        out = r.get("disqualified") or []  # left out of the game: the seats without them play
+        gone = set(out) if isinstance(out, list) and all(isinstance(e, str) for e in out) else None
+        if s is None or gone is None or (r.get("game"), r.get("seed"), [r.get("seats"), out]) != (
+                s.game, s.seed, list(s.seats_without(gone))):
             v.add("schedule", False, f"game {i} ({r.get('game')}) is not the game the seed schedules "
                                      f"(seats {r.get('seats')}, seed {r.get('seed')})")
             return False
