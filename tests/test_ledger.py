@@ -869,3 +869,34 @@ def test_a_finished_tournament_cannot_keep_its_seed_secret(tmp_path: Path) -> No
     (out / "leaderboard.json").write_text(json.dumps(board | {"seed": None}, indent=1) + "\n")
     line = _fail_line(invoke("verify", out))
     assert line.split()[1] == "finished" and "all 6 scheduled games are published" in line, line
+
+
+def test_a_resumed_run_rates_only_the_games_after_the_published_ones(tmp_path, monkeypatch) -> None:
+    """ratings.checkpoint.json (TrueSkill after the published games, bound by its SHA-256 in
+    tournament.json) is where a run that goes on starts its ratings: the games already
+    published are not rated again, and the boards are those of rating every game (verify
+    rates them all and compares byte for byte). A checkpoint that is not theirs is not used."""
+    from harness.tournament import ratings as ratings_module
+
+    out = tmp_path / "r"
+    cfg_path = write_config(tmp_path, out, replays="none", seed=3)  # (a secret seed, revealed, takes no newcomer)
+    assert invoke("run", cfg_path, "--no-progress", "--no-site").exit_code == 0
+    rated: list[int] = []
+    real = ratings_module.Ratings.update
+    monkeypatch.setattr(ratings_module.Ratings, "update",
+                        lambda self, i, seats, places: (rated.append(i), real(self, i, seats, places))[1])
+    data = yaml.safe_load(cfg_path.read_text())
+    data["bots"].append({"name": "random2", "cmd": RANDOM + ["6"]})  # a newcomer: its games only are played
+    cfg_path.write_text(yaml.safe_dump(data))
+    assert invoke("run", cfg_path, "--no-progress", "--no-site").exit_code == 0
+    games = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
+    assert rated and min(rated) == 6 and sorted(rated) == sorted(g["id"] for g in games if g["id"] >= 6)
+    res = invoke("verify", out, "--no-replays")
+    assert res.exit_code == 0, res.output
+    # An edited checkpoint (its hash no longer tournament.json's) is not used: every game is rated.
+    with open(out / "ratings.checkpoint.json", "a") as f:
+        f.write(" ")
+    rated.clear()
+    assert invoke("run", cfg_path, "--no-progress", "--no-site").exit_code == 0
+    assert sorted(rated) == sorted(g["id"] for g in games if len(g["seats"]) > 1)
+    assert invoke("verify", out, "--no-replays").exit_code == 0

@@ -121,6 +121,17 @@ class Ratings:
                 "entrants": {e: {"mu": r.mu, "sigma": r.sigma, "trail": self.trails[e].state()}
                              for e, r in self.ratings.items()}}
 
+    def widened(self, entrants: Sequence[str]) -> "Ratings | None":
+        """These ratings over `entrants` (in that order), an entrant new to them unrated;
+        None if they rate one that is not among `entrants`."""
+        if not set(self.ratings) <= set(entrants):
+            return None
+        out = Ratings(entrants, self.draw_probability, self.trails[next(iter(self.trails))].cap if self.trails else
+                      HISTORY_POINTS)
+        for e in self.ratings:
+            out.ratings[e], out.trails[e] = self.ratings[e], self.trails[e]
+        return out
+
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "Ratings":
         """The ratings `state()` wrote (ValueError if it is not such a state)."""

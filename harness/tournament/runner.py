@@ -34,7 +34,7 @@ from .ratings import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
-from .tally import CHECKPOINT, GameTally, checkpoint_bytes
+from .tally import CHECKPOINT, GameTally, checkpoint_bytes, read_checkpoint
 
 _OWN = (SECRET, ENV_KEY, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
@@ -443,6 +443,19 @@ def _lock(out: Path) -> Iterator[None]:
         yield
 
 
+def _rated_before(tally: GameTally, cfg: TournamentConfig, out: Path) -> None:
+    """Start `tally`'s TrueSkill from the checkpoint of the published games where it is
+    theirs (`read_checkpoint`), so that a resumed run rates only the games after them."""
+    meta = read_json(out / MARKER)
+    games = meta.get("games")
+    if not isinstance(games, int) or games <= 0:
+        return
+    rated = read_checkpoint(out, meta.get("journal_head"), games, meta.get("ratings_sha256"),
+                            rules_draw_probability(cfg.rules), cfg.standing)
+    if rated is not None:
+        tally.rated_before(rated, games)
+
+
 def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
          on_progress: Callable[[Progress], None] | None, build_site: bool, retire: Sequence[str], forever: bool,
          stop: threading.Event | None) -> Outcome:
@@ -463,6 +476,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     # The games finished before are read back from games.jsonl one at a time into the
     # same, and their index and seed (16 bytes a game) kept until checked.
     tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
+    _rated_before(tally, cfg, out)
     matchmaker = Matchmaker(cfg, history=tally) if league else None
     before = PastReader(cfg.base, cfg.format == "random")  # the fields before this one, as its schedule reads them
     ids, seeds = array("q"), array("q")  # the games of this field (every game of a league)

@@ -167,8 +167,16 @@ class GameTally:
             self._seen.extend(bytes(max(byte + 1 - len(self._seen), len(self._seen))))
         self._seen[byte] |= 1 << (i & 7)
 
+    def rated_before(self, ratings: Ratings, games: int) -> None:
+        """Take `ratings` as TrueSkill over the games of index 0..`games` - 1 (the runner's
+        checkpoint of the published games, `read_checkpoint`): those games, when added,
+        are not rated again. Only before any game is added."""
+        if self.count:
+            raise ValueError("ratings of the games before can only be taken before any game is added")
+        self.ratings, self._rate_next = ratings, games
+
     def _add_rating(self, i: int, game: tuple[tuple[str, ...], tuple[int, ...]] | None) -> None:
-        if self.ratings is None:
+        if self.ratings is None or i < self._rate_next:  # (rated already: `rated_before`)
             return
         self._rate_wait[i] = game
         while self._rate_next in self._rate_wait:
@@ -327,12 +335,14 @@ def checkpoint_bytes(ratings: Ratings, head: str, games: int) -> bytes:
 
 
 def read_checkpoint(out: Path, head: str | None, games: int, sha256: str | None,
-                    draw_probability: float | None = None) -> Ratings | None:
+                    draw_probability: float | None = None, entrants: Sequence[str] | None = None) -> Ratings | None:
     """The checkpointed ratings if they are those of the journal just read: the file hashes
     to `sha256` (tournament.json's `ratings_sha256`, written with it), and its chain head
     and line count are `head` and `games` of the journal as read (links checked);
     otherwise (none, stale, edited, another journal) None, and the games are rated again.
-    `p10-tourney verify` never reads it: it rates every game."""
+    With `entrants` (the standings' entrants now), they are rated over those (a newcomer
+    unrated; None if the checkpoint rates one that is not among them). `p10-tourney
+    verify` never reads it: it rates every game."""
     try:
         raw = (out / CHECKPOINT).read_bytes()
         if not sha256 or hashlib.sha256(raw).hexdigest() != sha256:
@@ -345,4 +355,4 @@ def read_checkpoint(out: Path, head: str | None, games: int, sha256: str | None,
         return None
     if draw_probability is not None and ratings.draw_probability != draw_probability:
         return None
-    return ratings
+    return ratings if entrants is None else ratings.widened(entrants)
