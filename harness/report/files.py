@@ -137,14 +137,24 @@ def safe_folder(folder: Path) -> None:
     folder.mkdir(exist_ok=True)
 
 
-def write_replacing(path: Path, text: str) -> None:
-    """Write `text` to `path` through a new file renamed over it: a link or a file of
-    another owner at `path` is replaced, never written through."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+TMP_PREFIX = ".p10tmp-"
+"""The names of files being written (`write_whole`); one left by a run that was killed is
+never whole, and is removed when the folder is next written to."""
+
+
+def write_whole(path: Path, data: str | bytes, mode: int = 0o644, sync: bool = False) -> None:
+    """The one way results are written: a new file in the same folder (`mode`; flushed to
+    disk first with `sync`), renamed over `path` when whole, so that a reader never sees
+    it half-written and a link or another owner's file at `path` is replaced, never
+    written through."""
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(data.encode() if isinstance(data, str) else data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

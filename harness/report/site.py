@@ -37,7 +37,7 @@ import yaml
 
 from .leaderboard import MARKS as _MARKS, ORDER_KEY, order_line, promise, stop_line
 from .leaderboard import seed_note
-from .files import MAX_LINE, MAX_META, load_yaml, open_plain, read_json, read_regular, safe_folder, write_replacing
+from .files import MAX_LINE, MAX_META, load_yaml, open_plain, read_json, read_regular, safe_folder, write_whole
 
 __all__ = ["build_site", "replay_file_html", "MAX_REPLAYS", "MAX_GAME_ROWS"]
 
@@ -679,7 +679,7 @@ def _write_replays(data: _Data, site: Path, max_replays: int) -> list[dict[str, 
             "window.P10_REPLAYS=window.P10_REPLAYS||{};\n"
             f"window.P10_REPLAYS[{_json(rep.game)}]={_json(payload)};\n"
         )
-        write_replacing(out_dir / f"{fname}.js", script)
+        write_whole(out_dir / f"{fname}.js", script)
         written += len(script)
         rec = rep.record or {}
         index.append({
@@ -1481,7 +1481,7 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     safe_folder(site)  # a link there would take the site's files elsewhere
     replay_index = _write_replays(data, site, max(0, int(max_replays)))
     if data.config_text is not None:
-        write_replacing(site / "config.resolved.yaml", data.config_text)
-    write_replacing(site / "index.html", _index_html(data, replay_index))
-    write_replacing(site / "replay.html", _replay_html(data, replay_index))
+        write_whole(site / "config.resolved.yaml", data.config_text)
+    write_whole(site / "index.html", _index_html(data, replay_index))
+    write_whole(site / "replay.html", _replay_html(data, replay_index))
     return site

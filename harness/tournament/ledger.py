@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..report.files import read_json
+from ..report.files import read_json, write_whole
 from .journal import CHAIN_FORMAT, CHAIN_FORMATS, ChainError, JournalState, genesis
 
 MARKER = "tournament.json"
@@ -51,23 +51,9 @@ def draw_seed() -> int:
     return secrets.randbits(SEED_BITS)
 
 
-def _write_private(out: Path, name: str, text: str) -> None:
-    """Write `out`/`name` readable by its owner only (mode 0600), whole (a temporary file
-    renamed into place)."""
-    tmp = out / f".p10tmp-{name}.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, out / name)
-
-
 def write_secret(out: Path, seed: int) -> None:
     """Keep `seed` in `out`/seed.secret, readable by its owner only (mode 0600)."""
-    _write_private(out, SECRET, f"{seed}\n")
+    write_whole(out / SECRET, f"{seed}\n", mode=0o600, sync=True)
 
 
 def env_key(out: Path) -> bytes:
@@ -85,7 +71,7 @@ def env_key(out: Path) -> bytes:
         raise SeedError(f"{path}: not a key of 64 hex digits; remove it to draw a new one (the entrants "
                         "that have env: values are then taken for new versions)")
     key = secrets.token_bytes(32)
-    _write_private(out, ENV_KEY, key.hex() + "\n")
+    write_whole(out / ENV_KEY, key.hex() + "\n", mode=0o600, sync=True)
     return key
 
 

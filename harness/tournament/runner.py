@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
-from ..report.files import MAX_META, load_yaml, read_json, read_regular
+from ..report.files import MAX_META, TMP_PREFIX, load_yaml, read_json, read_regular, write_whole
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
@@ -39,7 +39,6 @@ from .tally import CHECKPOINT, GameTally, checkpoint_bytes, read_checkpoint
 _OWN = (SECRET, ENV_KEY, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",
         "config.resolved.yaml", MARKER, "replays", "logs", "site", "stats.json", "stats.md",
         "disqualified.json", "progress.json", CHECKPOINT)
-_TMP = ".p10tmp-"  # prefix of files being written (renamed into place when whole)
 LOCK = ".p10-lock"  # held by the run playing into the folder
 PUBLISH_EVERY_S = 60.0  # run --forever: the leaderboard files are published between rounds this often
 
@@ -165,7 +164,7 @@ def prepare_output(cfg: TournamentConfig, fresh: bool = False, retire: Sequence[
             elif p.exists():
                 p.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    for p in out.glob(_TMP + "*"):  # left by a run killed while writing: never whole
+    for p in out.glob(TMP_PREFIX + "*"):  # left by a run killed while writing: never whole
         p.unlink(missing_ok=True)
     if marker.exists():
         try:
@@ -828,15 +827,6 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
         raise RuntimeError(f"games never became ready to start: {waiting.head()}")
 
 
-def write_whole(path: Path, data: str | bytes) -> None:
-    """Write a file so that it is never seen half-written: a temporary file in the same
-    folder, renamed over `path` when complete."""
-    tmp = path.with_name(f"{_TMP}{path.name}.{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data.encode() if isinstance(data, str) else data)
-    os.replace(tmp, path)
-
-
 def _write_stats(out: Path, outcome: Outcome) -> None:
     write_whole(out / "stats.json", json.dumps({
         "played_this_run": outcome.played, "total": outcome.total, "finished": outcome.finished,
@@ -963,7 +953,7 @@ def disqualified_text(cfg: TournamentConfig, board: Mapping[str, Any]) -> str:
 
 def _write_leaderboard_whole(out: Path, board: Mapping[str, Any]) -> None:
     """`write_leaderboard`, each file replaced whole (a reader never sees half a file)."""
-    tmp = Path(tempfile.mkdtemp(prefix=_TMP, dir=out))
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=out))
     try:
         write_leaderboard(tmp, board)
         for p in tmp.iterdir():
