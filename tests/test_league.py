@@ -240,7 +240,7 @@ def test_other_changes_are_still_refused_naming_what_changed(tmp_path: Path) -> 
 def test_matchmaking_pairs_close_ratings_and_prefers_uncertain_ones() -> None:
     import random as _random
 
-    from harness.tournament.league import match_tables, pair_information
+    from harness.tournament.matching import match_tables, pair_information
 
     ratings = {"a": (30.0, 1.0), "b": (29.5, 1.0), "c": (10.0, 1.0), "d": (9.5, 1.0)}
     tables = match_tables(list(ratings), ratings, {e: 50 for e in ratings}, 2, 2, 10, _random.Random(1))

@@ -258,6 +258,8 @@ def _peak_mb() -> float:
 def _load_written_config(out: Path) -> TournamentConfig:
     data = yaml.safe_load((out / "config.resolved.yaml").read_text())
     data["output"] = str(out)
+    for bot in data["bots"]:  # its working folder is published as <host>/...: the bots here need none
+        bot.pop("cwd", None)
     return parse_config(data, str(out / "config.resolved.yaml"))
 
 

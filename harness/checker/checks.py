@@ -13,7 +13,7 @@ from ..engine.cards import Card, CardError
 from ..players import GreedyStrategy
 from ..referee import BotDied, BotStartError, BotTimeout, LineTooLong, MalformedMessage, decode, encode
 from ..referee.codec import hello_message, parse_reply
-from . import scenarios as S
+import harness.checker.scenarios as S
 from .context import CheckFailed, Context, DirectFault, Played, first_play, reply_pairs
 from .tap import Entry
 

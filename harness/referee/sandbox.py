@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from . import seccomp
+from .seccomp import program as seccomp_program
 from .proctable import tasks_of, tree_load
 from .text import printable
 
@@ -622,7 +622,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     # All of /proc read-only: a bot's own entries need no writes, and as root a bot would
     # otherwise own the machine-wide files that check only the file mode.
     opts += ["--remount-ro", "/proc"]
-    rules = seccomp.program(build=writable_own)
+    rules = seccomp_program(build=writable_own)
     if rules is not None:
         fds.append(_data_fd(rules))
         opts += ["--seccomp", str(fds[-1])]

@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
 from .executor import GameRunner, cpu_to_spare, watchdog_budget
-from .schedule import GameSpec, IndexSet
+from .schedule import GameSpec
+from .spill import IndexSet
 
 try:
     import distributed

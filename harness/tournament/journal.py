@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping
 import orjson
 
 from ..report.files import MAX_LINE, NotAFileError, open_plain
+from .spill import IndexSet
 
 CHAIN_FORMAT = "p10-chain/2"
 CHAIN_FORMATS = ("p10-chain/1", CHAIN_FORMAT)
@@ -186,8 +187,6 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
     and dropped; a torn last line is cut off if `repair`. The state has the head, the
     number of lines, the highest game index (`top`) and the link after line `mark`
     (`link_after(mark)`), and no records or links. Memory: a bit per game index."""
-    from .schedule import IndexSet
-
     seen = IndexSet()
     prev = start
     n = 0

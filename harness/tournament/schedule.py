@@ -26,7 +26,7 @@ import numpy as np
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 from .spill import Column
 
-__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -232,41 +232,6 @@ class PastReader:
         return Past(self.base, self.played, self.played, self.top + 1, dict(self.games), dict(self.met), ratings)
 
 
-class IndexSet:
-    """A set of non-negative game indices as a bitmap: a bit a game index up to the
-    highest one added (125 KB for a million), where a Python set takes some 60 bytes a
-    member."""
-
-    __slots__ = ("_bits", "_count")
-
-    def __init__(self, indices: Iterable[int] = ()) -> None:
-        self._bits = bytearray()
-        self._count = 0
-        for i in indices:
-            self.add(i)
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __contains__(self, index: object) -> bool:
-        if not isinstance(index, int) or index < 0:
-            return False
-        byte = index >> 3
-        return byte < len(self._bits) and bool(self._bits[byte] >> (index & 7) & 1)
-
-    def add(self, index: int) -> None:
-        """Add `index` (≥ 0)."""
-        if index < 0:
-            raise ValueError(f"game index {index} is negative")
-        byte = index >> 3
-        if byte >= len(self._bits):
-            self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
-        bit = 1 << (index & 7)
-        if not self._bits[byte] & bit:
-            self._bits[byte] |= bit
-            self._count += 1
-
-
 class CompactSchedule:
     """A field's schedule (games with consecutive indices from `start`) held as arrays:
     ~22 bytes a game (seats as entrant numbers, seed, deal group, sample flag) where a list
@@ -466,7 +431,7 @@ def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], pas
     short of the league's default `min_games` first, then close ratings and high
     uncertainty), seats in a random order."""
     from .config import LeaguePolicy
-    from .league import match_tables
+    from .matching import match_tables
     from .ratings import MU, SIGMA
 
     assert cfg.seed is not None

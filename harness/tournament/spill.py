@@ -22,7 +22,7 @@ import mmap
 from array import array
 import os
 import tempfile
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -140,3 +140,38 @@ class Column:
         v = self._a[: self._n]
         v.flags.writeable = False
         return v
+
+
+class IndexSet:
+    """A set of non-negative game indices as a bitmap: a bit a game index up to the
+    highest one added (125 KB for a million), where a Python set takes some 60 bytes a
+    member."""
+
+    __slots__ = ("_bits", "_count")
+
+    def __init__(self, indices: Iterable[int] = ()) -> None:
+        self._bits = bytearray()
+        self._count = 0
+        for i in indices:
+            self.add(i)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int) or index < 0:
+            return False
+        byte = index >> 3
+        return byte < len(self._bits) and bool(self._bits[byte] >> (index & 7) & 1)
+
+    def add(self, index: int) -> None:
+        """Add `index` (≥ 0)."""
+        if index < 0:
+            raise ValueError(f"game index {index} is negative")
+        byte = index >> 3
+        if byte >= len(self._bits):
+            self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
+        bit = 1 << (index & 7)
+        if not self._bits[byte] & bit:
+            self._bits[byte] |= bit
+            self._count += 1
