@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .actions import Action, Draw, Hit, Play
 from .cards import CARD_TYPES, DECK, LETTER_OF_COLOR, Card, CardError
@@ -456,52 +456,12 @@ class Game:
         # The cards the play uses, counted by card index (ints hash in C; cards would call
         # their own __hash__), in the order they come.
         used: dict[int, int] = {}
-        new_melds: list[Meld] = []
-        changed: dict[int, Meld] = {}
-        hit_events: list[Event] = []
-        phase = self.phase_of(seat)
-        if action.lay is not None:
-            if p.laid:
-                raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
-            try:
-                formed = match_lay(action.lay, phase)
-            except IllegalMove:
-                self._other_phase(seat, action.lay, phase)
-                raise
-            for group in action.lay:
-                for c in group:
-                    used[c.index] = used.get(c.index, 0) + 1
-            next_id = len(self.table)
-            for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed)):
-                new_melds.append(Meld(next_id + i, seat, kind, tuple(group), number, color, low, high))
-        if action.hits:
-            if not (p.laid or action.lay is not None):
-                raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {phase.number} is on the table this hand")
-            n_table = len(self.table)
-            for h in action.hits:
-                if not 0 <= h.meld < n_table:
-                    if n_table <= h.meld < n_table + len(new_melds):
-                        raise IllegalMove("R3.4", f"meld {h.meld} is laid in this same reply, and a hit names a meld "
-                                                  "that was on the table when the play began: lay it longer instead")
-                    raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table (its ids are 0..{n_table - 1})"
-                                      if n_table else f"there is no meld {h.meld}: the table is empty")
-                meld = changed.get(h.meld) or self.table[h.meld]
-                changed[h.meld], end = meld.hit(h.card, h.end)
-                used[h.card.index] = used.get(h.card.index, 0) + 1
-                hit_events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
+        new_melds = self._checked_lay(seat, p, action, used)
+        changed, hit_events = self._checked_hits(seat, p, action, len(new_melds), used)
         remaining = len(p.hand) - sum(used.values())
         if discard is not None:
             used[discard.index] = used.get(discard.index, 0) + 1
-        hand_count = [0] * len(CARD_TYPES)
-        for c in p.hand:
-            hand_count[c.index] += 1
-        for i, k in used.items():
-            if hand_count[i] < k:
-                raise IllegalMove(
-                    "R3.3" if action.lay else "R3.5",
-                    f"the play uses {k} × {CARD_TYPES[i]} but seat {seat}'s hand {_names(sorted(p.hand))} "
-                    f"holds {hand_count[i]}",
-                )
+        self._check_held(seat, p, action, used)
         # (A discard from a hand that laying and hitting emptied was refused just above:
         # the play would use more cards than the hand holds, R3.5.)
         if remaining and discard is None:
@@ -526,6 +486,65 @@ class Game:
             self.table[mid] = meld
         events.extend(hit_events)
         return self._end_play(seat, p, discard, target, events)
+
+    def _checked_lay(self, seat: int, p: Player, action: Play, used: dict[int, int]) -> list[Meld]:
+        """The melds a play lays (R3.3, R5), checked and not applied; their cards counted
+        into `used`."""
+        if action.lay is None:
+            return []
+        phase = self.phase_of(seat)
+        if p.laid:
+            raise IllegalMove("R3.3", f"seat {seat} has laid phase {phase.number} already this hand")
+        try:
+            formed = match_lay(action.lay, phase)
+        except IllegalMove:
+            self._other_phase(seat, action.lay, phase)
+            raise
+        for group in action.lay:
+            for c in group:
+                used[c.index] = used.get(c.index, 0) + 1
+        next_id = len(self.table)
+        return [Meld(next_id + i, seat, kind, tuple(group), number, color, low, high)
+                for i, (group, (kind, number, color, low, high)) in enumerate(zip(action.lay, formed))]
+
+    def _checked_hits(self, seat: int, p: Player, action: Play, laying: int,
+                      used: dict[int, int]) -> tuple[dict[int, Meld], list[Event]]:
+        """The melds a play's hits change (R7, R3.4), checked and not applied, with their
+        events; their cards counted into `used`. `laying`: the melds the same play lays."""
+        changed: dict[int, Meld] = {}
+        events: list[Event] = []
+        if not action.hits:
+            return changed, events
+        if not (p.laid or action.lay is not None):
+            raise IllegalMove("R7.2", f"seat {seat} may hit only once phase {self.phase_of(seat).number} is on the "
+                                      "table this hand")
+        n_table = len(self.table)
+        for h in action.hits:
+            if not 0 <= h.meld < n_table:
+                if n_table <= h.meld < n_table + laying:
+                    raise IllegalMove("R3.4", f"meld {h.meld} is laid in this same reply, and a hit names a meld "
+                                              "that was on the table when the play began: lay it longer instead")
+                raise IllegalMove("R7.1", f"there is no meld {h.meld} on the table (its ids are 0..{n_table - 1})"
+                                  if n_table else f"there is no meld {h.meld}: the table is empty")
+            meld = changed.get(h.meld) or self.table[h.meld]
+            changed[h.meld], end = meld.hit(h.card, h.end)
+            used[h.card.index] = used.get(h.card.index, 0) + 1
+            events.append({"e": "hit", "seat": seat, "card": h.card.text, "meld": h.meld, "end": end})
+        return changed, events
+
+    @staticmethod
+    def _check_held(seat: int, p: Player, action: Play, used: Mapping[int, int]) -> None:
+        """Every card a play uses (`used`, by card index) is in the hand as often (R3.3, R3.5)."""
+        hand_count = [0] * len(CARD_TYPES)
+        for c in p.hand:
+            hand_count[c.index] += 1
+        for i, k in used.items():
+            if hand_count[i] < k:
+                raise IllegalMove(
+                    "R3.3" if action.lay else "R3.5",
+                    f"the play uses {k} × {CARD_TYPES[i]} but seat {seat}'s hand {_names(sorted(p.hand))} "
+                    f"holds {hand_count[i]}",
+                )
 
     def _other_phase(self, seat: int, lay: tuple[tuple[Card, ...], ...], phase: Phase) -> None:
         """Raise R5.3 if a lay that is not `seat`'s phase is another phase of the game."""
