@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import orjson
 
@@ -494,6 +494,64 @@ class Referee:
             else:
                 log.append(ev)
 
+    def _request(self, game: Game, seat: _Seat, decision: str, rid: int, ahead: Any) -> bytes:
+        """The request line asking `seat` for `decision`: the events it has not seen, its
+        view and (a play, to a bot that wants them) its options; `ahead` is what was worked
+        out while it thought, used when the game went as expected (it drew from the deck)."""
+        n = seat.n
+        log = self._events
+        news = log[seat.seen:]
+        seat.seen = len(log)
+        if ahead is not None and ahead[0] == game.turn and news == ahead[1]:
+            state, options = ahead[2], ahead[3]  # the seat drew from the deck, as worked out
+        else:
+            state = game.view(n)
+            options = game.options(n) if decision == "play" and seat.bot.wants_options else None
+        msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision, "events": news, "state": state}
+        if options is not None:
+            msg["options"] = options
+        return encode(msg)
+
+    def _budget(self, seat: _Seat) -> float:
+        """The seconds `seat` has for this decision: the move time, or what is left of
+        the game time if less."""
+        if seat.untimed:
+            return _UNTIMED_S
+        budget = self.tc.move_ms / 1000
+        if self.tc.game_ms is not None:
+            budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
+        return budget
+
+    def _reply(self, bot: BotProcess, n: int, rid: int, deadline: float) -> dict[str, Any]:
+        """The reply to request `rid` (or a reply that is not to an earlier request), read
+        by `deadline`: blank lines and late replies to earlier requests are passed over
+        (recorded, and at most MAX_EXTRA_LINES of them)."""
+        record = self.record
+        extra = 0  # lines read that are not the reply: blank ones, late replies
+        while True:
+            line = bot.read_line(deadline)
+            try:
+                reply = decode(line)
+            except MalformedMessage:
+                if record is not None:
+                    self._rec_msg("from", n, line, is_json=False)
+                if line.strip():
+                    raise
+                extra += 1  # a blank line: no reply, but it counts
+            else:
+                if record is not None:
+                    self._rec_msg("from", n, line, is_json=True)
+                got = as_int(reply.get("id"))
+                if got == rid or type(got) is not int or reply.get("type") == "hello":
+                    return reply
+                self.stale += 1  # a late reply to an earlier request: dropped
+                self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
+                extra += 1
+            if extra > MAX_EXTRA_LINES:
+                raise MalformedMessage(
+                    f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
+                    f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
+
     def _decide(self, game: Game, seat: _Seat) -> list[dict[str, Any]]:
         """Ask `seat` for its decision, with retries; fall back when it cannot answer."""
         policy = self.policy
@@ -508,29 +566,13 @@ class Referee:
         for attempt in range(policy.retries + 1):
             rid = bot.next_id
             bot.next_id = rid + 1
-            log = self._events
-            news = log[seat.seen:]
-            seat.seen = len(log)
-            if ahead is not None and ahead[0] == game.turn and news == ahead[1]:
-                state, options = ahead[2], ahead[3]  # the seat drew from the deck, as worked out
-            else:
-                state = game.view(n)
-                options = game.options(n) if decision == "play" and bot.wants_options else None
+            data = self._request(game, seat, decision, rid, ahead)
             if self.progress is not None:
                 self.progress()
-            msg: dict[str, Any] = {"type": "request", "id": rid, "decision": decision, "events": news, "state": state}
-            if options is not None:
-                msg["options"] = options
-            data = encode(msg)
             if record is not None:
                 self._rec_msg("to", n, data, is_json=True)
             self.decisions += 1
-            if seat.untimed:
-                budget = _UNTIMED_S
-            else:
-                budget = self.tc.move_ms / 1000
-                if self.tc.game_ms is not None:
-                    budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
+            budget = self._budget(seat)
             # No other bot runs while this one thinks; the wait for the last one to stop is
             # not this one's time.
             self._confirm_stopped()
@@ -547,38 +589,11 @@ class Referee:
                         preview = game.preview_deck_draw(bot.wants_options)
                         if preview is not None:
                             seat.ahead = (game.turn, *preview)
-                extra = 0  # lines read that are not the reply: blank ones, late replies
-                while True:
-                    line = bot.read_line(deadline)
-                    try:
-                        reply = decode(line)
-                    except MalformedMessage:
-                        if record is not None:
-                            self._rec_msg("from", n, line, is_json=False)
-                        if line.strip():
-                            raise
-                        extra += 1  # a blank line: no reply, but it counts
-                    else:
-                        if record is not None:
-                            self._rec_msg("from", n, line, is_json=True)
-                        got = as_int(reply.get("id"))
-                        if got == rid or type(got) is not int or reply.get("type") == "hello":
-                            break
-                        self.stale += 1  # a late reply to an earlier request: dropped
-                        self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
-                        extra += 1
-                    if extra > MAX_EXTRA_LINES:
-                        raise MalformedMessage(
-                            f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
-                            f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
+                reply = self._reply(bot, n, rid, deadline)
                 self._stop_later = bot
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
-                if "id" not in reply:
-                    raise MalformedMessage(f"the reply has no 'id' (the request's id is {rid})")
-                if type(got) is not int:  # true == 1 and 1.0 == 1 in Python; not in p10/1
-                    raise MalformedMessage(f"the reply's 'id' must be an integer, the request's id {rid}; "
-                                           f"not {orjson.dumps(got).decode()[:40]}")
+                _check_id(reply, rid)
                 events = game.apply(action)
                 if record is not None:
                     record.action(n, action, False)
@@ -617,6 +632,17 @@ class Referee:
         action = game.fallback()
         self._rec_action(seat.n, action, True)
         return game.apply(action)
+
+
+def _check_id(reply: Mapping[str, Any], rid: int) -> None:
+    """A reply's id is request `rid`'s, an integer (true == 1 and 1.0 == 1 in Python; not
+    in p10/1)."""
+    if "id" not in reply:
+        raise MalformedMessage(f"the reply has no 'id' (the request's id is {rid})")
+    got = as_int(reply.get("id"))
+    if type(got) is not int:
+        raise MalformedMessage(f"the reply's 'id' must be an integer, the request's id {rid}; "
+                               f"not {orjson.dumps(got).decode()[:40]}")
 
 
 def play_game(
