@@ -1167,8 +1167,8 @@ def _run_bpf(prog: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int
         if code == 0x20:  # LD W ABS
             acc = struct.unpack_from("=I", data, k)[0]
             pc += 1
-        elif code in (0x15, 0x35):  # JEQ K, JGE K
-            hit = acc == k if code == 0x15 else acc >= k
+        elif code in (0x15, 0x35, 0x45):  # JEQ K, JGE K, JSET K
+            hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
             pc += 1 + (jt if hit else jf)
         elif code == 0x06:  # RET K
             return k
@@ -1338,6 +1338,78 @@ def test_seccomp_makes_setsid_do_nothing_in_games(machine: str, arch: int, setsi
     assert _run_bpf(prog, getsid, arch) == ALLOW
 
 
+# Where each ABI's numbers are written down (Debian's paths; the cross-compilers' packages
+# linux-libc-dev-armhf-cross and -arm64-cross put the other machines' in /usr/<triplet>).
+SYSCALL_HEADERS = {
+    0xC000003E: ["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h",
+                 "/usr/x86_64-linux-gnu/include/asm/unistd_64.h"],
+    0x40000003: ["/usr/include/x86_64-linux-gnu/asm/unistd_32.h", "/usr/include/i386-linux-gnu/asm/unistd_32.h",
+                 "/usr/include/asm/unistd_32.h", "/usr/x86_64-linux-gnu/include/asm/unistd_32.h"],
+    0xC00000B7: ["/usr/include/asm-generic/unistd.h", "/usr/aarch64-linux-gnu/include/asm-generic/unistd.h"],
+    0x40000028: ["/usr/include/arm-linux-gnueabihf/asm/unistd-eabi.h",
+                 "/usr/arm-linux-gnueabihf/include/asm/unistd-eabi.h",
+                 "/usr/arm-linux-gnueabi/include/asm/unistd-eabi.h"],
+}
+
+
+def syscall_numbers(arch: int) -> dict[str, int]:
+    """The system call numbers of one ABI as the kernel's headers give them (name without
+    `__NR_`, e.g. "sync": 162), or skip where this machine has none of its headers."""
+    import re
+
+    path = next((p for p in SYSCALL_HEADERS[arch] if os.path.exists(p)), None)
+    if path is None:
+        pytest.skip(f"no kernel header with the numbers of ABI {arch:#x} here")
+    raw = dict(re.findall(r"^#define\s+(__NR\w+)\s+(.+?)\s*$", Path(path).read_text(), re.M))
+
+    def value(expr: str) -> int:
+        expr = expr.strip().strip("()").replace("__NR_SYSCALL_BASE", "0")  # 0 for ARM's EABI
+        if expr in raw:
+            return value(raw[expr])
+        return sum(int(term) for term in expr.split("+"))
+
+    out = {}
+    for name, expr in raw.items():
+        try:
+            out[name.removeprefix("__NR_")] = value(expr)
+        except ValueError:
+            continue
+    return out
+
+
+@pytest.mark.parametrize("machine, arch, flush, fadvise", [
+    ("x86_64", 0xC000003E, "sync_file_range", ("fadvise64",)),
+    ("x86_64", 0x40000003, "sync_file_range", ("fadvise64", "fadvise64_64")),  # 32-bit x86
+    ("aarch64", 0xC00000B7, "sync_file_range", ("fadvise64",)),
+    ("aarch64", 0x40000028, "arm_sync_file_range", ("arm_fadvise64_64",)),  # 32-bit ARM
+])
+def test_seccomp_keeps_a_bot_from_writing_back_the_machines_files(
+        machine: str, arch: int, flush: str, fadvise: tuple[str, ...]) -> None:
+    """`sync`, `syncfs` and `quotactl` (whose Q_SYNC writes back every file system with
+    quotas, unprivileged) fail with EPERM; `fsync`, `fdatasync`, `sync_file_range`,
+    `posix_fadvise` and `msync` with MS_SYNC return 0 without being made, in games and
+    builds. The numbers come from the kernel's headers, and the filter's lists for this
+    are exactly these calls."""
+    from harness.referee import seccomp
+
+    nr = syscall_numbers(arch)
+    refused = [nr[n] for n in ("sync", "syncfs", "quotactl", "quotactl_fd")]
+    granted = [nr[n] for n in ("fsync", "fdatasync", flush, *fadvise)]
+    abi = seccomp._ABIS[machine][arch]
+    assert sorted(abi.writeback) == sorted(refused) and sorted(abi.flush) == sorted(granted)
+    assert abi.msync == (nr["msync"],)
+    for build in (False, True):
+        prog = seccomp.program(machine, build=build)
+        assert prog is not None
+        for n in refused:
+            assert _run_bpf(prog, n, arch) == EPERM, (n, build)
+        for n in granted:
+            assert _run_bpf(prog, n, arch, (3, 0, 0, 0)) == GRANTED, (n, build)
+        for flags, verdict in ((4, GRANTED), (4 | 2, GRANTED), (1, ALLOW), (2, ALLOW), (0, ALLOW)):  # MS_SYNC
+            assert _run_bpf(prog, nr["msync"], arch, (0x1000, 4096, flags)) == verdict, (flags, build)
+        assert _run_bpf(prog, nr["readahead"], arch) == ALLOW
+
+
 def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
     from harness.referee import seccomp
 
@@ -1440,6 +1512,56 @@ print("thread ok")
     assert "xattr ENOTSUP" in p.stdout, p.stdout  # an ACL would change the mode
     assert "timer_create -1 EPERM" in p.stdout, p.stdout  # a timer could send SIGCONT while stopped
     assert "timer_list refused" in p.stdout or "timer_list ''" in p.stdout, p.stdout  # every timer's expiry
+
+
+@pytest.mark.parametrize("build", [False, True])
+def test_a_sandboxed_process_cannot_make_the_machine_write_back_its_files(tmp_path: Path, build: bool) -> None:
+    """In the sandbox (a game's and a build's), `sync()` and `syncfs()` fail with EPERM and
+    Python's `os.sync()` goes on; `fsync`, `fdatasync`, `sync_file_range`, `posix_fadvise`
+    and `msync(MS_SYNC)` return 0 without being made: on a pipe, or an address nothing is
+    mapped at, where made they fail. `msync` without MS_SYNC is made."""
+    import platform
+
+    from harness.referee.seccomp import program
+
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+    if not OK or program() is None or arch is None:
+        pytest.skip(f"no sandbox with a seccomp filter here ({platform.machine()}, {WHY})")
+    nr = syscall_numbers(arch)
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"""
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(*args)
+    print(name, r, errno.errorcode.get(ctypes.get_errno(), "-") if r < 0 else "-")
+r, w = os.pipe()
+os.sync()
+print("os.sync returned")
+call("sync", {nr["sync"]})
+call("syncfs", {nr["syncfs"]}, os.open("/usr", os.O_RDONLY))
+call("quotactl", {nr["quotactl"]}, ctypes.c_uint(0x80000100), None, 0, None)  # Q_SYNC of user quotas, all file systems
+call("fsync", {nr["fsync"]}, r)
+call("fdatasync", {nr["fdatasync"]}, r)
+call("sync_file_range", {nr["sync_file_range"]}, r, ctypes.c_int64(0), ctypes.c_int64(0), 2)
+call("fadvise", {nr["fadvise64"]}, r, ctypes.c_int64(0), ctypes.c_int64(0), 4)
+call("msync_sync", {nr["msync"]}, ctypes.c_void_p(0x10000), 4096, 4)
+call("msync_async", {nr["msync"]}, ctypes.c_void_p(0x10000), 4096, 1)
+""")
+    inv = prepare([sys.executable, str(probe)], str(tmp_path), {}, Sandbox(mode="bwrap", own=str(tmp_path)), 64,
+                  writable_own=build)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+    finally:
+        inv.close()
+    got = {line.split()[0]: line.split()[1:] for line in p.stdout.splitlines()}
+    assert p.returncode == 0 and "os.sync" in got, (p.stdout, p.stderr)
+    for name in ("sync", "syncfs", "quotactl"):
+        assert got[name] == ["-1", "EPERM"], (name, got)
+    for name in ("fsync", "fdatasync", "sync_file_range", "fadvise", "msync_sync"):
+        assert got[name] == ["0", "-"], (name, got)
+    assert got["msync_async"] == ["-1", "ENOMEM"], got
 
 
 @pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
