@@ -495,6 +495,68 @@ def test_hard_limits_equal_soft_limits_in_the_box(tmp_path: Path) -> None:
         bot.stop()
 
 
+RAISE_EVERY_LIMIT = """
+import json, resource
+
+INF = resource.RLIM_INFINITY
+def more(a, b):
+    return (a == INF and b != INF) or (INF not in (a, b) and a > b)
+limits = {}
+for which in range(64):  # every limit of the kernel (up to the last one Python knows)
+    try:
+        soft, hard = resource.getrlimit(which)
+    except ValueError:
+        break
+    raised = []
+    for want in ((INF, INF), (soft, INF), (hard, hard), (INF if hard == INF else hard + 1,) * 2):
+        try:
+            resource.setrlimit(which, want)
+        except (ValueError, OSError):
+            continue
+        now = resource.getrlimit(which)
+        if more(now[0], soft) or more(now[1], hard):
+            raised.append(now)
+    limits[which] = [soft, hard, raised]
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_a_bot_can_raise_none_of_its_limits(tmp_path: Path, mode: str) -> None:
+    """Every resource limit a bot starts with (those the harness sets and those it leaves,
+    `RLIMIT_CORE` and `RLIMIT_STACK` among them, whose hard limits systems leave open) has
+    hard = soft, and the bot's attempts to raise each one fail (unsandboxed as root,
+    which may raise anything, only the first is checked)."""
+    if mode == "auto" and not OK:
+        pytest.skip(f"the sandbox cannot run here: {WHY}")
+    bot = start(tmp_path, RAISE_EVERY_LIMIT + """
+import sys
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "name": json.dumps(limits)}), flush=True)
+sys.stdin.readline()
+""", Limits(cpu_s=50, open_files=77, file_mb=3), mode=mode)
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+        got = {int(k): v for k, v in json.loads(bot.hello["name"]).items()}
+    finally:
+        bot.stop()
+    import resource
+
+    assert len(got) >= 15 and {resource.RLIMIT_CORE, resource.RLIMIT_STACK, 10} <= set(got), got  # 10: RLIMIT_LOCKS
+    assert [k for k, (soft, hard, _) in got.items() if soft != hard] == [], got
+    if mode != "none" or os.geteuid() != 0:
+        assert {k: r for k, (_, _, r) in got.items() if r} == {}
+
+
+@needs_bwrap
+def test_a_build_can_raise_none_of_its_limits(tmp_path: Path) -> None:
+    own = _own_folder(tmp_path)
+    (own / "probe.py").write_text(RAISE_EVERY_LIMIT + "print(json.dumps(limits))\n")
+    out = run_build("b", (sys.executable, "probe.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    got = json.loads(out.strip().splitlines()[-1])
+    assert [k for k, (soft, hard, _) in got.items() if soft != hard] == [], got
+    assert {k: r for k, (_, _, r) in got.items() if r} == {}
+
+
 @needs_bwrap
 def test_a_sandboxed_bot_exit_by_signal_reads_as_the_signal(tmp_path: Path) -> None:
     bot = start(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", Limits())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from . import rlimits
 from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
@@ -148,8 +149,8 @@ def can_raise_hard_limits() -> bool:
 def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
                 cgroup: BotCgroup | None = None) -> Callable[[], None]:
     """What a bot's child process does before it runs the bot's command (`preexec_fn`):
-    it joins its cgroup, dies with the harness, takes its resource limits (hard = soft)
-    and, unless `randomize_addresses`, turns address-space layout randomisation off for the
+    it joins its cgroup, dies with the harness, takes its resource limits and lowers every
+    hard limit to its soft limit (`rlimits.pin`), and, unless `randomize_addresses`, turns address-space layout randomisation off for the
     command (Linux; elsewhere the system's default stays). With a cgroup, memory is the
     cgroup's to limit (all of the bot's processes together), not RLIMIT_AS's."""
     import resource
@@ -196,13 +197,14 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
         if limits.memory_mb and not procs_files:
             setl(resource.RLIMIT_AS, limits.memory_mb << 20)
         if limits.cpu_s:
-            # SIGXCPU ends the process. Hard = soft where the harness can raise both again
-            # before each game (prlimit as root); otherwise the hard limit stays open.
+            # Hard = soft (the kernel ends the process with SIGKILL): one game's budget where
+            # the harness can raise it again before each game (prlimit as root), else ten.
             setl(resource.RLIMIT_CPU, cpu_first)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
         if limits.file_mb:
             setl(resource.RLIMIT_FSIZE, limits.file_mb << 20)
+        rlimits.pin()  # and every other limit: hard = soft, so that the bot raises none
 
     return apply
 

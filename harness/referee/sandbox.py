@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from . import seccomp
+from . import rlimits, seccomp
 from .proctable import tasks_of, tree_load
 from .text import printable
 
@@ -1126,7 +1126,7 @@ def _stage_as_root(name: str, named: str, own: str, cwd: str | None) -> tuple[st
 
 def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
     """What a build's first process does before its command (`preexec_fn`): it joins its
-    cgroup and takes its resource limits."""
+    cgroup and takes its resource limits, every hard limit lowered to its soft limit."""
     procs_files = cgroup.procs_files if cgroup is not None else []
     limits = [("FSIZE", BUILD_DISK_MB << 20)]  # no one file past what the disks may grow by in all
     if cgroup is None:
@@ -1148,6 +1148,7 @@ def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
                 resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (value, value))
             except (OSError, ValueError):
                 pass
+        rlimits.pin()
 
     return join
 

@@ -68,10 +68,9 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   `fdatasync`, `sync_file_range`, `msync` with MS_SYNC and `posix_fadvise` succeed
   without doing anything. The only files a bot can write in its games are its scratch,
   in memory, where they do nothing anyway; on the host's files it may read (its folder,
-  /usr) they
-  would make the disk flush its cache, or write back or drop pages every sandbox shares:
-  work for the whole machine, at no cost to the bot (four threads calling `sync()` while
-  the harness stops them slow every game of their table twofold).
+  /usr) they would make the disk flush its cache, or write back or drop pages every
+  sandbox shares: work for the whole machine, at no cost to the bot (four threads calling
+  `sync()` while the harness stops them slow every game of their table twofold).
 
 The others fail with EPERM. The filter is a classic BPF program, as bubblewrap's
 `--seccomp FD` reads it: built here for x86-64 (with 32-bit x86 programs; the x32 ABI is
