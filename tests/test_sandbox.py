@@ -288,6 +288,88 @@ def test_scratch_is_capped_and_new_at_every_start(tmp_path: Path) -> None:
     assert not Path("/tmp/left-behind").exists()
 
 
+WRITE_EVERYWHERE = """
+import errno, json, os, sys
+
+MIB = 1 << 20
+chunk = b"x" * (64 << 10)
+out = {"accepted": {}, "refused": {}}
+def fill(name, path, most, unlink=False):
+    fd = None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if unlink:
+            os.unlink(path)  # held open: its pages stay
+        n = 0
+        while n < most:
+            n += os.write(fd, chunk)
+    except OSError as e:
+        out["refused"][name] = errno.errorcode[e.errno]
+    finally:
+        if fd is not None and not unlink:
+            os.close(fd)
+    out["accepted"][name] = out["accepted"].get(name, 0) + (n if fd is not None else 0)
+    return fd
+held = fill("unlinked", "/tmp/held", 3 * MIB, unlink=True)
+fill("shm", "/dev/shm/big", 3 * MIB)
+for i in range(100):  # hard links of one file: its pages once
+    try:
+        os.link("/dev/shm/big", f"/tmp/link{i}")
+    except OSError as e:
+        out["refused"]["link"] = errno.errorcode[e.errno]
+        break
+with open("/tmp/sparse", "wb") as f:  # a sparse file: only the page written
+    f.seek(1 << 30)
+    f.write(b"x")
+small = 0
+os.mkdir("/tmp/small")
+try:
+    for small in range(1, 20000):  # many small files: a page each
+        with open(f"/tmp/small/{small}", "wb") as f:
+            f.write(b"x")
+except OSError as e:
+    out["refused"]["small"] = errno.errorcode[e.errno]
+out["small"] = small - 1
+for name, path in (("root", "/big"), ("dev", "/dev/big"), ("etc", "/etc/big"), ("var", "/var/tmp/big"),
+                   ("cwd", os.path.join(os.getcwd(), "big")), ("tmp", "/tmp/big")):
+    if name != "cwd" or "build" not in sys.argv:
+        fill(name, path, 40 * MIB)
+st = os.statvfs("/tmp")
+out["used"] = (st.f_blocks - st.f_bfree) * st.f_frsize
+out["size"] = st.f_blocks * st.f_frsize
+print(json.dumps(out))
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("build", [False, True])
+def test_everything_a_bot_writes_is_bounded_together_by_its_scratch(tmp_path: Path, build: bool) -> None:
+    """With `scratch_mb` 8, all that a sandboxed process can write holds 8 MiB at most:
+    the sandbox's root, `/dev`, `/etc` and the folders it is shown are read-only (a
+    build's own folder aside, which the build's disk watch bounds), and `/tmp` and
+    `/dev/shm` are one tmpfs, which counts files unlinked but held open, many small
+    files (a page each), hard links once and sparse files by what is written."""
+    own = _own_folder(tmp_path)
+    (own / "w.py").write_text(WRITE_EVERYWHERE)
+    inv = prepare([sys.executable, "w.py", *(["build"] if build else [])], str(own), {},
+                  Sandbox(mode="bwrap", own=str(own)), 8, writable_own=build)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True,
+                           timeout=120, cwd=own)
+    finally:
+        inv.close()
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    accepted, refused = got["accepted"], got["refused"]
+    assert got["size"] == 8 << 20 and got["used"] <= 8 << 20, got
+    for name in ("root", "dev", "etc", "var") + (() if build else ("cwd",)):
+        assert accepted[name] == 0 and refused[name] in ("EROFS", "ENOENT", "EACCES"), (name, got)
+    assert accepted["unlinked"] == accepted["shm"] == 3 << 20, got  # both in the scratch, with 2 MiB left
+    assert refused["small"] == "ENOSPC" and got["small"] * 4096 <= 2 << 20, got
+    assert "link" not in refused and refused["tmp"] == "ENOSPC", got
+    assert sum(accepted.values()) + got["small"] * 4096 <= 8 << 20, got
+
+
 # ----- bots in the sandbox: limits and the faults that name them -------------------------------
 
 
@@ -318,6 +400,54 @@ def test_memory_limit_across_setsid_children_is_named(tmp_path: Path) -> None:
         assert "memory limit of 256 MB reached" in str(e.value) or "256 MiB" in str(e.value), str(e.value)
     finally:
         bot.stop()
+
+
+FILL_SHM = """
+import os, sys
+try:
+    with open("/dev/shm/f", "wb") as f:
+        while True:
+            f.write(b"x" * 65536)
+except OSError:
+    if "quiet" not in sys.argv:
+        raise
+sys.stdin.readline()
+print('{"type": "hello", "name": "filled"}', flush=True)
+sys.stdin.readline()
+os._exit(1)
+"""
+
+
+@needs_bwrap
+def test_a_bot_that_dies_of_a_full_scratch_gets_the_limit_named(tmp_path: Path) -> None:
+    """A bot that fills its 8 MB scratch and dies of the error before its hello: the fault
+    names the scratch limit."""
+    bot = start(tmp_path, FILL_SHM, Limits(scratch_mb=8))
+    try:
+        with pytest.raises(BotStartError, match="scratch limit of 8 MB reached"):
+            handshake(bot, "limited", TimeControl(startup_ms=15000))
+    finally:
+        bot.stop()
+
+
+@needs_bwrap
+def test_a_full_scratch_is_still_seen_once_its_bot_has_ended(tmp_path: Path) -> None:
+    """A bot that fills its scratch, says nothing of it and exits: its scratch, looked at
+    while it ran, is held until the bot is stopped, so the exit still names the limit; then
+    it is let go."""
+    (tmp_path / "bot.py").write_text(FILL_SHM)
+    bot = BotProcess(BotSpec("limited", (sys.executable, str(tmp_path / "bot.py"), "quiet"), cwd=str(tmp_path),
+                             limits=Limits(scratch_mb=8), sandbox=Sandbox(mode="auto")))
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+        assert bot.limit_hit() == "scratch limit of 8 MB reached"  # looked at while it runs
+        bot.resume()
+        bot.send(b"{}\n")  # it exits at its next line
+        assert bot.proc is not None and bot.proc.wait(timeout=30) != 0
+        assert bot.exit_text().startswith("scratch limit of 8 MB reached (exit code 1)"), bot.exit_text()
+    finally:
+        bot.stop()
+    assert bot._scratch is None and bot.limit_hit() == "scratch limit of 8 MB reached"
 
 
 @pytest.mark.parametrize("mode", ["auto", "none"])

@@ -21,6 +21,8 @@ from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .scratch import ScratchWatch, says_scratch_full
+from .scratch import limit_text as scratch_limit_text
 from .text import printable
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
@@ -387,10 +389,11 @@ class BotProcess:
         self._poller: Any = None
         self._in_fd = self._out_fd = self._err_fd = -1
         lim = spec.limits
-        self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes)  # the watchdog has work
+        self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes or lim.scratch_mb)  # the watchdog has work
         self.sandboxed = False  # this start runs under bwrap
         self.cgroup: BotCgroup | None = None
-        self._hit: str | None = None  # the limit its cgroup reported when it was removed
+        self._hit: str | None = None  # the limit its cgroup or scratch showed when it was stopped
+        self._scratch: ScratchWatch | None = None  # its sandbox's scratch, where it has one of a size
         self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
         # What the handshake told us.
@@ -511,6 +514,8 @@ class BotProcess:
         self.cgroup = cgroup
         self._had_cgroup = cgroup is not None and bool(lim.memory_mb)
         self._hit = None
+        if self.sandboxed and lim.scratch_mb:
+            self._scratch = ScratchWatch(self.proc.pid, lim.scratch_mb, self._members)
         self.starts += 1
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
@@ -566,8 +571,11 @@ class BotProcess:
             _kill_left(left, sig)
             if code is None:
                 code = self._wait(proc, grace if sig == signal.SIGTERM else 5.0)
+        self._hit = self.limit_hit()  # what its counters and its scratch said, before they go
+        if self._scratch is not None:
+            self._scratch.close()  # (before its cgroup goes: the scratch's pages are charged to it)
+            self._scratch = None
         if self.cgroup is not None:
-            self._hit = self.limit_hit()  # what its counters said, before they go
             self.cgroup.remove()  # whatever is left in it, then the cgroup itself
             self.cgroup = None
         if code is not None and self.sandboxed:
@@ -659,19 +667,23 @@ class BotProcess:
         if self.sandboxed:
             code = sandbox_exit_code(code)
         known = self.cgroup is not None or self._hit is not None or self._had_cgroup
-        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit(), memory_known=known)
+        hit, scratch_mb = self.limit_hit(), self.spec.limits.scratch_mb
+        if hit is None and self.sandboxed and scratch_mb and says_scratch_full(stderr_gist(self.stderr_tail)):
+            hit = scratch_limit_text(scratch_mb)  # it ended before its scratch could be looked at
+        return describe_exit(code, self.spec.limits, self.stderr_tail, hit, memory_known=known)
 
     def limit_hit(self) -> str | None:
-        """The limit the kernel enforced on the bot, from its cgroup's counters: "memory
-        limit of 512 MB reached", "process limit of 256 reached", or None."""
+        """The limit the kernel enforced on the bot, from its cgroup's counters and its
+        scratch: "memory limit of 512 MB reached", "process limit of 256 reached", "scratch
+        limit of 128 MB reached", or None."""
         cg, lim = self.cgroup, self.spec.limits
-        if cg is None:
-            return self._hit
-        if lim.memory_mb and cg.oom_kills():
+        if cg is not None and lim.memory_mb and cg.oom_kills():
             return memory_limit_text(lim)
-        if lim.processes and cg.pids_refused():
+        if cg is not None and lim.processes and cg.pids_refused():
             return f"process limit of {lim.processes} reached"
-        return None
+        if self._scratch is not None and self._scratch.full():
+            return scratch_limit_text(lim.scratch_mb)
+        return self._hit if cg is None and self._scratch is None else None
 
     def read_line(self, deadline: float) -> bytes:
         """The next stdout line (without \\n). Raises `BotTimeout` at `deadline`
@@ -961,7 +973,7 @@ class BotProcess:
         over a limit, end it and raise `LimitExceeded`."""
         lim = self.spec.limits
         proc = self.proc
-        if proc is None or not (lim.cpu_s or lim.memory_mb or lim.processes):
+        if proc is None or not (lim.cpu_s or lim.memory_mb or lim.processes or self._scratch is not None):
             return
         now = time.monotonic()
         if not force and now - self._last_scan < 0.5:
