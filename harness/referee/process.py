@@ -96,7 +96,8 @@ class Limits:
     - `processes`: processes and threads of the bot (a cgroup's pids.max; else the
       watchdog counts its processes).
     - `file_mb`: the largest file a process may write (RLIMIT_FSIZE, soft = hard).
-    - `scratch_mb`: the size of a sandboxed bot's private /tmp (its HOME too).
+    - `scratch_mb`: all that a sandboxed bot can write: the tmpfs of its private /tmp (its
+      HOME too, and /dev/shm, which leads into it); the watchdog ends it when it is full.
     - `cpus`: how many CPUs' worth of time all of the bot's processes may use at once (a
       cgroup CPU quota, where the CPU controller can be had).
     """
