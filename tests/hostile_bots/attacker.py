@@ -396,20 +396,22 @@ def cpu_raise() -> None:
 def scratch_fill() -> None:
     """Write 2 GiB into each of the places a process might write (/tmp, HOME, the root,
     /dev, /dev/shm), in files of 48 MiB (under the file size limit), keeping all of it:
-    "filled" says how much each place took."""
+    "filled" says how much each place took, and which process it was (the bot is started
+    afresh after it is ended, and runs this again)."""
     chunk = b"\0" * (16 << 20)
-    for folder in ("/tmp", os.environ.get("HOME", "/tmp"), "/", "/dev", "/dev/shm"):
+    process = os.urandom(4).hex()
+    for k, folder in enumerate(("/tmp", os.environ.get("HOME", "/tmp"), "/", "/dev", "/dev/shm")):
         written = 0
         made = 0
         try:
             while written < (2 << 30):
                 made += 1
-                with open(os.path.join(folder, f"fill-{os.getpid()}-{made}"), "wb", buffering=0) as f:
+                with open(os.path.join(folder, f"fill-{k}-{made}"), "wb", buffering=0) as f:
                     for _ in range(3):
                         written += f.write(chunk)
         except OSError as e:
             report("fill-stopped", f"{folder} {e.strerror}")
-        report("filled", f"{folder} {written >> 20} MiB")
+        report("filled", f"{folder} {written >> 20} MiB {process}")
 
 
 def cpu_thief() -> None:
