@@ -11,6 +11,7 @@ depends on the clock beyond limits far above what the good bots need.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from harness.engine import Rules
 from harness.referee import (
     BotProcess, BotSpec, BotStartError, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
+from harness.referee.sandbox import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "bots"))
@@ -113,6 +115,21 @@ def test_garbage_is_malformed(start):
     assert sum(f.reason.startswith("protocol: not JSON") for f in res.faults) == POLICY.max_strikes
     raws = [r for r in recs if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from"]
     assert raws and all(r.get("raw") == "this is {not json" and "msg" not in r for r in raws)
+
+
+@pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")
+def test_a_bot_that_fills_its_scratch_forfeits_naming_the_limit(start, tmp_path):
+    """A sandboxed bot that tries to write 600 MiB over its root, /dev, /dev/shm and /tmp in
+    its turn, with the default scratch_mb of 128: the writes take 128 MiB at most, and the
+    watchdog, which sees its scratch full, ends it with a fault naming the scratch limit."""
+    bots = [start("good", GREEDY), start("filler", FAULTY + ("scratch_fill", "600")), start("good2", RANDOM)]
+    pid = bots[1].pid
+    res = play(bots)
+    assert_forfeit(res, 1, {"crash", "timeout"}, bots[1], pid)
+    assert res.faults[-1].kind == "crash" and "scratch limit of 128 MB reached" in res.faults[-1].reason, \
+        [f.to_dict() for f in res.faults]
+    wrote = re.search(r"WROTE (\d+)", (tmp_path / "filler.log").read_text())
+    assert wrote is not None and int(wrote.group(1)) <= 128 << 20
 
 
 def test_bot_that_exits_mid_hand_forfeits(start):

@@ -288,6 +288,88 @@ def test_scratch_is_capped_and_new_at_every_start(tmp_path: Path) -> None:
     assert not Path("/tmp/left-behind").exists()
 
 
+WRITE_EVERYWHERE = """
+import errno, json, os, sys
+
+MIB = 1 << 20
+chunk = b"x" * (64 << 10)
+out = {"accepted": {}, "refused": {}}
+def fill(name, path, most, unlink=False):
+    fd = None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if unlink:
+            os.unlink(path)  # held open: its pages stay
+        n = 0
+        while n < most:
+            n += os.write(fd, chunk)
+    except OSError as e:
+        out["refused"][name] = errno.errorcode[e.errno]
+    finally:
+        if fd is not None and not unlink:
+            os.close(fd)
+    out["accepted"][name] = out["accepted"].get(name, 0) + (n if fd is not None else 0)
+    return fd
+held = fill("unlinked", "/tmp/held", 3 * MIB, unlink=True)
+fill("shm", "/dev/shm/big", 3 * MIB)
+for i in range(100):  # hard links of one file: its pages once
+    try:
+        os.link("/dev/shm/big", f"/tmp/link{i}")
+    except OSError as e:
+        out["refused"]["link"] = errno.errorcode[e.errno]
+        break
+with open("/tmp/sparse", "wb") as f:  # a sparse file: only the page written
+    f.seek(1 << 30)
+    f.write(b"x")
+small = 0
+os.mkdir("/tmp/small")
+try:
+    for small in range(1, 20000):  # many small files: a page each
+        with open(f"/tmp/small/{small}", "wb") as f:
+            f.write(b"x")
+except OSError as e:
+    out["refused"]["small"] = errno.errorcode[e.errno]
+out["small"] = small - 1
+for name, path in (("root", "/big"), ("dev", "/dev/big"), ("etc", "/etc/big"), ("var", "/var/tmp/big"),
+                   ("cwd", os.path.join(os.getcwd(), "big")), ("tmp", "/tmp/big")):
+    if name != "cwd" or "build" not in sys.argv:
+        fill(name, path, 40 * MIB)
+st = os.statvfs("/tmp")
+out["used"] = (st.f_blocks - st.f_bfree) * st.f_frsize
+out["size"] = st.f_blocks * st.f_frsize
+print(json.dumps(out))
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("build", [False, True])
+def test_everything_a_bot_writes_is_bounded_together_by_its_scratch(tmp_path: Path, build: bool) -> None:
+    """With `scratch_mb` 8, all that a sandboxed process can write holds 8 MiB at most:
+    the sandbox's root, `/dev`, `/etc` and the folders it is shown are read-only (a
+    build's own folder aside, which the build's disk watch bounds), and `/tmp` and
+    `/dev/shm` are one tmpfs, which counts files unlinked but held open, many small
+    files (a page each), hard links once and sparse files by what is written."""
+    own = _own_folder(tmp_path)
+    (own / "w.py").write_text(WRITE_EVERYWHERE)
+    inv = prepare([sys.executable, "w.py", *(["build"] if build else [])], str(own), {},
+                  Sandbox(mode="bwrap", own=str(own)), 8, writable_own=build)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True,
+                           timeout=120, cwd=own)
+    finally:
+        inv.close()
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    accepted, refused = got["accepted"], got["refused"]
+    assert got["size"] == 8 << 20 and got["used"] <= 8 << 20, got
+    for name in ("root", "dev", "etc", "var") + (() if build else ("cwd",)):
+        assert accepted[name] == 0 and refused[name] in ("EROFS", "ENOENT", "EACCES"), (name, got)
+    assert accepted["unlinked"] == accepted["shm"] == 3 << 20, got  # both in the scratch, with 2 MiB left
+    assert refused["small"] == "ENOSPC" and got["small"] * 4096 <= 2 << 20, got
+    assert "link" not in refused and refused["tmp"] == "ENOSPC", got
+    assert sum(accepted.values()) + got["small"] * 4096 <= 8 << 20, got
+
+
 # ----- bots in the sandbox: limits and the faults that name them -------------------------------
 
 
@@ -318,6 +400,54 @@ def test_memory_limit_across_setsid_children_is_named(tmp_path: Path) -> None:
         assert "memory limit of 256 MB reached" in str(e.value) or "256 MiB" in str(e.value), str(e.value)
     finally:
         bot.stop()
+
+
+FILL_SHM = """
+import os, sys
+try:
+    with open("/dev/shm/f", "wb") as f:
+        while True:
+            f.write(b"x" * 65536)
+except OSError:
+    if "quiet" not in sys.argv:
+        raise
+sys.stdin.readline()
+print('{"type": "hello", "name": "filled"}', flush=True)
+sys.stdin.readline()
+os._exit(1)
+"""
+
+
+@needs_bwrap
+def test_a_bot_that_dies_of_a_full_scratch_gets_the_limit_named(tmp_path: Path) -> None:
+    """A bot that fills its 8 MB scratch and dies of the error before its hello: the fault
+    names the scratch limit."""
+    bot = start(tmp_path, FILL_SHM, Limits(scratch_mb=8))
+    try:
+        with pytest.raises(BotStartError, match="scratch limit of 8 MB reached"):
+            handshake(bot, "limited", TimeControl(startup_ms=15000))
+    finally:
+        bot.stop()
+
+
+@needs_bwrap
+def test_a_full_scratch_is_still_seen_once_its_bot_has_ended(tmp_path: Path) -> None:
+    """A bot that fills its scratch, says nothing of it and exits: its scratch, looked at
+    while it ran, is held until the bot is stopped, so the exit still names the limit; then
+    it is let go."""
+    (tmp_path / "bot.py").write_text(FILL_SHM)
+    bot = BotProcess(BotSpec("limited", (sys.executable, str(tmp_path / "bot.py"), "quiet"), cwd=str(tmp_path),
+                             limits=Limits(scratch_mb=8), sandbox=Sandbox(mode="auto")))
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+        assert bot.limit_hit() == "scratch limit of 8 MB reached"  # looked at while it runs
+        bot.resume()
+        bot.send(b"{}\n")  # it exits at its next line
+        assert bot.proc is not None and bot.proc.wait(timeout=30) != 0
+        assert bot.exit_text().startswith("scratch limit of 8 MB reached (exit code 1)"), bot.exit_text()
+    finally:
+        bot.stop()
+    assert bot._scratch is None and bot.limit_hit() == "scratch limit of 8 MB reached"
 
 
 @pytest.mark.parametrize("mode", ["auto", "none"])
@@ -493,6 +623,68 @@ def test_hard_limits_equal_soft_limits_in_the_box(tmp_path: Path) -> None:
             assert soft == hard and soft >= 50
     finally:
         bot.stop()
+
+
+RAISE_EVERY_LIMIT = """
+import json, resource
+
+INF = resource.RLIM_INFINITY
+def more(a, b):
+    return (a == INF and b != INF) or (INF not in (a, b) and a > b)
+limits = {}
+for which in range(64):  # every limit of the kernel (up to the last one Python knows)
+    try:
+        soft, hard = resource.getrlimit(which)
+    except ValueError:
+        break
+    raised = []
+    for want in ((INF, INF), (soft, INF), (hard, hard), (INF if hard == INF else hard + 1,) * 2):
+        try:
+            resource.setrlimit(which, want)
+        except (ValueError, OSError):
+            continue
+        now = resource.getrlimit(which)
+        if more(now[0], soft) or more(now[1], hard):
+            raised.append(now)
+    limits[which] = [soft, hard, raised]
+"""
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_a_bot_can_raise_none_of_its_limits(tmp_path: Path, mode: str) -> None:
+    """Every resource limit a bot starts with (those the harness sets and those it leaves,
+    `RLIMIT_CORE` and `RLIMIT_STACK` among them, whose hard limits systems leave open) has
+    hard = soft, and the bot's attempts to raise each one fail (unsandboxed as root,
+    which may raise anything, only the first is checked)."""
+    if mode == "auto" and not OK:
+        pytest.skip(f"the sandbox cannot run here: {WHY}")
+    bot = start(tmp_path, RAISE_EVERY_LIMIT + """
+import sys
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "name": json.dumps(limits)}), flush=True)
+sys.stdin.readline()
+""", Limits(cpu_s=50, open_files=77, file_mb=3), mode=mode)
+    try:
+        handshake(bot, "limited", TimeControl(startup_ms=15000))
+        got = {int(k): v for k, v in json.loads(bot.hello["name"]).items()}
+    finally:
+        bot.stop()
+    import resource
+
+    assert len(got) >= 15 and {resource.RLIMIT_CORE, resource.RLIMIT_STACK, 10} <= set(got), got  # 10: RLIMIT_LOCKS
+    assert [k for k, (soft, hard, _) in got.items() if soft != hard] == [], got
+    if mode != "none" or os.geteuid() != 0:
+        assert {k: r for k, (_, _, r) in got.items() if r} == {}
+
+
+@needs_bwrap
+def test_a_build_can_raise_none_of_its_limits(tmp_path: Path) -> None:
+    own = _own_folder(tmp_path)
+    (own / "probe.py").write_text(RAISE_EVERY_LIMIT + "print(json.dumps(limits))\n")
+    out = run_build("b", (sys.executable, "probe.py"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
+    got = json.loads(out.strip().splitlines()[-1])
+    assert [k for k, (soft, hard, _) in got.items() if soft != hard] == [], got
+    assert {k: r for k, (_, _, r) in got.items() if r} == {}
 
 
 @needs_bwrap
@@ -1167,8 +1359,8 @@ def _run_bpf(prog: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int
         if code == 0x20:  # LD W ABS
             acc = struct.unpack_from("=I", data, k)[0]
             pc += 1
-        elif code in (0x15, 0x35):  # JEQ K, JGE K
-            hit = acc == k if code == 0x15 else acc >= k
+        elif code in (0x15, 0x35, 0x45):  # JEQ K, JGE K, JSET K
+            hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
             pc += 1 + (jt if hit else jf)
         elif code == 0x06:  # RET K
             return k
@@ -1338,6 +1530,78 @@ def test_seccomp_makes_setsid_do_nothing_in_games(machine: str, arch: int, setsi
     assert _run_bpf(prog, getsid, arch) == ALLOW
 
 
+# Where each ABI's numbers are written down (Debian's paths; the cross-compilers' packages
+# linux-libc-dev-armhf-cross and -arm64-cross put the other machines' in /usr/<triplet>).
+SYSCALL_HEADERS = {
+    0xC000003E: ["/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "/usr/include/asm/unistd_64.h",
+                 "/usr/x86_64-linux-gnu/include/asm/unistd_64.h"],
+    0x40000003: ["/usr/include/x86_64-linux-gnu/asm/unistd_32.h", "/usr/include/i386-linux-gnu/asm/unistd_32.h",
+                 "/usr/include/asm/unistd_32.h", "/usr/x86_64-linux-gnu/include/asm/unistd_32.h"],
+    0xC00000B7: ["/usr/include/asm-generic/unistd.h", "/usr/aarch64-linux-gnu/include/asm-generic/unistd.h"],
+    0x40000028: ["/usr/include/arm-linux-gnueabihf/asm/unistd-eabi.h",
+                 "/usr/arm-linux-gnueabihf/include/asm/unistd-eabi.h",
+                 "/usr/arm-linux-gnueabi/include/asm/unistd-eabi.h"],
+}
+
+
+def syscall_numbers(arch: int) -> dict[str, int]:
+    """The system call numbers of one ABI as the kernel's headers give them (name without
+    `__NR_`, e.g. "sync": 162), or skip where this machine has none of its headers."""
+    import re
+
+    path = next((p for p in SYSCALL_HEADERS[arch] if os.path.exists(p)), None)
+    if path is None:
+        pytest.skip(f"no kernel header with the numbers of ABI {arch:#x} here")
+    raw = dict(re.findall(r"^#define\s+(__NR\w+)\s+(.+?)\s*$", Path(path).read_text(), re.M))
+
+    def value(expr: str) -> int:
+        expr = expr.strip().strip("()").replace("__NR_SYSCALL_BASE", "0")  # 0 for ARM's EABI
+        if expr in raw:
+            return value(raw[expr])
+        return sum(int(term) for term in expr.split("+"))
+
+    out = {}
+    for name, expr in raw.items():
+        try:
+            out[name.removeprefix("__NR_")] = value(expr)
+        except ValueError:
+            continue
+    return out
+
+
+@pytest.mark.parametrize("machine, arch, flush, fadvise", [
+    ("x86_64", 0xC000003E, "sync_file_range", ("fadvise64",)),
+    ("x86_64", 0x40000003, "sync_file_range", ("fadvise64", "fadvise64_64")),  # 32-bit x86
+    ("aarch64", 0xC00000B7, "sync_file_range", ("fadvise64",)),
+    ("aarch64", 0x40000028, "arm_sync_file_range", ("arm_fadvise64_64",)),  # 32-bit ARM
+])
+def test_seccomp_keeps_a_bot_from_writing_back_the_machines_files(
+        machine: str, arch: int, flush: str, fadvise: tuple[str, ...]) -> None:
+    """`sync`, `syncfs` and `quotactl` (whose Q_SYNC writes back every file system with
+    quotas, unprivileged) fail with EPERM; `fsync`, `fdatasync`, `sync_file_range`,
+    `posix_fadvise` and `msync` with MS_SYNC return 0 without being made, in games and
+    builds. The numbers come from the kernel's headers, and the filter's lists for this
+    are exactly these calls."""
+    from harness.referee import seccomp
+
+    nr = syscall_numbers(arch)
+    refused = [nr[n] for n in ("sync", "syncfs", "quotactl", "quotactl_fd")]
+    granted = [nr[n] for n in ("fsync", "fdatasync", flush, *fadvise)]
+    abi = seccomp._ABIS[machine][arch]
+    assert sorted(abi.writeback) == sorted(refused) and sorted(abi.flush) == sorted(granted)
+    assert abi.msync == (nr["msync"],)
+    for build in (False, True):
+        prog = seccomp.program(machine, build=build)
+        assert prog is not None
+        for n in refused:
+            assert _run_bpf(prog, n, arch) == EPERM, (n, build)
+        for n in granted:
+            assert _run_bpf(prog, n, arch, (3, 0, 0, 0)) == GRANTED, (n, build)
+        for flags, verdict in ((4, GRANTED), (4 | 2, GRANTED), (1, ALLOW), (2, ALLOW), (0, ALLOW)):  # MS_SYNC
+            assert _run_bpf(prog, nr["msync"], arch, (0x1000, 4096, flags)) == verdict, (flags, build)
+        assert _run_bpf(prog, nr["readahead"], arch) == ALLOW
+
+
 def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
     from harness.referee import seccomp
 
@@ -1440,6 +1704,56 @@ print("thread ok")
     assert "xattr ENOTSUP" in p.stdout, p.stdout  # an ACL would change the mode
     assert "timer_create -1 EPERM" in p.stdout, p.stdout  # a timer could send SIGCONT while stopped
     assert "timer_list refused" in p.stdout or "timer_list ''" in p.stdout, p.stdout  # every timer's expiry
+
+
+@pytest.mark.parametrize("build", [False, True])
+def test_a_sandboxed_process_cannot_make_the_machine_write_back_its_files(tmp_path: Path, build: bool) -> None:
+    """In the sandbox (a game's and a build's), `sync()` and `syncfs()` fail with EPERM and
+    Python's `os.sync()` goes on; `fsync`, `fdatasync`, `sync_file_range`, `posix_fadvise`
+    and `msync(MS_SYNC)` return 0 without being made: on a pipe, or an address nothing is
+    mapped at, where made they fail. `msync` without MS_SYNC is made."""
+    import platform
+
+    from harness.referee.seccomp import program
+
+    arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
+    if not OK or program() is None or arch is None:
+        pytest.skip(f"no sandbox with a seccomp filter here ({platform.machine()}, {WHY})")
+    nr = syscall_numbers(arch)
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"""
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(*args)
+    print(name, r, errno.errorcode.get(ctypes.get_errno(), "-") if r < 0 else "-")
+r, w = os.pipe()
+os.sync()
+print("os.sync returned")
+call("sync", {nr["sync"]})
+call("syncfs", {nr["syncfs"]}, os.open("/usr", os.O_RDONLY))
+call("quotactl", {nr["quotactl"]}, ctypes.c_uint(0x80000100), None, 0, None)  # Q_SYNC of user quotas, all file systems
+call("fsync", {nr["fsync"]}, r)
+call("fdatasync", {nr["fdatasync"]}, r)
+call("sync_file_range", {nr["sync_file_range"]}, r, ctypes.c_int64(0), ctypes.c_int64(0), 2)
+call("fadvise", {nr["fadvise64"]}, r, ctypes.c_int64(0), ctypes.c_int64(0), 4)
+call("msync_sync", {nr["msync"]}, ctypes.c_void_p(0x10000), 4096, 4)
+call("msync_async", {nr["msync"]}, ctypes.c_void_p(0x10000), 4096, 1)
+""")
+    inv = prepare([sys.executable, str(probe)], str(tmp_path), {}, Sandbox(mode="bwrap", own=str(tmp_path)), 64,
+                  writable_own=build)
+    try:
+        p = subprocess.run(inv.argv, env=inv.env, pass_fds=inv.pass_fds, capture_output=True, text=True, timeout=60)
+    finally:
+        inv.close()
+    got = {line.split()[0]: line.split()[1:] for line in p.stdout.splitlines()}
+    assert p.returncode == 0 and "os.sync" in got, (p.stdout, p.stderr)
+    for name in ("sync", "syncfs", "quotactl"):
+        assert got[name] == ["-1", "EPERM"], (name, got)
+    for name in ("fsync", "fdatasync", "sync_file_range", "fadvise", "msync_sync"):
+        assert got[name] == ["0", "-"], (name, got)
+    assert got["msync_async"] == ["-1", "ENOMEM"], got
 
 
 @pytest.mark.skipif(not bwrap_available()[0], reason="the sandbox cannot run here")

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .rlimits import pin as pin_rlimits
 from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
 from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .scratch import ScratchWatch, says_scratch_full
+from .scratch import limit_text as scratch_limit_text
 from .text import printable
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
@@ -95,7 +98,8 @@ class Limits:
     - `processes`: processes and threads of the bot (a cgroup's pids.max; else the
       watchdog counts its processes).
     - `file_mb`: the largest file a process may write (RLIMIT_FSIZE, soft = hard).
-    - `scratch_mb`: the size of a sandboxed bot's private /tmp (its HOME too).
+    - `scratch_mb`: all that a sandboxed bot can write: the tmpfs of its private /tmp (its
+      HOME too, and /dev/shm, which leads into it); the watchdog ends it when it is full.
     - `cpus`: how many CPUs' worth of time all of the bot's processes may use at once (a
       cgroup CPU quota, where the CPU controller can be had).
     """
@@ -150,8 +154,8 @@ def can_raise_hard_limits() -> bool:
 def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
                 cgroup: BotCgroup | None = None) -> Callable[[], None]:
     """What a bot's child process does before it runs the bot's command (`preexec_fn`):
-    it joins its cgroup, dies with the harness, takes its resource limits (hard = soft)
-    and, unless `randomize_addresses`, turns address-space layout randomisation off for the
+    it joins its cgroup, dies with the harness, takes its resource limits and lowers every
+    hard limit to its soft limit (`rlimits.pin`), and, unless `randomize_addresses`, turns address-space layout randomisation off for the
     command (Linux; elsewhere the system's default stays). With a cgroup, memory is the
     cgroup's to limit (all of the bot's processes together), not RLIMIT_AS's."""
     import resource
@@ -198,13 +202,14 @@ def child_setup(limits: Limits = Limits(), randomize_addresses: bool = False,
         if limits.memory_mb and not procs_files:
             setl(resource.RLIMIT_AS, limits.memory_mb << 20)
         if limits.cpu_s:
-            # SIGXCPU ends the process. Hard = soft where the harness can raise both again
-            # before each game (prlimit as root); otherwise the hard limit stays open.
+            # Hard = soft (the kernel ends the process with SIGKILL): one game's budget where
+            # the harness can raise it again before each game (prlimit as root), else ten.
             setl(resource.RLIMIT_CPU, cpu_first)
         if limits.open_files:
             setl(resource.RLIMIT_NOFILE, limits.open_files)
         if limits.file_mb:
             setl(resource.RLIMIT_FSIZE, limits.file_mb << 20)
+        pin_rlimits()  # and every other limit: hard = soft, so that the bot raises none
 
     return apply
 
@@ -387,10 +392,11 @@ class BotProcess:
         self._poller: Any = None
         self._in_fd = self._out_fd = self._err_fd = -1
         lim = spec.limits
-        self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes)  # the watchdog has work
+        self._watched = bool(lim.cpu_s or lim.memory_mb or lim.processes or lim.scratch_mb)  # the watchdog has work
         self.sandboxed = False  # this start runs under bwrap
         self.cgroup: BotCgroup | None = None
-        self._hit: str | None = None  # the limit its cgroup reported when it was removed
+        self._hit: str | None = None  # the limit its cgroup or scratch showed when it was stopped
+        self._scratch: ScratchWatch | None = None  # its sandbox's scratch, where it has one of a size
         self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
         # Masks the host's secrets and folders in what is quoted of its stderr (set by
@@ -514,6 +520,8 @@ class BotProcess:
         self.cgroup = cgroup
         self._had_cgroup = cgroup is not None and bool(lim.memory_mb)
         self._hit = None
+        if self.sandboxed and lim.scratch_mb:
+            self._scratch = ScratchWatch(self.proc.pid, lim.scratch_mb, self._members)
         self.starts += 1
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
@@ -569,8 +577,11 @@ class BotProcess:
             _kill_left(left, sig)
             if code is None:
                 code = self._wait(proc, grace if sig == signal.SIGTERM else 5.0)
+        self._hit = self.limit_hit()  # what its counters and its scratch said, before they go
+        if self._scratch is not None:
+            self._scratch.close()  # (before its cgroup goes: the scratch's pages are charged to it)
+            self._scratch = None
         if self.cgroup is not None:
-            self._hit = self.limit_hit()  # what its counters said, before they go
             self.cgroup.remove()  # whatever is left in it, then the cgroup itself
             self.cgroup = None
         if code is not None and self.sandboxed:
@@ -662,20 +673,23 @@ class BotProcess:
         if self.sandboxed:
             code = sandbox_exit_code(code)
         known = self.cgroup is not None or self._hit is not None or self._had_cgroup
-        return describe_exit(code, self.spec.limits, self.stderr_tail, self.limit_hit(), memory_known=known,
-                             redact=self.redact)
+        hit, scratch_mb = self.limit_hit(), self.spec.limits.scratch_mb
+        if hit is None and self.sandboxed and scratch_mb and says_scratch_full(stderr_gist(self.stderr_tail)):
+            hit = scratch_limit_text(scratch_mb)  # it ended before its scratch could be looked at
+        return describe_exit(code, self.spec.limits, self.stderr_tail, hit, memory_known=known, redact=self.redact)
 
     def limit_hit(self) -> str | None:
-        """The limit the kernel enforced on the bot, from its cgroup's counters: "memory
-        limit of 512 MB reached", "process limit of 256 reached", or None."""
+        """The limit the kernel enforced on the bot, from its cgroup's counters and its
+        scratch: "memory limit of 512 MB reached", "process limit of 256 reached", "scratch
+        limit of 128 MB reached", or None."""
         cg, lim = self.cgroup, self.spec.limits
-        if cg is None:
-            return self._hit
-        if lim.memory_mb and cg.oom_kills():
+        if cg is not None and lim.memory_mb and cg.oom_kills():
             return memory_limit_text(lim)
-        if lim.processes and cg.pids_refused():
+        if cg is not None and lim.processes and cg.pids_refused():
             return f"process limit of {lim.processes} reached"
-        return None
+        if self._scratch is not None and self._scratch.full():
+            return scratch_limit_text(lim.scratch_mb)
+        return self._hit if cg is None and self._scratch is None else None
 
     def read_line(self, deadline: float) -> bytes:
         """The next stdout line (without \\n). Raises `BotTimeout` at `deadline`
@@ -965,7 +979,7 @@ class BotProcess:
         over a limit, end it and raise `LimitExceeded`."""
         lim = self.spec.limits
         proc = self.proc
-        if proc is None or not (lim.cpu_s or lim.memory_mb or lim.processes):
+        if proc is None or not (lim.cpu_s or lim.memory_mb or lim.processes or self._scratch is not None):
             return
         now = time.monotonic()
         if not force and now - self._last_scan < 0.5:

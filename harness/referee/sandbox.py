@@ -5,10 +5,10 @@ A sandboxed bot runs as `bwrap <options> -- <its command>` with its own user, PI
 network, UTS and cgroup namespaces, uid/gid 1000 inside, a fresh `/proc`, a minimal
 `/dev`, no network at all, read-only views of what programs need (`/usr`, `/bin`, `/lib*`,
 a few files of `/etc`, the Python it runs with when its command is `python`, its own
-folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME`, and a minimal
-environment. Hidden from it: the results folder, the tournament file and its folder,
-other bots' folders and, unless its command is the harness's Python, the harness itself.
-All of `/proc` is read-only. When the harness runs as root, a bot's build runs as an
+folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME` (which `/dev/shm`
+leads into: the only place it can write), and a minimal environment. Hidden from it: the
+results folder, the tournament file and its folder, other bots' folders and, unless its
+command is the harness's Python, the harness itself. All of `/proc` is read-only. When the harness runs as root, a bot's build runs as an
 unprivileged host user on a copy of its folder (`run_build`).
 
 Cgroups: `detect_cgroups` finds where one cgroup per bot can be made — a cgroup v2
@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from .rlimits import pin as pin_rlimits
 from .seccomp import program as seccomp_program
 from .proctable import tasks_of, tree_load
 from .text import printable
@@ -100,7 +101,14 @@ as root (see `build_userns`): an unprivileged user owns none of the host's files
 build cannot change the mode of the device nodes its `/dev` shares with the host."""
 
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
-"""The device nodes of a sandbox's `/dev` where bubblewrap's own `--dev` cannot be used."""
+"""The device nodes of a sandbox's `/dev` (bound from the host's: they hold no data)."""
+
+SCRATCH = "/tmp"
+SHM = "/tmp/.shm"
+"""A sandbox's scratch: one tmpfs of `scratch_mb` at `SCRATCH` (also HOME and TMPDIR), and
+`/dev/shm` a link to its folder `SHM`, so that what a bot writes there (POSIX shared
+memory and semaphores) is bounded with the rest. Everything else a bot is shown is
+read-only: its root and `/dev` (both tmpfs of bubblewrap's, unbounded) included."""
 
 
 # The trampoline that hands a sandboxed bot its stdin and stdout past bwrap (see `prepare`).
@@ -470,8 +478,12 @@ def bwrap_options(
 
     `writable_own` (builds): the bot's own folder is bound writable, from `own_source`
     (a copy of it) when that is given. `userns`: a user namespace to join
-    (`build_userns`) instead of making one; `/dev` is then made here, without the
-    pseudo-terminals of bubblewrap's `--dev`, which need root mapped in it."""
+    (`build_userns`) instead of making one.
+
+    The only place a bot can write in its games is its scratch (`SCRATCH`), of
+    `scratch_mb`: its `/dev` is made here read-only, without the pseudo-terminals of
+    bubblewrap's `--dev` and with `/dev/shm` leading into the scratch, and `prepare`
+    makes the root read-only once every file on it is made."""
     if box.links is not None:
         for a, r in command_links(argv, cwd, box.mounts):
             if (a, r) not in box.links:
@@ -494,19 +506,15 @@ def bwrap_options(
     for p in READ_ONLY_PROC:
         if os.path.exists(p):
             opts += ["--ro-bind", p, p]
-    if userns is None:
-        opts += ["--dev", "/dev"]
-    else:
-        opts += ["--tmpfs", "/dev"]
-        for d in DEVICES:
-            if os.path.exists(f"/dev/{d}"):
-                opts += ["--dev-bind", f"/dev/{d}", f"/dev/{d}"]
-        opts += ["--symlink", "/proc/self/fd", "/dev/fd"]
-        opts += [x for k, n in enumerate(("stdin", "stdout", "stderr")) for x in ("--symlink", f"/proc/self/fd/{k}", f"/dev/{n}")]
-    for scratch in ("/tmp", "/dev/shm"):  # /dev/shm is a tmpfs too: the same cap
-        if scratch_mb:
-            opts += ["--size", str(scratch_mb << 20)]
-        opts += ["--tmpfs", scratch]
+    opts += ["--tmpfs", "/dev"]
+    for d in DEVICES:
+        if os.path.exists(f"/dev/{d}"):
+            opts += ["--dev-bind", f"/dev/{d}", f"/dev/{d}"]
+    opts += ["--symlink", "/proc/self/fd", "/dev/fd"]
+    opts += [x for k, n in enumerate(("stdin", "stdout", "stderr")) for x in ("--symlink", f"/proc/self/fd/{k}", f"/dev/{n}")]
+    if scratch_mb:
+        opts += ["--size", str(scratch_mb << 20)]
+    opts += ["--tmpfs", SCRATCH, "--dir", SHM, "--symlink", SHM, "/dev/shm", "--remount-ro", "/dev"]
     needed: list[str] = [cwd]
     harness_py = uses_harness_python(argv)
     if harness_py:
@@ -622,6 +630,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     # All of /proc read-only: a bot's own entries need no writes, and as root a bot would
     # otherwise own the machine-wide files that check only the file mode.
     opts += ["--remount-ro", "/proc"]
+    opts += ["--remount-ro", "/"]  # last: every file on it is made (see `SCRATCH`)
     rules = seccomp_program(build=writable_own)
     if rules is not None:
         fds.append(_data_fd(rules))
@@ -1126,7 +1135,7 @@ def _stage_as_root(name: str, named: str, own: str, cwd: str | None) -> tuple[st
 
 def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
     """What a build's first process does before its command (`preexec_fn`): it joins its
-    cgroup and takes its resource limits."""
+    cgroup and takes its resource limits, every hard limit lowered to its soft limit."""
     procs_files = cgroup.procs_files if cgroup is not None else []
     limits = [("FSIZE", BUILD_DISK_MB << 20)]  # no one file past what the disks may grow by in all
     if cgroup is None:
@@ -1148,6 +1157,7 @@ def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
                 resource.setrlimit(getattr(resource, f"RLIMIT_{which}"), (value, value))
             except (OSError, ValueError):
                 pass
+        pin_rlimits()
 
     return join
 

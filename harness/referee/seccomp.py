@@ -62,6 +62,15 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   from one counter for the whole machine (the scheduler's autogroup, shown in
   /proc/self/autogroup), which a process in another sandbox can read. The bot's first
   process leads a session of its own already, and it has no terminal to leave.
+- writing back the machine's files, in games and builds: `sync` and `syncfs` (EPERM: the C
+  library's `sync()` returns nothing, so a program goes on) and `quotactl` (whose Q_SYNC
+  needs no privilege and writes back every file system with quotas) are refused; `fsync`,
+  `fdatasync`, `sync_file_range`, `msync` with MS_SYNC and `posix_fadvise` succeed
+  without doing anything. The only files a bot can write in its games are its scratch,
+  in memory, where they do nothing anyway; on the host's files it may read (its folder,
+  /usr) they would make the disk flush its cache, or write back or drop pages every
+  sandbox shares: work for the whole machine, at no cost to the bot (four threads calling
+  `sync()` while the harness stops them slow every game of their table twofold).
 
 The others fail with EPERM. The filter is a classic BPF program, as bubblewrap's
 `--seccomp FD` reads it: built here for x86-64 (with 32-bit x86 programs; the x32 ABI is
@@ -87,6 +96,7 @@ _ARG2 = 16 + 16  # the low 32 bits of args[2]
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 
 _RET_ALLOW = 0x7FFF0000
@@ -112,6 +122,8 @@ EPROTONOSUPPORT = 93
 ENOPROTOOPT = 92
 _SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _XATTR_AT = (463, 466)  # setxattrat, removexattrat (the same number on every ABI)
+_QUOTACTL_FD = 443  # (the same number on every ABI)
+_MS_SYNC = 4  # msync's flag that writes a shared mapping back to its file
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,9 @@ class _Abi:
     setsid: tuple[int, ...] = ()  # setsid: granted without being made, in games
     fallocate: tuple[int, ...] = ()  # fallocate: EOPNOTSUPP in builds
     getsockopt: tuple[int, ...] = ()  # getsockopt: SO_COOKIE and SO_NETNS_COOKIE refused
+    writeback: tuple[int, ...] = ()  # sync, syncfs, quotactl, quotactl_fd: EPERM
+    flush: tuple[int, ...] = ()  # fsync, fdatasync, sync_file_range, fadvise: granted without being made
+    msync: tuple[int, ...] = ()  # msync: granted without being made with MS_SYNC
     x32: bool = False
 
 
@@ -148,24 +163,28 @@ _ABIS: dict[str, dict[int, _Abi]] = {
                          _IO_URING + (206,), (73,), (72,),
                          _LOCK_CMDS, (90, 91, 268, _FCHMODAT2, 92, 93, 94, 260, 132, 235, 261, 280),
                          (188, 189, 190, 197, 198, 199) + _XATTR_AT, (222,), (41, 53), (), (112,), (285,),
-                         getsockopt=(55,), x32=True),  # AUDIT_ARCH_X86_64
+                         getsockopt=(55,), writeback=(162, 306, 179, _QUOTACTL_FD), flush=(74, 75, 277, 221),
+                         msync=(26,), x32=True),  # AUDIT_ARCH_X86_64
         0x40000003: _Abi((286, 287, 288, 336, 357, 374, 291, 292, 332, 338, 339, 26, 347, 348, _PIDFD_GETFD),
                          _IO_URING + (245,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 306, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 298, 30, 271, 299, 320,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (259,), (359, 360),
-                         (102,), (66,), (324,), getsockopt=(365,)),  # AUDIT_ARCH_I386
+                         (102,), (66,), (324,), getsockopt=(365,), writeback=(36, 344, 131, _QUOTACTL_FD),
+                         flush=(118, 148, 314, 250, 272), msync=(144,)),  # AUDIT_ARCH_I386
     },
     "aarch64": {  # (no inotify_init here)
         0xC00000B7: _Abi((217, 218, 219, 241, 280, 282, 27, 26, 262, 263, 117, 270, 271, _PIDFD_GETFD),
                          _IO_URING + (0,), (32,), (25,),
                          _LOCK_CMDS, (52, 53, _FCHMODAT2, 54, 55, 88), (5, 6, 7, 14, 15, 16) + _XATTR_AT,
                          (107,), (198, 199), (), (157,), (47,),
-                         getsockopt=(209,)),  # AUDIT_ARCH_AARCH64
+                         getsockopt=(209,), writeback=(81, 267, 60, _QUOTACTL_FD), flush=(82, 83, 84, 223),
+                         msync=(227,)),  # AUDIT_ARCH_AARCH64
         0x40000028: _Abi((309, 310, 311, 364, 386, 388, 316, 317, 360, 367, 368, 26, 376, 377, _PIDFD_GETFD),
                          _IO_URING + (243,), (143,), (55, 221),
                          _LOCK_CMDS_32, (15, 94, 333, _FCHMODAT2, 182, 16, 95, 212, 198, 207, 325, 269, 326, 348,
                                          412), (226, 227, 228, 235, 236, 237) + _XATTR_AT, (257,), (281, 288),
-                         (102,), (66,), (352,), getsockopt=(295,)),  # AUDIT_ARCH_ARM
+                         (102,), (66,), (352,), getsockopt=(295,), writeback=(36, 373, 131, _QUOTACTL_FD),
+                         flush=(118, 148, 341, 270), msync=(144,)),  # AUDIT_ARCH_ARM
     },
 }
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
@@ -216,12 +235,14 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
         a.load(_NR)
         if abi.x32:
             a.jump(_JGE_K, _X32_BIT, yes="eperm")
-        for nr in abi.eperm:
+        for nr in abi.eperm + abi.writeback:
             a.jump(_JEQ_K, nr, yes="eperm")
         for nr in abi.enosys:
             a.jump(_JEQ_K, nr, yes="enosys")
-        for nr in abi.granted + (() if build else abi.metadata + abi.setsid):
+        for nr in abi.granted + abi.flush + (() if build else abi.metadata + abi.setsid):
             a.jump(_JEQ_K, nr, yes="granted")
+        for nr in abi.msync:
+            a.jump(_JEQ_K, nr, yes=f"msync{k}")
         for nr in abi.fallocate if build else abi.xattr:
             a.jump(_JEQ_K, nr, yes="enotsup")
         for nr in () if build else abi.timers:
@@ -258,6 +279,11 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
             a.load(_ARG0)
             for call in _SOCKETCALL_CREATE:
                 a.jump(_JEQ_K, call, yes="eafnosupport")
+            a.ret(_RET_ALLOW)
+        if abi.msync:
+            a.label(f"msync{k}")
+            a.load(_ARG2)
+            a.jump(_JSET_K, _MS_SYNC, yes="granted")
             a.ret(_RET_ALLOW)
         a.label(f"fcntl{k}")
         a.load(_ARG1)

@@ -27,6 +27,9 @@ It plays the greedy strategy except where MODE says otherwise:
                     to stderr, as "DEALT " and {"process", "game", "seat", "cards"} in JSON
                     ("process": a token drawn at start, the same for the whole process)
   blank_flood N     writes N bytes of blank lines before every answer
+  scratch_fill N    at its first request, tries to write N MiB spread over /, /dev, /dev/shm
+                    and /tmp (in files of 32 MiB, under the file size limit), writes
+                    "WROTE <bytes the writes took>" to stderr, then never answers
   weird KIND        answers its first request with a line that is not a plain reply:
                     cr (the reply with a carriage return before its \\n), nul (a NUL
                     byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays),
@@ -45,6 +48,22 @@ import time
 from harness.players import GreedyStrategy
 
 CARD_TYPES = [f"{c}{n}" for c in "RBGY" for n in range(1, 13)] + ["W", "S"]
+
+
+def fill(total: int) -> int:
+    """Try to write `total` bytes spread over the places a process might write; returns
+    how many bytes the writes took."""
+    chunk, size, took = b"x" * (1 << 20), 32 << 20, 0
+    places = ["/", "/dev", "/dev/shm", "/tmp"]
+    for k, folder in enumerate(places):
+        for n in range(0, total // len(places), size):
+            try:
+                with open(os.path.join(folder, f"fill-{k}-{n}"), "wb", buffering=0) as f:
+                    for _ in range(size >> 20):
+                        took += f.write(chunk)
+            except OSError:
+                break  # this place is full or cannot be written: the next one
+    return took
 
 
 def main() -> int:
@@ -98,6 +117,10 @@ def main() -> int:
         requests += 1
         state, decision = msg["state"], msg["decision"]
         if mode == "silent":
+            continue
+        if mode == "scratch_fill":
+            if requests == 1:
+                print(f"WROTE {fill(int(arg) << 20)}", file=sys.stderr, flush=True)
             continue
         if mode == "deals" and not dealt:
             dealt = True

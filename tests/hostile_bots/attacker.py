@@ -394,28 +394,24 @@ def cpu_raise() -> None:
 
 
 def scratch_fill() -> None:
-    """Write 2 GiB into /tmp (and HOME), in files of 48 MiB (under the file size limit)."""
+    """Write 2 GiB into each of the places a process might write (/tmp, HOME, the root,
+    /dev, /dev/shm), in files of 48 MiB (under the file size limit), keeping all of it:
+    "filled" says how much each place took, and which process it was (the bot is started
+    afresh after it is ended, and runs this again)."""
     chunk = b"\0" * (16 << 20)
-    for folder in ("/tmp", os.environ.get("HOME", "/tmp")):
+    process = os.urandom(4).hex()
+    for k, folder in enumerate(("/tmp", os.environ.get("HOME", "/tmp"), "/", "/dev", "/dev/shm")):
         written = 0
-        made = []
+        made = 0
         try:
             while written < (2 << 30):
-                path = os.path.join(folder, f"fill-{os.getpid()}-{len(made)}")
-                made.append(path)
-                with open(path, "wb") as f:
+                made += 1
+                with open(os.path.join(folder, f"fill-{k}-{made}"), "wb", buffering=0) as f:
                     for _ in range(3):
-                        f.write(chunk)
-                        f.flush()
-                        written += len(chunk)
+                        written += f.write(chunk)
         except OSError as e:
             report("fill-stopped", f"{folder} {e.strerror}")
-        report("filled", f"{folder} {written >> 20} MiB")
-        for path in made:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        report("filled", f"{folder} {written >> 20} MiB {process}")
 
 
 def cpu_thief() -> None:
