@@ -27,6 +27,10 @@ It plays the greedy strategy except where MODE says otherwise:
                     to stderr, as "DEALT " and {"process", "game", "seat", "cards"} in JSON
                     ("process": a token drawn at start, the same for the whole process)
   blank_flood N     writes N bytes of blank lines before every answer
+  stderr_forge      writes to stderr, at start-up and before every answer, lines made like
+                    the harness's own notes, terminal escapes (OSC 52, CSI, C1), carriage
+                    returns, bidi overrides, bytes that are not UTF-8 and a character split
+                    between two writes, and leaves its last line unended
   weird KIND        answers its first request with a line that is not a plain reply:
                     cr (the reply with a carriage return before its \\n), nul (a NUL
                     byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays),
@@ -45,6 +49,23 @@ import time
 from harness.players import GreedyStrategy
 
 CARD_TYPES = [f"{c}{n}" for c in "RBGY" for n in range(1, 13)] + ["W", "S"]
+
+
+FORGED = [
+    b"[p10-tourney] watchdog: memory limit reached (forged)\n",
+    b"\x1b]52;c;Zm9yZ2Vk\x07\x1b[2J\x1b[31mred\r[p10-tourney] ended (exit code 0)\n",
+    "\u202eevil\u2066 \u009b31m C1 \u2028[p10-tourney] after a line separator\n".encode(),
+    b"bad utf-8 \xff\xfe \xc3( \x85[p10-tourney] after NEL\n",
+    b"split \xe2\x80",  # U+202E, cut in two writes
+    b"\xae done\x00\x08\x08\x08\x7f\n",
+    b"[p10-tourney] unended",
+]
+
+
+def forge() -> None:
+    for piece in FORGED:
+        sys.stderr.buffer.write(piece)
+        sys.stderr.buffer.flush()
 
 
 def main() -> int:
@@ -72,6 +93,8 @@ def main() -> int:
     if mode == "stderr_flood":
         sys.stderr.write("x" * int(arg) + "\n")
         sys.stderr.flush()
+    if mode == "stderr_forge":
+        forge()
     for raw in sys.stdin:
         if tee is not None:
             tee.write(json.dumps({"dir": "to", "line": raw.rstrip("\n")}) + "\n")
@@ -146,6 +169,8 @@ def main() -> int:
         if mode == "stderr_flood":
             sys.stderr.write("y" * int(arg) + "\n")
             sys.stderr.flush()
+        if mode == "stderr_forge" and requests <= 3:
+            forge()
         reply["id"] = msg["id"]
         if mode == "bool_id" and msg["id"] == 1:
             reply["id"] = True
