@@ -27,6 +27,8 @@ It plays the greedy strategy except where MODE says otherwise:
                     to stderr, as "DEALT " and {"process", "game", "seat", "cards"} in JSON
                     ("process": a token drawn at start, the same for the whole process)
   blank_flood N     writes N bytes of blank lines before every answer
+  bad_line_from N   in every game from game index N on (its id, "g000012": 12), answers
+                    its first request with a line that is not JSON (a strike), then plays well
   stderr_forge      writes to stderr, at start-up and before every answer, lines made like
                     the harness's own notes, terminal escapes (OSC 52, CSI, C1), carriage
                     returns, bidi overrides, bytes that are not UTF-8 and a character split
@@ -78,6 +80,7 @@ def main() -> int:
     tee = open(arg, "a", encoding="utf-8") if mode == "tee" else None
     token = os.urandom(8).hex()  # this process, whatever pid a sandbox shows it
     dealt = True  # this game's hand is noted
+    bad_line = False  # bad_line_from: this game's bad line is still to come
     strategy = GreedyStrategy()
     requests = 0
     played = 0
@@ -113,6 +116,7 @@ def main() -> int:
         if kind == "game_start":
             strategy.new_game(msg.get("game", ""), msg.get("seat", 0))
             dealt = False
+            bad_line = mode == "bad_line_from" and int(str(msg.get("game", "g0"))[1:] or 0) >= int(arg)
             continue
         if kind == "bye":
             break
@@ -145,6 +149,11 @@ def main() -> int:
             out.buffer.flush()
             if arg == "cr":
                 continue  # a valid reply: taken
+        if bad_line:
+            bad_line = False
+            out.write("this is {not json\n")
+            out.flush()
+            continue
         if mode == "garbage":
             out.write("this is {not json\n")
             out.flush()
