@@ -527,7 +527,7 @@ def _stderr_bot(spec: Any, to: str | None) -> Any:
     """A bot process whose stderr is discarded (None), printed here ("show") or kept in
     the folder `to` as NAME.log."""
     from .referee import BotProcess
-    from .referee.process import printable
+    from .referee.botlog import BotLines
 
     if to is None:
         return BotProcess(spec)
@@ -540,15 +540,17 @@ def _stderr_bot(spec: Any, to: str | None) -> Any:
         return BotProcess(spec, log_path=folder / f"{spec.name}.log")
 
     class Shown(BotProcess):
-        """Prints each line the bot writes to stderr, after its name."""
+        """Prints what the bot writes to stderr, each line after its name, as it comes
+        (made printable as in a log); what one read gets ends its line, so that the
+        harness's own lines never carry on one of the bot's."""
 
-        _part = b""
+        lines = BotLines(f"  [{_clean(spec.name)}] ")
 
         def _write_log(self, chunk: bytes) -> None:
             super()._write_log(chunk)
-            *lines, self._part = (self._part + chunk).split(b"\n")
-            for line in lines:
-                click.echo(f"  [{self.spec.name}] {printable(line.decode('utf-8', 'replace'))}", err=True)
+            text = self.lines.feed(chunk)
+            if text:
+                click.echo(text + self.lines.end_line(), nl=False, err=True)
 
     return Shown(spec)
 

@@ -67,8 +67,8 @@ def _deals_by_process(cfg) -> dict[tuple[str, str], list[int]]:
     for log in sorted((cfg.output / "logs").glob("b*.stderr.log")):
         name = log.name.split(".")[0]
         for line in log.read_text().splitlines():
-            if line.startswith("DEALT "):
-                d = json.loads(line[6:])
+            if line.startswith("| DEALT "):  # (a line the bot wrote)
+                d = json.loads(line[8:])
                 seen.setdefault((name, d["process"]), []).append(group[d["game"]])
     return seen
 

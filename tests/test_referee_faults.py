@@ -295,7 +295,64 @@ def test_stderr_flood_does_not_block_and_its_log_is_capped(start, tmp_path):
     log = tmp_path / "flood.log"
     size = log.stat().st_size
     assert size <= log_cap + 1024, size
-    assert b"[stderr log cap reached; the rest is dropped]" in log.read_bytes()
+    assert log.read_text().endswith("\n[p10-tourney] stderr log cap reached; the rest is dropped\n")
+
+
+def assert_readable_log(text: str, notes: int | None = None) -> list[str]:
+    """A bot's log as a host reads it: every line is the bot's (after "| ") or the
+    harness's (after "[p10-tourney] "); nothing in it acts on a terminal or reorders
+    text. Returns the harness's lines."""
+    from harness.referee.text import REORDERING
+
+    assert text.endswith("\n")
+    lines = text.split("\n")[:-1]
+    assert all(ln.startswith(("| ", "[p10-tourney] ")) for ln in lines), [ln for ln in lines
+                                                                       if not ln.startswith(("| ", "[p10-tourney] "))]
+    bad = [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0 or ord(c) in REORDERING]
+    assert not bad, bad
+    return [ln for ln in lines if ln.startswith("[p10-tourney] ")]
+
+
+def test_a_bots_stderr_cannot_forge_the_harness_notes_nor_act_on_a_terminal(start, tmp_path):
+    """A bot writes lines made like the harness's notes, terminal escapes (OSC 52 sets a
+    clipboard, CSI clears the screen), carriage returns, bidi overrides, C1 controls, bytes
+    that are not UTF-8, a character split between two writes, and an unended last line.
+    Its log shows every one of them, visibly, on lines of the bot's; the harness's notes
+    are the only lines that start as notes."""
+    bot = start("forger", FAULTY + ("stderr_forge",))
+    res = play([bot, start("good", GREEDY)])
+    assert res.faults == []
+    bot.stop()
+    bot.close_log()
+    data = (tmp_path / "forger.log").read_bytes()
+    notes = assert_readable_log(data.decode("utf-8"))  # (strict: all of it is UTF-8)
+    assert [n.split(":")[0] for n in notes] == ["[p10-tourney] started", "[p10-tourney] ended (exit code 0)"], notes
+    text = data.decode()
+    for shown in ("| [p10-tourney] watchdog: memory limit reached (forged)\n",
+                  "| \\x1b]52;c;Zm9yZ2Vk\\x07\\x1b[2J\\x1b[31mred\\x0d[p10-tourney] ended (exit code 0)\n",
+                  "| \\u202eevil\\u2066 \\x9b31m C1 \\u2028[p10-tourney] after a line separator\n",
+                  "| bad utf-8 \\xff\\xfe \\xc3( \\x85[p10-tourney] after NEL\n",
+                  "| split \\u202e done\\x00\\x08\\x08\\x08\\x7f\n",
+                  "| [p10-tourney] unended[p10-tourney] watchdog"):  # (the next piece carries on its line)
+        assert shown in text, (shown, text[:3000])
+    assert text.count("| [p10-tourney] unended\n[p10-tourney] ended") == 1  # a note starts a line of its own
+
+
+def test_play_stderr_show_prints_a_bots_stderr_safely(tmp_path):
+    """`play --stderr show` prints a bot's stderr to the host's terminal: made printable
+    as in its log, every line after the bot's name, and a line of the bot's never left
+    open for the harness's own to carry on."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "play", "--bot", f"forger={' '.join(FAULTY)} stderr_forge",
+                           "--bot", f"good={' '.join(GREEDY)}", "--rules", '{"phases": [1]}', "--stderr", "show", "-q"],
+                          capture_output=True, timeout=180, stdin=subprocess.DEVNULL, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    err = proc.stderr.decode("utf-8")
+    lines = err.split("\n")
+    assert err.endswith("\n") and all(ln.startswith("  [forger] ") for ln in lines[:-1]), err[:3000]
+    assert "\x1b" not in err and "\r" not in err and "\u202e" not in err and "\x85" not in err
+    assert "  [forger] \\x1b]52;c;Zm9yZ2Vk\\x07" in err and "  [forger] split \\u202e done" in err
 
 
 # ----- the handshake -----------------------------------------------------------------

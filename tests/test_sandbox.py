@@ -182,6 +182,66 @@ def test_the_search_for_results_folders_goes_thousands_of_folders_deep(tmp_path:
             deep = deep.parent
 
 
+def test_a_bot_start_searches_a_folder_of_100k_folders_in_bounded_work(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot folder of 99,000 empty folders cost seconds of a worker's CPU at every start
+    of the bot: the search for results folders read every one. It is searched whole once
+    (here when the tournament file is read); a start then reads at most `START_ENTRIES`
+    directory entries in `START_FOLDERS` folders, and still masks the results folder found
+    deep down then, and one made at the top of the folder since."""
+    from harness.referee import sandbox
+    from harness.tournament.ledger import CONCEAL
+
+    own = tmp_path / "bot"
+    for i in range(100):
+        d = own / f"d{i:02}"
+        d.mkdir(parents=True)
+        for j in range(990):
+            os.mkdir(d / f"e{j:03}")
+    deep = own / "d99" / "e989" / "res"  # another tournament's results, far down
+    deep.mkdir()
+    (deep / "seed.secret").write_text("1\n")
+    (own / "bot.py").write_text("")
+    box = Sandbox(mode="bwrap", own=str(own), conceal=CONCEAL)
+    argv = ("sh", str(own / "bot.py"))
+    work = {"folders": 0, "entries": 0}
+    real = os.scandir
+
+    class Counted:
+        """os.scandir, counting the folders opened and the entries read."""
+
+        def __init__(self, path: str) -> None:
+            self.it = real(path)
+            work["folders"] += 1
+
+        def __enter__(self) -> "Counted":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.it.close()
+
+        def __iter__(self):
+            for e in self.it:
+                work["entries"] += 1
+                yield e
+
+    monkeypatch.setattr(os, "scandir", Counted)
+    sandbox.bwrap_options(argv, str(own), box, None)  # the tournament file is read: the whole folder
+    assert work["entries"] > 99_000
+    later = own / "later"  # a run begun since, at the top of the bot's folder
+    later.mkdir()
+    (later / "tournament.json").write_text('{"format": "p10-results/2"}')
+    for _ in range(3):  # bot starts
+        work.update(folders=0, entries=0)
+        opts = sandbox.bwrap_options(argv, str(own), box, None)
+        assert work["entries"] <= 4_096 and work["folders"] <= 128, work  # (START_ENTRIES, START_FOLDERS)
+        masked = [opts[i + 1] for i, o in enumerate(opts) if o == "--tmpfs"]
+        for f in (deep, later):
+            assert any(str(f) == m or str(f).startswith(m + "/") for m in masked), (f, masked)
+    shutil.rmtree(own / "later")  # (gone: no longer masked, and nothing fails)
+    assert str(later) not in sandbox.bwrap_options(argv, str(own), box, None)
+
+
 @pytest.mark.skipif(not OK, reason="the sandbox cannot run here")
 def test_a_folder_that_changed_since_the_tournament_was_read_fails_the_bots_start_only(tmp_path: Path) -> None:
     """The search at each start never hangs on a FIFO named like a mark, and a bot whose

@@ -174,7 +174,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def lines(log: str, what: str) -> list[str]:
-    return [m.group(1) for m in re.finditer(rf"^HOSTILE \S+ {re.escape(what)} (.*)$", log, re.M)]
+    return [m.group(1) for m in re.finditer(rf"^\| HOSTILE \S+ {re.escape(what)} (.*)$", log, re.M)]
 
 
 def assert_ran(h: dict, attack: str) -> str:

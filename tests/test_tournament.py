@@ -354,6 +354,95 @@ def test_resume_after_interruption_equals_one_run(tmp_path: Path) -> None:
     assert run_tournament(cfg2, build_site=False).played == 0
 
 
+# ----- which replays are kept ---------------------------------------------------------------------
+
+FAULTY = [sys.executable, str(ROOT / "tests/bots/faulty.py")]
+
+
+def _kept(out: Path) -> list[int]:
+    return sorted(int(p.name[1:7]) for p in (out / "replays").glob("g*.jsonl"))
+
+
+def test_a_bot_that_faults_in_every_game_keeps_a_few_replays_whatever_the_parallelism(tmp_path: Path) -> None:
+    """A bot writes one bad line in each of its games from game 6 on. Under `replays:
+    sample` only its first FAULT_REPLAYS such games keep their replays (by game index),
+    besides the games the schedule samples: the same games with -j1, -j2, and over an
+    interrupted run resumed; verify agrees; `replays: failed` keeps them all."""
+    from harness.tournament.keep import FAULT_REPLAYS
+    from harness.tournament.verify import verify_results
+
+    bots = [{"name": "greedy", "cmd": GREEDY}, {"name": "greedy2", "cmd": GREEDY},
+            {"name": "bad", "cmd": FAULTY + ["bad_line_from", "6"]}]
+    over = dict(bots=bots, games_per_table=6, replays="sample", rules={"phases": [1], "hand_limit": 10})
+    runs = {}
+    for how, par in (("j1", 1), ("j2", 2), ("resumed", 2), ("failed", 2)):
+        d = tmp_path / how
+        d.mkdir()
+        cfg = load_config(write_config(d, parallel=par, **(over | ({"replays": "failed"} if how == "failed" else {}))))
+        if how == "resumed":
+            def stop_after_7(p) -> None:
+                if p.done >= 7:
+                    raise KeyboardInterrupt
+
+            with pytest.raises(KeyboardInterrupt):
+                run_tournament(cfg, on_progress=stop_after_7, build_site=False)
+        assert run_tournament(cfg, build_site=False).finished
+        assert verify_results(cfg.output).ok, [c for c in verify_results(cfg.output).checks if c.ok is False]
+        runs[how] = cfg
+    recs = records(runs["j1"].output)
+    faulted = [r["id"] for r in recs if any(f["entrant"] == "bad" for f in r["faults"])]
+    assert faulted == [r["id"] for r in recs if "bad" in r["seats"] and r["id"] >= 6] and len(faulted) > 2 * FAULT_REPLAYS
+    sampled = {s.index for s in schedule(runs["j1"]) if s.sample}
+    want = sorted(sampled | set(faulted[:FAULT_REPLAYS]))
+    assert _kept(runs["j1"].output) == want
+    assert not set(faulted[FAULT_REPLAYS:]) & set(want)  # (the rule is what keeps them out)
+    for how in ("j2", "resumed"):
+        assert records(runs[how].output) == recs
+        assert _kept(runs[how].output) == want, how
+    assert set(faulted) <= set(_kept(runs["failed"].output))
+    assert f"first {FAULT_REPLAYS} games with a fault of its own" in (ROOT / "README.md").read_text()
+
+
+def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_games_finish_in() -> None:
+    """The run's `Deferred` (games finishing in any order, a few at a time) keeps the
+    replays that verify's rule keeps from the whole journal."""
+    import random
+
+    from harness.tournament.keep import Deferred, FirstFaults
+    from harness.tournament.schedule import GameSpec, game_id
+    from harness.tournament.verify import _not_kept
+
+    rng = random.Random(5)
+    names = ["a", "b", "c", "d"]
+    specs, recs = [], {}
+    for i in range(60):
+        seats = rng.sample(names, 2)
+        faults = [{"seat": k, "entrant": e, "kind": "malformed"} for k, e in enumerate(seats) if rng.random() < 0.3]
+        specs.append(GameSpec(i, game_id(i), tuple(seats), i, i, i < 3))
+        recs[i] = {"id": i, "seats": seats, "faults": faults}
+    whole = FirstFaults()
+    for r in recs.values():
+        whole.add(r)
+    want = [i for i in recs if _not_kept("sample", recs[i], whole, {s.index for s in specs if s.sample}) is None]
+    for trial in range(20):
+        deferred = Deferred("sample", FirstFaults())
+        todo = deferred.track(iter(specs))
+        playing: list[GameSpec] = []
+        kept, out = [], []
+        while True:
+            while len(playing) < 1 + trial % 5 and (s := next(todo, None)) is not None:
+                playing.append(s)
+            if not playing:
+                break
+            s = playing.pop(rng.randrange(len(playing)))
+            res = {"record": dict(recs[s.index]), "replay": [b"x"]}
+            for r in deferred.feed(res, s.sample):
+                out.append(r["record"]["id"])
+                if r["replay"] is not None:
+                    kept.append(r["record"]["id"])
+        assert sorted(out) == list(range(60)) and sorted(kept) == want, trial
+
+
 def test_other_config_on_same_output_is_refused_unless_fresh(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, games_per_table=2))
     run_tournament(cfg, build_site=False)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .botlog import StderrLog
 from .rlimits import pin as pin_rlimits
 from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
@@ -383,8 +384,7 @@ class BotProcess:
         self.log_cap = log_cap
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
-        self._log: Any = None
-        self._log_written = 0
+        self._log = StderrLog(log_path, log_cap) if log_path is not None else None
         self._buf = bytearray()
         self._skipping = False  # dropping the rest of an over-long line
         self._out = bytearray()
@@ -450,9 +450,6 @@ class BotProcess:
             os.path.join(spec.cwd or ".", argv[0])
         ):
             raise BotStartError(f"bot {spec.name!r}: command not found: {argv[0]!r}")
-        if self.log_path is not None and self._log is None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_path, "ab")
         lim = spec.limits
         backend, _why = cgroups() if (lim.memory_mb or lim.processes or lim.cpus) else (None, "")
         cgroup = None
@@ -606,7 +603,6 @@ class BotProcess:
         """Close the stderr log file."""
         if self._log is not None:
             self._log.close()
-            self._log = None
 
     def exit_code(self) -> int | None:
         """The exit code if the process has ended (negative: killed by that signal)."""
@@ -1063,20 +1059,10 @@ class BotProcess:
 
     def _write_log(self, chunk: bytes) -> None:
         self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
-        if self._log is None:
-            return
-        room = self.log_cap - self._log_written
-        if room <= 0:
-            return
-        if len(chunk) >= room:
-            self._log.write(chunk[:room] + b"\n[stderr log cap reached; the rest is dropped]\n")
-            self._log_written = self.log_cap
-        else:
+        if self._log is not None:
             self._log.write(chunk)
-            self._log_written += len(chunk)
-        self._log.flush()
 
     def _note(self, text: str) -> None:
-        if self._log is not None and self._log_written < self.log_cap:
-            self._log.write(f"[p10-tourney] {text}\n".encode())
-            self._log.flush()
+        """A line of the harness's own in the bot's log (see `botlog`)."""
+        if self._log is not None:
+            self._log.note(text)

@@ -27,10 +27,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .rlimits import pin as pin_rlimits
 from .seccomp import program as seccomp_program
@@ -136,7 +137,8 @@ class Sandbox:
     - `build`: a command run once before the bot's first start (see `run_build`).
     - `conceal`: what marks a folder the bot may never see wherever it lies in the folders
       it is shown ((file name, text the file must hold or None), see `marked_folders`):
-      looked for at every start, so that one made after the tournament began is masked too.
+      looked for at every start (`marked_at_start`), so that one made after the tournament
+      began is masked too.
     - `links`: the paths its command names that lead elsewhere through a link, and where
       they led when the tournament was read ((path, target), see `command_links`); None
       where nothing was recorded. A named path that leads elsewhere now, where it did not
@@ -350,13 +352,27 @@ SCAN_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "si
 SCAN_LIMIT = 100_000
 """Folders `marked_folders` looks at, at most, below one root."""
 
+START_FOLDERS = 64
+"""Folders `marked_at_start` looks into again at a bot's start, at most, below one root."""
+START_ENTRIES = 2_048
+"""Directory entries `marked_at_start` reads at a bot's start, at most, below one root."""
 
-def _marked(path: str, files: Sequence[str], conceal: Sequence[tuple[str, str | None]]) -> bool:
+
+def _marked(path: str, conceal: Sequence[tuple[str, str | None]], files: Sequence[str] | None = None) -> bool:
+    """Whether folder `path` holds what `conceal` marks; `files`: the names of what it holds
+    that is not a folder, where they are known (else each name is looked up)."""
     for name, text in conceal:
-        if name not in files:
+        if files is not None and name not in files:
             continue
         if text is None:
-            return True
+            if files is not None:
+                return True
+            try:
+                if not stat.S_ISDIR(os.lstat(os.path.join(path, name)).st_mode):
+                    return True
+            except OSError:
+                pass
+            continue
         try:  # never blocks (a FIFO of that name) nor follows a link
             fd = os.open(os.path.join(path, name), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
@@ -395,10 +411,64 @@ def marked_folders(root: str, conceal: Sequence[tuple[str, str | None]], skip: I
         except OSError:
             continue
         dirs = [e for e in entries if e.is_dir(follow_symlinks=False)]
-        if _marked(here, [e.name for e in entries if not e.is_dir(follow_symlinks=False)], conceal):
+        if _marked(here, conceal, [e.name for e in entries if not e.is_dir(follow_symlinks=False)]):
             found.append(os.path.realpath(here))
             continue
         todo += [e.path for e in dirs if e.name not in SCAN_SKIP]
+    return found
+
+
+_FOUND: dict[tuple[Any, ...], list[str]] = {}
+"""What `marked_folders` found below a root, in this process (see `marked_at_start`)."""
+
+
+def marked_at_start(root: str, conceal: Sequence[tuple[str, str | None]], skip: Iterable[str] = ()) -> list[str]:
+    """The folders at or below `root` that `conceal` marks, at a bot's start, in a few
+    milliseconds however many folders `root` holds: the whole of it is searched once in
+    a process (`marked_folders`: when the tournament file is read, which the local
+    workers inherit, or a Dask worker's first start of the bot), and at every start the
+    folders found then (those still marked) and the top of `root` again, breadth first:
+    `START_FOLDERS` folders and `START_ENTRIES` entries at most. So a results folder made
+    after the search is found at a start where it lies near the top of a large folder,
+    anywhere in a small one. The whole search is made again where `root` is another
+    folder (by device and inode) than the one searched."""
+    skip = tuple(sorted({os.path.realpath(p) for p in skip}))
+    try:
+        st = os.stat(root)
+    except OSError:
+        return []
+    key = (root, st.st_dev, st.st_ino, tuple(conceal), skip)
+    found = _FOUND.get(key)
+    if found is None:
+        found = _FOUND[key] = marked_folders(root, conceal, skip)
+    out = [f for f in found if _marked(f, conceal)]
+    return out + [f for f in _marked_top(root, conceal, set(skip)) if f not in out]
+
+
+def _marked_top(root: str, conceal: Sequence[tuple[str, str | None]], skipped: set[str]) -> list[str]:
+    """The marked folders among the first `START_FOLDERS` folders at or below `root`,
+    breadth first, reading `START_ENTRIES` directory entries at most."""
+    found: list[str] = []
+    todo = deque([root])
+    folders = entries = 0
+    while todo and folders < START_FOLDERS and entries < START_ENTRIES:
+        here = todo.popleft()
+        if here in skipped:
+            continue
+        folders += 1
+        if _marked(here, conceal):
+            found.append(os.path.realpath(here))
+            continue
+        try:
+            with os.scandir(here) as it:
+                for e in it:
+                    entries += 1
+                    if e.name not in SCAN_SKIP and e.is_dir(follow_symlinks=False):
+                        todo.append(e.path)
+                    if entries >= START_ENTRIES:
+                        break
+        except OSError:
+            continue
     return found
 
 
@@ -540,7 +610,7 @@ def bwrap_options(
         masked_whole = [h for h in (os.path.realpath(x) for x in box.hide) if not any(_under(n, h) for n in needed)]
         for b in bound:
             if os.path.isdir(b) and not any(_under(b, k) for k in installed):
-                secret += [f for f in marked_folders(b, box.conceal, masked_whole) if f not in secret]
+                secret += [f for f in marked_at_start(b, box.conceal, masked_whole) if f not in secret]
     named = [os.path.realpath(os.path.join(cwd, w)) for w in argv[1:] if w and not w.startswith("-")]
     for p in needed + named:
         for x in secret:

@@ -25,8 +25,9 @@ from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
-#: With `replays: sample` (the default), the clean games whose replays are kept: the first
-#: this many games of every entrant (in schedule order), besides every game with a fault.
+#: With `replays: sample` (the default), the games whose replays are kept whatever happens
+#: in them: the first this many games of every entrant (in schedule order); besides them,
+#: each entrant's first games with a fault (`keep.FAULT_REPLAYS`).
 SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled", "sprt")

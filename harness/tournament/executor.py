@@ -17,6 +17,7 @@ from multiprocess.connection import wait as mp_wait
 from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
 from ..referee.process import become_subreaper, reap_orphans
 from .config import TournamentConfig
+from .keep import may_keep
 from .schedule import GameSpec
 
 
@@ -130,11 +131,8 @@ class GameRunner:
             record = {"id": spec.index, "group": spec.group, **result.to_record()}
             if between:
                 record["faults"] = between + record["faults"]
-            # (A replay is formatted only when it is kept: "failed" keeps games with faults,
-            # "sample" those and the first games of every entrant.)
-            keep = cfg.replays == "all" or (cfg.replays in ("failed", "sample") and bool(record["faults"])) \
-                or (cfg.replays == "sample" and spec.sample)
-            replay = result.replay if keep else None
+            # (A replay is formatted only when it may be kept; the run decides, `keep`.)
+            replay = result.replay if may_keep(cfg.replays, spec.sample, bool(record["faults"])) else None
             replay = self.redact.lines(replay) if replay is not None else None
             record["faults"] = self.redact.data(record["faults"])
         else:

@@ -28,6 +28,7 @@ from .identity import fingerprint
 from .disqualify import Disqualification, DisqualificationGate, disqualifications
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
+from .keep import Deferred, FirstFaults
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
@@ -478,11 +479,13 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     _rated_before(tally, cfg, out)
     matchmaker = Matchmaker(cfg, history=tally) if league else None
     before = PastReader(cfg.base, cfg.format == "random")  # the fields before this one, as its schedule reads them
+    firsts = FirstFaults()  # each entrant's first games with a fault (which replays are kept)
     ids, seeds = array("q"), array("q")  # the games of this field (every game of a league)
 
     def resume(rec: dict[str, Any]) -> None:
         i = rec["id"]
         tally.add(rec)
+        firsts.add(rec)
         if matchmaker is not None:
             matchmaker.add(rec)
         if i < cfg.base and not league:
@@ -540,6 +543,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
 
     finishing = False
     executor: Any = None
+    deferred = Deferred(cfg.replays, firsts)
     shown = [0.0]
     published = [time.monotonic()]
 
@@ -583,7 +587,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                     gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None)
                     excluded = gate.excluded
                 todo = (s for s in rnd if s.index not in tally)  # read as games are handed out
-                for res in _play(executor, todo, gate, excluded, stop, cfg.parallel):
+                for res in _play(executor, todo, gate, excluded, stop, cfg.parallel, deferred):
                     rec = res["record"]
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
@@ -775,7 +779,8 @@ class _Waiting:
 
 
 def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, excluded: set[str],
-          stop: threading.Event | None = None, parallel: int = 1) -> Iterator[dict[str, Any]]:
+          stop: threading.Event | None = None, parallel: int = 1,
+          deferred: Deferred | None = None) -> Iterator[dict[str, Any]]:
     """Run `todo` on `executor`, handing out only the games that `gate` lets start. The
     executor asks for more after each result, once the caller has added that result to
     the gate, so a game starts as soon as the verdicts it waits for are known: there is
@@ -784,8 +789,12 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
 
     With `stop`, the executor is handed only as many games as it plays at once (two per
     worker), one more as each ends, and none once `stop` is set: the games in flight
-    then finish and the run ends."""
-    waiting = _Waiting(todo, gate)
+    then finish and the run ends.
+
+    With `deferred`, a result comes once its replay is settled (`keep.Deferred`): a game
+    whose replay depends on games before it that are still to finish comes after them (a
+    stop leaves it out, to be played again by the next run)."""
+    waiting = _Waiting(deferred.track(todo) if deferred is not None else todo, gate)
     window = 2 * max(1, parallel) if stop is not None else max(WINDOW, 4 * parallel)
     out = 0  # handed out and not finished
     handed: dict[int, GameSpec] = {}  # what a result must be the game of
@@ -820,7 +829,10 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
             raise ResultsError(f"a worker returned a result for game {str(rec.get('game'))[:40]!r} (id "
                                f"{str(rec.get('id'))[:20]}) that is not a game handed out, or not as scheduled: "
                                "the result is not recorded")
-        yield res
+        if deferred is not None:
+            yield from deferred.feed(res, spec.sample)
+        else:
+            yield res
     if stop is not None and stop.is_set():
         return
     if waiting:  # cannot happen: every finished game lets later ones start

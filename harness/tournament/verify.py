@@ -38,6 +38,7 @@ from ..report.leaderboard import write_leaderboard
 from ..referee.redact import WITHHELD
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
+from .keep import FirstFaults, at_fault, keeps
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
 from .disqualify import Disqualification
@@ -168,6 +169,7 @@ class _Reading:
         self.untallied: str | None = None  # why a published record could not be counted
         self.malformed: str | None = None  # the first record of another shape
         self.last_seat: dict[str, int] = {}  # entrant -> the highest published game index it sat in
+        self.firsts = FirstFaults()  # each entrant's first games with a fault, over every line
 
     def add(self, rec: dict[str, Any]) -> None:
         """Take the record of the next line (one not of the shape the runner writes is
@@ -182,6 +184,7 @@ class _Reading:
             return
         if self.league:
             self.games[i] = rec
+        self.firsts.add(rec)
         for f in self.fields:
             f.add(rec)
         if self.line > self.published:
@@ -338,6 +341,7 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
 
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
+    sampled: set[int] | None = None  # the games the schedule samples (replays: sample), where it is known
     seed_failed = v.checks[-1].ok is False
     if seed is None:
         v.add("schedule", None, "not checked: the seed is not known here (" + (
@@ -349,16 +353,17 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
             _check_without_seed(v, results, cfg, reading, meta, state)
     else:
         cfg = cfg.with_seed(seed)
+        sampled = set()
         if cfg.format == "league":
-            if _check_league(v, cfg, reading.games):
+            if _check_league(v, cfg, reading.games, sampled):
                 records = dict(itertools.islice(reading.games.items(), published))  # the published lines
                 _check_published(v, results, cfg, reading, meta, records)
-        elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts()):
+        elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts(), sampled):
             _check_published(v, results, cfg, reading, meta)
     if replays and not v.ok:
         v.add("replays", None, "not played again: an earlier check failed")
     elif replays:
-        _check_replays(v, results, cfg, _records(path, n, replayed=True))
+        _check_replays(v, results, cfg, _records(path, n, replayed=True), reading.firsts, sampled)
     return v
 
 
@@ -464,9 +469,10 @@ class _InStep:
 
 
 def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapping[str, Any]], lines: int,
-                    pasts: list[Past]) -> bool:
+                    pasts: list[Past], sampled: set[int]) -> bool:
     """Every game's id, seats and seed are the schedule's, which follows from the seed.
-    `games`: the records in line order; `pasts`: the games before each field's start."""
+    `games`: the records in line order; `pasts`: the games before each field's start;
+    `sampled` gets the indexes of the games the schedule samples (`GameSpec.sample`)."""
     fields = cfg.fields or (Field(0, tuple(cfg.entrants)),)
     starts = [f.start for f in fields]
     steps: dict[int, _InStep] = {}
@@ -490,14 +496,18 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapp
             v.add("schedule", False, f"game {i} ({r.get('game')}) is not the game the seed schedules "
                                      f"(seats {r.get('seats')}, seed {r.get('seed')})")
             return False
+        if s.sample:
+            sampled.add(i)
     scheduled = sum(field_schedule(k).count() for k in range(len(fields)))
     v.add("schedule", True, f"every game's id, seats and deal seed follow from the tournament's seed "
                             f"({lines} of {scheduled} scheduled games played)")
     return True
 
 
-def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]]) -> bool:
-    """Every round of a league is the one its matchmaking gives from the rounds before."""
+def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Mapping[str, Any]],
+                  sampled: set[int]) -> bool:
+    """Every round of a league is the one its matchmaking gives from the rounds before.
+    `sampled` gets the indexes of the games its rounds sample (`GameSpec.sample`)."""
     from .league import league_rounds
 
     records = dict(games)
@@ -511,6 +521,8 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
                 v.add("schedule", False, f"game {s.index} ({r.get('game')}) is not the game the league's matchmaking "
                                          f"gives (seats {r.get('seats')}, seed {r.get('seed')})")
                 return False
+            if s.sample:
+                sampled.add(s.index)
             checked += 1
     if checked != len(records):
         v.add("schedule", False, f"{len(records) - checked} games are in no round of the league")
@@ -682,10 +694,13 @@ def _compare_board(v: Verification, results: Path, cfg: TournamentConfig, board:
 
 
 def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
-                   games: Iterable[Mapping[str, Any]]) -> None:
+                   games: Iterable[Mapping[str, Any]], firsts: FirstFaults, sampled: set[int] | None) -> None:
     """Play every kept replay again through the engine; its end must be the game's record.
-    `games`: the records, in any order; a failure is reported for the lowest game index
-    that fails."""
+    The games that keep one are those the rule keeps (`keep`): `firsts` counts every
+    game's faults; `sampled`, the games the schedule samples, where the seed is known
+    (without it, which clean games `replays: sample` keeps is not known here). `games`:
+    the records, in any order; a failure is reported for the lowest game index that
+    fails."""
     from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
 
     if (results / "replays").is_symlink():
@@ -707,8 +722,12 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
             if k // 8 >= len(named):
                 named.extend(bytes(k // 8 + 1 - len(named)))
             named[k // 8] |= 1 << (k % 8)
+        why = _not_kept(cfg.replays, r, firsts, sampled)
+        if why:
+            if failed is None or r["id"] < failed[0]:
+                failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
+            continue
         path = results / str(rel)
-        why: str | None
         try:
             # Read once (what is hashed is what is played again), as a plain file of a
             # bounded size; one that is not what its record hashed is played again only
@@ -731,14 +750,19 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
             continue
         checked += 1
 
-    def is_named(rel: str) -> bool:
-        k = _replay_index(rel)
+    def is_named(k: int | None) -> bool:
         if k is None or k >= _NAMED_BITS:
             return k in far
         return k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
 
+    if cfg.replays != "none":  # every entrant's first games with a fault keep theirs under any other
+        for who, first in firsts.first.items():
+            gone = [i for i in first if not is_named(i)]
+            if gone and (failed is None or gone[0] < failed[0]):
+                failed = (gone[0], f"game {game_id(gone[0])} names no replay, but it is one of the first {firsts.k} "
+                                   f"games with a fault of {who[:40]!r}, whose replays replays: {cfg.replays} keeps")
     unnamed = sorted(f"replays/{p.name}" for p in (results / "replays").glob("*.jsonl")
-                     if not is_named(f"replays/{p.name}")) if (results / "replays").is_dir() else []
+                     if not is_named(_replay_index(f"replays/{p.name}"))) if (results / "replays").is_dir() else []
     if failed is not None:
         v.add("replays", False, failed[1])
     elif unnamed:
@@ -748,6 +772,21 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
         v.add("replays", True, f"{checked} replays played again through the engine: every game ends as recorded")
     else:
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
+
+
+def _not_kept(mode: str, rec: Mapping[str, Any], firsts: FirstFaults, sampled: set[int] | None) -> str | None:
+    """Why the rule (`keep.keeps`) keeps no replay of game record `rec` (None: it may)."""
+    i = rec["id"]
+    faulted = at_fault(rec)
+    first = firsts.among(i, faulted)
+    if keeps(mode, True if sampled is None else i in sampled, bool(faulted), first):
+        return None
+    if mode == "sample" and faulted:
+        return (f"replays: sample keeps the replays of an entrant's first {firsts.k} games with a fault of its own, "
+                f"and this is a later one of each entrant at fault ({', '.join(e[:40] for e in faulted[:3])}), "
+                "nor one of the first games the schedule samples")
+    return f"replays: {mode} keeps no replay of a game " + ("with" if faulted else "without") + " a fault" + (
+        " that the schedule does not sample" if mode == "sample" else "")
 
 
 _EXPLAIN_BYTES = 4 << 20

@@ -11,6 +11,8 @@ here asserts a speed. Figures are in BENCHMARKS.md, section "Sandbox".
 
 from __future__ import annotations
 
+import os
+import shutil
 import statistics
 import sys
 import time
@@ -84,6 +86,60 @@ def test_cost_per_bot_start(benchmark, bot: str, tmp_path: Path) -> None:
     benchmark.pedantic(lambda: got.update(_paired(pairs, once)), rounds=1, iterations=1)
     info = _summary(f"start to hello, {bot} bot", "ms", got, 1000)
     info.update({f"end_{k}": v for k, v in _summary(f"bye to ended, {bot} bot", "ms", ends, 1000).items()})
+    benchmark.extra_info.update(info)
+
+
+def test_cost_of_a_bot_start_in_a_folder_of_100k_folders(benchmark, tmp_path: Path) -> None:
+    """A sandboxed bot whose own folder holds 99,000 empty folders (a small one when
+    benchmarks are disabled): the search of its folders for results folders that each
+    start makes (`marked_at_start`, the bounded search), the whole search that a process
+    makes once (the first `marked_at_start`: what every start made before), and start to hello of
+    the instant bot in that folder next to the same bot in a folder of its own (after a
+    first start of each, which searches the whole folder)."""
+    from harness.referee import sandbox
+    from harness.tournament.ledger import CONCEAL
+
+    replies = tmp_path / "r.jsonl"
+    replies.write_text("")
+    outer, inner = (2, 10) if benchmark.disabled else (100, 990)
+    folders = {"many": tmp_path / "many", "one": tmp_path / "one"}
+    for i in range(outer):
+        (folders["many"] / f"d{i:02}").mkdir(parents=True)
+        for j in range(inner):
+            os.mkdir(folders["many"] / f"d{i:02}" / f"e{j:03}")
+    folders["one"].mkdir()
+    for f in folders.values():
+        shutil.copy(INSTANT, f / "instant.py")
+    specs = {k: BotSpec(k, (sys.executable, str(f / "instant.py"), str(replies)), cwd=str(f),
+                        sandbox=Sandbox(mode="bwrap", own=str(f), conceal=CONCEAL)) for k, f in folders.items()}
+    n = 1 if benchmark.disabled else 20
+    t = time.perf_counter()
+    sandbox.marked_at_start(str(folders["many"]), CONCEAL)  # the first in this process: the whole search
+    whole = time.perf_counter() - t
+    searches = []
+    for _ in range(n):
+        t = time.perf_counter()
+        sandbox.marked_at_start(str(folders["many"]), CONCEAL)
+        searches.append(time.perf_counter() - t)
+
+    def once(kind: str) -> float:
+        p = BotProcess(specs[kind])
+        t = time.perf_counter()
+        handshake(p, kind, TC)
+        dt = time.perf_counter() - t
+        p.send(encode({"type": "bye"}))
+        p.stop()
+        return dt
+
+    for kind in specs:  # (the first start in this process searches the whole folder)
+        once(kind)
+    got: dict[str, list[float]] = {}
+    benchmark.pedantic(lambda: got.update(_paired(n, once, ("many", "one"))), rounds=1, iterations=1)
+    info = _summary(f"start to hello, instant bot in a folder of {outer * inner:,} folders or of none", "ms", got, 1000)
+    info.update({"search_at_start_median_ms": round(statistics.median(searches) * 1000, 3),
+                 "whole_search_ms": round(whole * 1000, 1), "folders": outer * inner})
+    print(f"search at a start: median {info['search_at_start_median_ms']} ms of {n}; the whole search (once a "
+          f"process): {info['whole_search_ms']} ms")
     benchmark.extra_info.update(info)
 
 

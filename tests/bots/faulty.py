@@ -30,6 +30,12 @@ It plays the greedy strategy except where MODE says otherwise:
   scratch_fill N    at its first request, tries to write N MiB spread over /, /dev, /dev/shm
                     and /tmp (in files of 32 MiB, under the file size limit), writes
                     "WROTE <bytes the writes took>" to stderr, then never answers
+  bad_line_from N   in every game from game index N on (its id, "g000012": 12), answers
+                    its first request with a line that is not JSON (a strike), then plays well
+  stderr_forge      writes to stderr, at start-up and before every answer, lines made like
+                    the harness's own notes, terminal escapes (OSC 52, CSI, C1), carriage
+                    returns, bidi overrides, bytes that are not UTF-8 and a character split
+                    between two writes, and leaves its last line unended
   weird KIND        answers its first request with a line that is not a plain reply:
                     cr (the reply with a carriage return before its \\n), nul (a NUL
                     byte inside), utf8 (invalid UTF-8), nest (1 MB of nested arrays),
@@ -64,6 +70,21 @@ def fill(total: int) -> int:
             except OSError:
                 break  # this place is full or cannot be written: the next one
     return took
+FORGED = [
+    b"[p10-tourney] watchdog: memory limit reached (forged)\n",
+    b"\x1b]52;c;Zm9yZ2Vk\x07\x1b[2J\x1b[31mred\r[p10-tourney] ended (exit code 0)\n",
+    "\u202eevil\u2066 \u009b31m C1 \u2028[p10-tourney] after a line separator\n".encode(),
+    b"bad utf-8 \xff\xfe \xc3( \x85[p10-tourney] after NEL\n",
+    b"split \xe2\x80",  # U+202E, cut in two writes
+    b"\xae done\x00\x08\x08\x08\x7f\n",
+    b"[p10-tourney] unended",
+]
+
+
+def forge() -> None:
+    for piece in FORGED:
+        sys.stderr.buffer.write(piece)
+        sys.stderr.buffer.flush()
 
 
 def main() -> int:
@@ -76,6 +97,7 @@ def main() -> int:
     tee = open(arg, "a", encoding="utf-8") if mode == "tee" else None
     token = os.urandom(8).hex()  # this process, whatever pid a sandbox shows it
     dealt = True  # this game's hand is noted
+    bad_line = False  # bad_line_from: this game's bad line is still to come
     strategy = GreedyStrategy()
     requests = 0
     played = 0
@@ -91,6 +113,8 @@ def main() -> int:
     if mode == "stderr_flood":
         sys.stderr.write("x" * int(arg) + "\n")
         sys.stderr.flush()
+    if mode == "stderr_forge":
+        forge()
     for raw in sys.stdin:
         if tee is not None:
             tee.write(json.dumps({"dir": "to", "line": raw.rstrip("\n")}) + "\n")
@@ -109,6 +133,7 @@ def main() -> int:
         if kind == "game_start":
             strategy.new_game(msg.get("game", ""), msg.get("seat", 0))
             dealt = False
+            bad_line = mode == "bad_line_from" and int(str(msg.get("game", "g0"))[1:] or 0) >= int(arg)
             continue
         if kind == "bye":
             break
@@ -145,6 +170,11 @@ def main() -> int:
             out.buffer.flush()
             if arg == "cr":
                 continue  # a valid reply: taken
+        if bad_line:
+            bad_line = False
+            out.write("this is {not json\n")
+            out.flush()
+            continue
         if mode == "garbage":
             out.write("this is {not json\n")
             out.flush()
@@ -169,6 +199,8 @@ def main() -> int:
         if mode == "stderr_flood":
             sys.stderr.write("y" * int(arg) + "\n")
             sys.stderr.flush()
+        if mode == "stderr_forge" and requests <= 3:
+            forge()
         reply["id"] = msg["id"]
         if mode == "bool_id" and msg["id"] == 1:
             reply["id"] = True
