@@ -321,13 +321,19 @@ class Invocation:
 
 
 def _data_fd(data: bytes) -> int:
-    """A pipe's read end already holding `data` (small: it must fit the pipe buffer)."""
-    r, w = os.pipe()
+    """A descriptor to read `data` from, whatever its size: an in-memory file (a pipe
+    would hold only its buffer's worth, and writing more would block the harness: a bot
+    whose folder holds thousands of results folders to mask makes options that long)."""
+    fd = os.memfd_create("p10-data", os.MFD_CLOEXEC)
     try:
-        os.write(w, data)
-    finally:
-        os.close(w)
-    return r
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _check_writable(own: str, hidden: Sequence[str]) -> None:
