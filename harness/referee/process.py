@@ -10,7 +10,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
-from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .sandbox import (BASH, BotCgroup, Sandbox, SandboxError, cgroups, harness_python, prepare, resolve_mode,
+                      sandbox_exit_code)
 from .text import printable
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
@@ -127,10 +127,7 @@ class BotSpec:
 
     def resolved_argv(self) -> list[str]:
         """argv with `python`/`python3` as the first word meaning the harness's own Python."""
-        argv = list(self.argv)
-        if argv and argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        return argv
+        return harness_python(self.argv)
 
 
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h

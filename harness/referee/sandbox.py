@@ -93,6 +93,10 @@ the harness, so when that is root, /proc/sys would otherwise take its writes, ho
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
+SANDBOX_OWN = ("/proc", "/dev")
+"""Folders every sandbox makes its own (a fresh `/proc`, a minimal `/dev` whose `/dev/shm`
+is a scratch): a path in them cannot be shown to a bot as the host has it."""
+
 BUILD_HOST_UID = 65534
 BUILD_HOST_GID = 65534
 """The host user and group (nobody, nogroup) a bot's build runs as when the harness runs
@@ -214,24 +218,49 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _named_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
-    """The paths a bot's command names, as written (not resolved): each word after the
-    program that is not an option, then the program itself when given as a path."""
+def _path_words(argv: Sequence[str]) -> list[int]:
+    """Where the words of a command that may name paths are: each word after the program
+    that is not an option, then the program itself when given as a path."""
+    return [k for k in range(1, len(argv)) if not argv[k].startswith("-")] + ([0] if argv and "/" in argv[0] else [])
+
+
+def _joined_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """The paths a bot's command names (`_path_words`), as written, joined to its working
+    folder (neither normalized nor resolved)."""
     base = cwd or os.getcwd()
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    if argv and "/" in argv[0]:
-        words.append(argv[0])
-    return [os.path.join(base, w) for w in words]
+    return [os.path.join(base, argv[k]) for k in _path_words(argv)]
+
+
+def named_path(path: str) -> str:
+    """Where the host finds `path`: an absolute path whose folders are resolved as the
+    kernel resolves them (through every link, and `..` after the folder it follows), its
+    last part kept as named (a link there stays a link). A sandbox shows folders at these
+    places only, so a path that goes through `..` or a link on its way is reached this way
+    there.
+
+    >>> named_path("/usr/lib/../bin")
+    '/usr/bin'
+    """
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head), tail)
+
+
+def _named_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """The paths a bot's command names (`_joined_paths`), each that exists as the host
+    finds it (`named_path`); one that does not exist as written."""
+    return [named_path(p) if os.path.lexists(p) else p for p in _joined_paths(argv, cwd)]
 
 
 def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     """The script or program file a bot's command runs, as an absolute path: the first
     word after the program that names an existing file, else the program itself when it
-    is given as a path (`./bot`, `bin/bot`), symlinks not followed; None for a program
-    found on PATH."""
+    is given as a path (`./bot`, `bin/bot`), its folders resolved and a link at its end
+    not followed (`named_path`); None for a program found on PATH."""
     # Where the command names it, not where a symlink leads: the folder it is in is the
     # bot's own (writable while it builds), never a link's target elsewhere.
-    return next((os.path.abspath(p) for p in _named_paths(argv, cwd) if os.path.isfile(p)), None)
+    return next((p for p in _named_paths(argv, cwd) if os.path.isfile(p)), None)
 
 
 def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
@@ -247,12 +276,31 @@ def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
     return out
 
 
+def sandbox_argv(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """`argv` as a sandbox runs it: a word (see `_path_words`) that names an existing path
+    through `..` or through a link on its way is replaced by the path the host finds
+    (`named_path`; relative to the working folder when it lies inside it), which the
+    sandbox shows; every other word is left as written."""
+    base = os.path.realpath(cwd or os.getcwd())
+    out = list(argv)
+    for k in _path_words(argv):
+        w = argv[k]
+        p = os.path.join(base, w)
+        if not os.path.lexists(p):
+            continue
+        found = named_path(p)
+        if found == os.path.normpath(p) and ".." not in w.split("/"):
+            continue
+        out[k] = os.path.relpath(found, base) if not os.path.isabs(w) and _under(found, base) else found
+    return out
+
+
 def command_links(argv: Sequence[str], cwd: str | None, mounts: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
     """(path, where it leads) for the bot's working folder, each path its command names and
     each of its `mounts` that leads elsewhere through a link (the bot is shown where it
     leads, see `command_paths`)."""
     base = cwd or os.getcwd()
-    paths = [base] + _named_paths(argv, os.path.realpath(base)) + list(mounts)
+    paths = [base] + _joined_paths(argv, os.path.realpath(base)) + list(mounts)
     out = []
     for p in paths:
         if os.path.lexists(p):
@@ -275,6 +323,14 @@ def _python_paths() -> list[str]:
 def harness_package() -> str:
     """The folder of the installed harness package."""
     return str(Path(__file__).resolve().parent.parent)
+
+
+def harness_python(argv: Sequence[str]) -> list[str]:
+    """`argv` with `python` or `python3` as its first word meaning the harness's own Python."""
+    out = list(argv)
+    if out and out[0] in ("python", "python3"):
+        out[0] = sys.executable
+    return out
 
 
 def uses_harness_python(argv: Sequence[str]) -> bool:
@@ -521,6 +577,11 @@ def bwrap_options(
         needed.append(own)
     mounts = [os.path.realpath(m) for m in box.mounts]
     needed += mounts
+    for p in needed:
+        made = next((k for k in SANDBOX_OWN if _under(p, k) and not _under(p, "/dev/shm")), None)
+        if made is not None:
+            raise SandboxError(f"{p!r} (the bot's command, cwd, own folder or mounts) cannot be shown in the sandbox: "
+                               f"it lies in {made}, which the sandbox makes its own")
     # Bind the outermost of the needed paths (a folder inside another comes with it).
     bound: list[str] = []
     for p in sorted(set(needed), key=len):
@@ -602,7 +663,8 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     options come through a pipe, so that the sandbox's own `/proc/1/cmdline` shows the bot
     its own command only, not the folders it is shown or denied), a minimal passwd and
     group, and the environment
-    (`BASE_ENV` plus the bot's own `env`).
+    (`BASE_ENV` plus the bot's own `env`). The command's paths are those the host finds
+    (`sandbox_argv`).
 
     `stdio` (the read end of the bot's stdin pipe, the write end of its stdout pipe): the
     command gets them as its stdin and stdout, and bwrap's own processes do not hold them
@@ -628,12 +690,12 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
         opts += ["--seccomp", str(fds[-1])]
     blob = b"".join(o.encode() + b"\0" for o in opts)
     fds.append(_data_fd(blob))
-    command = list(argv)
+    command = sandbox_argv(argv, cwd)
     keep: tuple[int, ...] = ()
     # bash, not sh: dash takes only one-digit descriptors in redirections.
     if stdio is not None and BASH is not None:
         r, w = stdio
-        command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]
+        command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *command]
         keep = (r, w)
     elif userns is not None:
         if BASH is None:
@@ -641,7 +703,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
                                "close the user namespace's descriptor bubblewrap joins before the build starts")
         # bwrap joins the namespace by this descriptor and leaves it open: closed here, so
         # that the build does not hold it.
-        command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *argv]
+        command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *command]
     full = ["bwrap", "--args", str(fds[-1]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
