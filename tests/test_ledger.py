@@ -869,3 +869,23 @@ def test_a_finished_tournament_cannot_keep_its_seed_secret(tmp_path: Path) -> No
     (out / "leaderboard.json").write_text(json.dumps(board | {"seed": None}, indent=1) + "\n")
     line = _fail_line(invoke("verify", out))
     assert line.split()[1] == "finished" and "all 6 scheduled games are published" in line, line
+
+
+def test_verify_passes_a_tournament_whose_entrants_were_disqualified(tmp_path: Path) -> None:
+    """The games played without disqualified entrants (two of them: a table left with
+    nobody is not played) are the games the seed schedules, as the runner played them:
+    verify checks them against the schedule without the entrants each game names as
+    disqualified, and passes."""
+    template = [sys.executable, str(ROOT / "bots/templates/python/bot.py")]  # runs in any sandbox
+    broken = [sys.executable, "-c", "raise SystemExit(3)"]
+    path = write_config(tmp_path, tmp_path / "out", duplicate=False, replays="none",
+                        bots=[{"name": "a", "cmd": template}, {"name": "x", "cmd": broken},
+                              {"name": "b", "cmd": template}, {"name": "y", "cmd": broken}],
+                        faults={"disqualify": {"startup_failures": 1, "check_every": 2}})
+    res = invoke("run", path, "--no-site", "--no-progress")
+    assert res.exit_code == 0, res.output
+    games = records(tmp_path / "out")
+    assert any(g["seats"] == [] and g.get("disqualified") for g in games)
+    assert any(len(g["seats"]) == 1 and g.get("disqualified") for g in games)
+    res = invoke("verify", tmp_path / "out")
+    assert res.exit_code == 0 and "verified" in res.output, res.output

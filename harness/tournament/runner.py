@@ -31,7 +31,8 @@ from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
+from .schedule import (CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, played_as,
+                       spec_of)
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
@@ -799,10 +800,7 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
     for res in executor.run(first, excluded, more=more):
         rec = res["record"]
         spec = handed.pop(rec.get("id"), None) if isinstance(rec.get("id"), int) else None
-        out_of_it = set(rec.get("disqualified") or ())  # disqualified entrants play no more
-        if spec is None or (rec.get("game"), rec.get("seed"), tuple(rec.get("seats") or ())) != (
-                spec.game, spec.seed, tuple(s for s in spec.seats if s not in out_of_it)) \
-                or not out_of_it <= set(spec.seats):
+        if spec is None or not played_as(spec, rec):  # (disqualified entrants play no more)
             # A worker (a machine of the cluster) answered with a game it was not given.
             raise ResultsError(f"a worker returned a result for game {str(rec.get('game'))[:40]!r} (id "
                                f"{str(rec.get('id'))[:20]}) that is not a game handed out, or not as scheduled: "

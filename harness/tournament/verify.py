@@ -42,7 +42,7 @@ from .ledger import SECRET, check_published, SeedError, SeedState, commitment, m
 from .ratings import rules_draw_probability
 from .disqualify import Disqualification
 from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
-from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
+from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule, played_as
 from .tally import GameTally
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
@@ -238,8 +238,9 @@ def _record_shape(rec: Mapping[str, Any]) -> str | None:
     if not (_integer(rec.get("seed")) and _integer(rec.get("group"))):
         return "its seed or group is not an integer"
     seats = rec.get("seats")
-    if not (isinstance(seats, list) and 1 <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
-        return f"its seats are not a list of 1 to {MAX_TABLE} names"
+    least = 0 if rec.get("reason") == "not_played" else 1  # (a table of entrants all disqualified)
+    if not (isinstance(seats, list) and least <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
+        return f"its seats are not a list of {least} to {MAX_TABLE} names"
     for key in ("places", "scores", "phases"):
         v = rec.get(key)
         if not (isinstance(v, list) and len(v) == len(seats) and all(_integer(x) for x in v)):
@@ -483,7 +484,7 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapp
         i = r["id"]
         k = bisect_right(starts, i) - 1
         s = field_schedule(k).take(i) if k >= 0 else None
-        if s is None or (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
+        if s is None or not played_as(s, r):
             v.add("schedule", False, f"game {i} ({r.get('game')}) is not the game the seed schedules "
                                      f"(seats {r.get('seats')}, seed {r.get('seed')})")
             return False
@@ -504,7 +505,7 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
             r = records.get(s.index)
             if r is None:
                 continue
-            if (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
+            if not played_as(s, r):
                 v.add("schedule", False, f"game {s.index} ({r.get('game')}) is not the game the league's matchmaking "
                                          f"gives (seats {r.get('seats')}, seed {r.get('seed')})")
                 return False
