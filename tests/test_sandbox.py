@@ -925,15 +925,16 @@ def _cmdline(pid: int) -> bytes:
 
 @needs_bwrap
 def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -> None:
-    """A bot whose program is made by its `build:` (here: a script written by the build)."""
+    """A bot whose program is made by its `build:` (here: a script copied by the build)."""
+    template = ROOT / "bots/templates/python/bot.py"  # the standard library only
     own = tmp_path / "compiled"
     own.mkdir()
-    (own / "build.sh").write_text(
-        "printf 'import runpy\\nrunpy.run_module(\"harness.bots.greedy\", run_name=\"__main__\")\\n' > bot.py\n"
-        "echo $(( $(cat count 2>/dev/null || echo 0) + 1 )) > count\n")
+    (own / "source.py").write_bytes(template.read_bytes())
+    (own / "build.sh").write_text("cp source.py bot.py\n"
+                                  "echo $(( $(cat count 2>/dev/null || echo 0) + 1 )) > count\n")
     cfg = {"name": "built", "seed": 3, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
            "bots": [{"name": "compiled", "cmd": "python bot.py", "cwd": "compiled", "build": "sh build.sh"},
-                    {"name": "greedy", "cmd": f"python {ROOT}/bots/python/greedy.py"}],
+                    {"name": "template", "cmd": f"python {template}"}],
            "games_per_table": 2, "rules": {"phases": [1]}}
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -943,6 +944,11 @@ def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -
     assert (own / "count").read_text().strip() == "1"
     games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
     assert len(games) == 2 and all(not g["faults"] for g in games)
+    # Run again, it is the same bot (its folder as its build made it): built again, nothing to play.
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress"],
+                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert r.returncode == 0 and "0 games played" in r.stdout, r.stderr
+    assert (own / "count").read_text().strip() == "2"
     (own / "build.sh").write_text("echo 'fatal: no compiler'; exit 1\n")
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress", "--fresh"],
                        capture_output=True, text=True, timeout=180, cwd=tmp_path)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
 
+from ..referee import BotSpec
 from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
 from ..report.files import MAX_META, load_yaml, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
@@ -103,6 +104,14 @@ def build_bots(cfg: TournamentConfig, state: Mapping[str, Any]) -> None:
         if b.sandbox.build:
             run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
                       scratch_mb=b.limits.scratch_mb)
+
+
+def _record_entrants(out: Path, prints: Mapping[str, str]) -> None:
+    """Record the fingerprints `prints` of entrants in tournament.json."""
+    if prints:
+        meta = read_json(out / MARKER)
+        meta["entrants"] = {**(meta.get("entrants") or {}), **prints}
+        write_whole(out / MARKER, json.dumps(meta) + "\n")
 
 
 def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -274,16 +283,11 @@ def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[in
             raise ResultsError(f"--retire {name}: no entrant of that name in the tournament file or in {out}")
         if name not in retired:
             retired.append(name)
-    skip = [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
     active = [b for b in cfg.bots if b.name not in retired]
-    try:  # the bots' env: values count in their fingerprints by a keyed hash (never as themselves)
-        key = env_key(out) if any(b.env for b in active) else None
-    except SeedError as e:
-        raise ResultsError(str(e)) from None
-    prints = {b.name: fingerprint(b, skip, key) for b in active}
+    prints = _fingerprints(cfg, active)
     for i, b in enumerate(active):
         old = known.get(b.name)
-        if old is not None and old != prints[b.name] and b.env and old == fingerprint(b, skip):
+        if old is not None and old != prints[b.name] and b.env and old == fingerprint(b, _unprinted(cfg)):
             known[b.name] = prints[b.name]  # fingerprinted before the key: the same bot
         elif old is not None and old != prints[b.name]:
             raise ResultsError(
@@ -323,6 +327,22 @@ def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[in
     meta |= {"entrants": known, "retired": retired, "fields": [f.to_json() for f in fields]}
     return replace(cfg, bots=tuple(cfg.bot(n) for n in names), field_order=tuple(order), fields=tuple(fields),
                    challengers=challengers)
+
+
+def _unprinted(cfg: TournamentConfig) -> list[Path]:
+    """What no fingerprint reads: the results folder and the tournament file's folder."""
+    out = cfg.output
+    return [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
+
+
+def _fingerprints(cfg: TournamentConfig, bots: Iterable[BotSpec]) -> dict[str, str]:
+    """The fingerprints of `bots` (`identity.fingerprint`), as tournament.json keeps them."""
+    bots = list(bots)
+    try:  # the bots' env: values count in their fingerprints by a keyed hash (never as themselves)
+        key = env_key(cfg.output) if any(b.env for b in bots) else None
+    except SeedError as e:
+        raise ResultsError(str(e)) from None
+    return {b.name: fingerprint(b, _unprinted(cfg), key) for b in bots}
 
 
 def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
@@ -452,6 +472,8 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     opened = prepare_output(cfg, fresh, retire, stream=True)
     cfg = opened.cfg
     build_bots(cfg, state)
+    # A bot is the folder its build made: what the next run finds there, before it builds again.
+    _record_entrants(out, _fingerprints(cfg, [b for b in cfg.bots if b.sandbox.build]))
     state = _record_sandbox(out, state)
     league = cfg.format == "league"
     if forever and not league:
