@@ -925,7 +925,9 @@ def _cmdline(pid: int) -> bytes:
 
 @needs_bwrap
 def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -> None:
-    """A bot whose program is made by its `build:` (here: a script copied by the build)."""
+    """A bot whose program is made by its `build:` (here: a script copied by the build).
+    Should its build fail, it is disqualified with the build's last lines, and the others
+    play (see test_build_failures.py)."""
     template = ROOT / "bots/templates/python/bot.py"  # the standard library only
     own = tmp_path / "compiled"
     own.mkdir()
@@ -952,9 +954,11 @@ def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -
     (own / "build.sh").write_text("echo 'fatal: no compiler'; exit 1\n")
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress", "--fresh"],
                        capture_output=True, text=True, timeout=180, cwd=tmp_path)
-    assert r.returncode != 0
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: bot 'compiled': build")
-    assert "fatal: no compiler" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert "disqualified: compiled from game g000000: build 'sh build.sh' failed (exit code 1)" in r.stdout
+    assert "fatal: no compiler" in r.stdout
+    games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert [g["disqualified"] for g in games] == [["compiled"], ["compiled"]]
 
 
 # ----- the setting on the command line and in the results ---------------------------------------

@@ -21,12 +21,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from ..referee import BotSpec
-from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
+from ..referee.sandbox import BuildError, cgroups, describe, resolve_mode, run_build
 from ..report.files import MAX_META, load_yaml, read_json, read_regular
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
-from .disqualify import Disqualification, DisqualificationGate, disqualifications
+from .disqualify import (BUILD_KEY, Disqualification, DisqualificationGate, build_disqualification, build_record,
+                         disqualifications, judges)
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
@@ -97,13 +98,24 @@ def sandbox_state(cfg: TournamentConfig) -> dict[str, Any]:
     return {**state, "bots": modes}
 
 
-def build_bots(cfg: TournamentConfig, state: Mapping[str, Any]) -> None:
-    """Run each bot's `build:` command once, in its sandbox with its own folder writable
-    (see `run_build`); raises `SandboxError` naming the bot and the build's last output."""
+def build_bots(cfg: TournamentConfig, state: Mapping[str, Any], skip: Iterable[str] = (),
+               first: int = 0) -> list[Disqualification]:
+    """Run the `build:` command of each bot not in `skip` once, one after another, in its
+    sandbox with its own folder writable (see `run_build`), before any game. A build that
+    fails through what the bot is or does (`BuildError`) disqualifies the bot from game
+    index `first` on, with the build's reason (as published: `cfg.redactor`); returns those
+    disqualifications. Raises `SandboxError` where a build cannot be run here at all."""
+    out = []
+    skipped = set(skip)
     for b in cfg.bots:
-        if b.sandbox.build:
-            run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
-                      scratch_mb=b.limits.scratch_mb)
+        if b.sandbox.build and b.name not in skipped:
+            try:
+                run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
+                          scratch_mb=b.limits.scratch_mb)
+            except BuildError as e:
+                why = cfg.redactor().text(str(e).removeprefix(f"bot {b.name!r}: "))
+                out.append(build_disqualification(b.name, why, first))
+    return out
 
 
 def _record_entrants(out: Path, prints: Mapping[str, str]) -> None:
@@ -376,15 +388,18 @@ def _history_specs(tally: GameTally, below: int | None = None) -> Iterator[GameS
         yield GameSpec(r["id"], game_id(r["id"]), tuple(r["seats"]), 0, r["id"])
 
 
-def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], below: int | None) -> DisqualificationGate:
+def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], below: int | None,
+          builds: Iterable[Disqualification] = ()) -> DisqualificationGate:
     """The disqualification gate of a run: the games of `tally` below `below` (all if
-    None) as history, then `specs`, judged from every game of `tally`. Nothing is read
-    when disqualification is off."""
+    None) as history, then `specs`, judged from every game of `tally`, with the failed
+    builds its games carry and `builds` (this run's). No game is read when
+    disqualification is off."""
     pol = cfg.disqualify
-    if pol.startup_failures is None and pol.forfeit_share is None:
-        return DisqualificationGate((), cfg.standing, pol)
+    failed = tally.build_failures() + list(builds)
+    if not judges(pol):
+        return DisqualificationGate((), cfg.standing, pol, builds=failed)
     return DisqualificationGate(itertools.chain(_history_specs(tally, below), specs), cfg.standing, pol,
-                                tally.disqualification_records())
+                                tally.disqualification_records(), failed)
 
 
 def _pinned(cfg: TournamentConfig, state: Mapping[str, Any]) -> TournamentConfig:
@@ -471,10 +486,6 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     out = cfg.output
     opened = prepare_output(cfg, fresh, retire, stream=True)
     cfg = opened.cfg
-    build_bots(cfg, state)
-    # A bot is the folder its build made: what the next run finds there, before it builds again.
-    _record_entrants(out, _fingerprints(cfg, [b for b in cfg.bots if b.sandbox.build]))
-    state = _record_sandbox(out, state)
     league = cfg.format == "league"
     if forever and not league:
         raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
@@ -516,6 +527,14 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         resumed = {i: (game_id(i), sd) for i, sd in zip(ids, seeds) if i >= first}
     del ids, seeds
     gate = _gate(cfg, tally, iter(sched), cfg.base)
+    # The builds, once, before any game: of the entrants still in. One that fails is out
+    # from the first game after those recorded (its unplayed games are played without it).
+    builds = build_bots(cfg, state, skip=gate.excluded, first=max(cfg.base, tally.top + 1))
+    for d in builds:
+        gate.build_failed(d)
+    # A bot is the folder its build made: what the next run finds there, before it builds again.
+    _record_entrants(out, _fingerprints(cfg, [b for b in cfg.bots if b.sandbox.build and b.name not in gate.excluded]))
+    state = _record_sandbox(out, state)
     excluded = gate.excluded  # grown in place as entrants are disqualified
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
@@ -590,11 +609,14 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
             for r, rnd in enumerate(league_rounds() if league else rounds):
                 if league:  # judged again with this round's games known
-                    gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None)
+                    gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None, builds)
                     excluded = gate.excluded
                 todo = (s for s in rnd if s.index not in tally)  # read as games are handed out
                 for res in _play(executor, todo, gate, excluded, stop, cfg.parallel):
                     rec = res["record"]
+                    failed = [build_record(gate.builds[e]) for e in rec.get("disqualified") or () if e in gate.builds]
+                    if failed:  # in the chained record: the verdict is read back from the games
+                        rec[BUILD_KEY] = failed
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
                         data = b"\n".join(res["replay"]) + b"\n"
@@ -699,16 +721,16 @@ def _stop_check(cfg: TournamentConfig, rounds: Sequence[Sequence[GameSpec]], r: 
         settled = False
         if looked:
             pol = cfg.disqualify
-            dq: set[str] = set()
-            if pol.startup_failures is not None or pol.forfeit_share is not None:
-                if tally is not None:
-                    assert specs is not None
-                    dqs = disqualifications(specs(), cfg.standing, pol, tally.disqualification_records(below=end))
-                else:
-                    dqs = disqualifications([spec_of(rec) for rec in sorted(upto, key=lambda x: x["id"])
-                                             if rec["id"] < base] + [s for x in rounds for s in x],
-                                            cfg.standing, pol, upto)
-                dq = {d.entrant for d in dqs}
+            if tally is not None:
+                assert specs is not None
+                dqs = disqualifications(specs() if judges(pol) else (), cfg.standing, pol,
+                                        tally.disqualification_records(below=end) if judges(pol) else (),
+                                        tally.build_failures(below=end))
+            else:
+                dqs = disqualifications([spec_of(rec) for rec in sorted(upto, key=lambda x: x["id"])
+                                         if rec["id"] < base] + [s for x in rounds for s in x] if judges(pol) else (),
+                                        cfg.standing, pol, upto)
+            dq = {d.entrant for d in dqs}
             settled = check_settled(upto, cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
@@ -922,14 +944,14 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
     pol = cfg.disqualify
     if disqualified is not None:
         dqs = list(disqualified)
-    elif pol.startup_failures is None and pol.forfeit_share is None:
-        dqs = []
+    elif not judges(pol):  # failed builds only
+        dqs = disqualifications((), cfg.standing, pol, (), tally.build_failures())
     elif isinstance(records, GameTally):
         if specs is None:
             if cfg.base or cfg.format == "league":
                 raise ValueError("make_board: a tally of several fields (or a league) needs the schedule (specs)")
             specs = iter_schedule(cfg)
-        dqs = disqualifications(specs, cfg.standing, pol, tally.disqualification_records())
+        dqs = disqualifications(specs, cfg.standing, pol, tally.disqualification_records(), tally.build_failures())
     else:
         dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},
