@@ -8,8 +8,8 @@ a few files of `/etc`, the Python it runs with when its command is `python`, its
 folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME`, and a minimal
 environment. Hidden from it: the results folder, the tournament file and its folder,
 other bots' folders and, unless its command is the harness's Python, the harness itself.
-All of `/proc` is read-only. When the harness runs as root, a bot's build runs as an
-unprivileged host user on a copy of its folder (`run_build`).
+All of `/proc` is read-only. A bot's build works on a copy of its folder, as an
+unprivileged host user when the harness runs as root (`run_build`).
 
 Cgroups: `detect_cgroups` finds where one cgroup per bot can be made — a cgroup v2
 subtree with the memory and pids controllers, or the cgroup v1 `memory` and `pids`
