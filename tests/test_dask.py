@@ -193,6 +193,37 @@ def test_a_bot_missing_on_the_workers_fails_early(tmp_path: Path, cluster, cmd: 
     assert no_bots_left(), bot_processes()
 
 
+def test_a_failed_build_and_a_command_through_dotdot_play_as_on_local_workers(tmp_path: Path, cluster) -> None:
+    """On the workers as locally: a bot named through `..` and a link plays (its path is
+    made the host's before it is bound), and one whose build fails is disqualified while
+    the others play: the same games and leaderboard as the local executor."""
+    import shutil
+
+    template = ROOT / "bots/templates/python/bot.py"  # the standard library only: runs in any sandbox
+    for name in ("a/b", "a/c", "fails"):
+        (tmp_path / name).mkdir(parents=True, exist_ok=True)
+    shutil.copy(template, tmp_path / "a/c/bot.py")
+    shutil.copy(template, tmp_path / "fails/bot.py")
+    (tmp_path / "fails/build.sh").write_text("echo made > made.txt; exit 3\n")
+    (tmp_path / "lnk").symlink_to("a/b")
+    for p in (tmp_path, *(q for q in tmp_path.rglob("*") if q.is_dir() and not q.is_symlink())):
+        os.chmod(p, 0o755)
+    bots = [{"name": "dotdot", "cmd": ["python", f"{tmp_path}/lnk/../c/bot.py"]},
+            {"name": "fails", "cmd": ["python", "bot.py"], "cwd": str(tmp_path / "fails"), "build": "sh build.sh"},
+            {"name": "plain", "cmd": ["python", str(template)]}]
+    local = config(tmp_path, "local", bots=bots, replays="none")
+    dask = config(tmp_path, "dask", bots=bots, replays="none", executor="dask", scheduler=cluster.scheduler_address)
+    run_tournament(local, build_site=False)
+    outcome = run_tournament(dask, build_site=False)
+    assert outcome.finished and list(outcome.disqualified) == ["fails"]
+    assert "exit code 3" in outcome.disqualified["fails"]
+    assert records(dask.output) == records(local.output)
+    assert board(dask.output) == board(local.output)
+    played = [r for r in records(dask.output) if len(r["seats"]) == 2]
+    assert played and all(not r["faults"] for r in played)
+    assert sorted(os.listdir(tmp_path / "fails")) == ["bot.py", "build.sh"]
+
+
 def test_cli_on_its_own_local_cluster(tmp_path: Path, cluster) -> None:
     """`--executor dask` with no scheduler: a LocalCluster is started for the run and closed
     after; the workers share this machine, so the bots' logs are in the results folder."""

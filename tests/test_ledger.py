@@ -902,3 +902,23 @@ def test_a_resumed_run_rates_only_the_games_after_the_published_ones(tmp_path, m
     assert invoke("run", cfg_path, "--no-progress", "--no-site").exit_code == 0
     assert sorted(rated) == sorted(g["id"] for g in games if len(g["seats"]) > 1)
     assert invoke("verify", out, "--no-replays").exit_code == 0
+
+
+def test_verify_passes_a_tournament_whose_entrants_were_disqualified(tmp_path: Path) -> None:
+    """The games played without disqualified entrants (two of them: a table left with
+    nobody is not played) are the games the seed schedules, as the runner played them:
+    verify checks them against the schedule without the entrants each game names as
+    disqualified, and passes."""
+    template = [sys.executable, str(ROOT / "bots/templates/python/bot.py")]  # runs in any sandbox
+    broken = [sys.executable, "-c", "raise SystemExit(3)"]
+    path = write_config(tmp_path, tmp_path / "out", duplicate=False, replays="none",
+                        bots=[{"name": "a", "cmd": template}, {"name": "x", "cmd": broken},
+                              {"name": "b", "cmd": template}, {"name": "y", "cmd": broken}],
+                        faults={"disqualify": {"startup_failures": 1, "check_every": 2}})
+    res = invoke("run", path, "--no-site", "--no-progress")
+    assert res.exit_code == 0, res.output
+    games = records(tmp_path / "out")
+    assert any(g["seats"] == [] and g.get("disqualified") for g in games)
+    assert any(len(g["seats"]) == 1 and g.get("disqualified") for g in games)
+    res = invoke("verify", tmp_path / "out")
+    assert res.exit_code == 0 and "verified" in res.output, res.output

@@ -22,7 +22,7 @@ import yaml
 from harness.referee import BotProcess, BotSpec, BotStartError, Limits, TimeControl, handshake
 from harness.referee.process import describe_exit
 from harness.referee.sandbox import (
-    BotCgroup, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
+    BotCgroup, BuildError, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
 )
 from harness.tournament.config import ConfigError, load_config, parse_config
 
@@ -1105,14 +1105,16 @@ for i in range(60):
 def test_a_build_may_leave_no_link_out_of_its_folder(tmp_path: Path) -> None:
     """A link a build makes must lead, through every link on its way, into its folder or a
     system folder: `sys -> /usr` is one, `data -> sys/../etc` is not (it leads to /etc),
-    and the build fails with the link removed (a later reading of the tournament file would
-    take it as the folder's own and show the bot /etc)."""
+    and the build fails with nothing it made kept (a later reading of the tournament file
+    would take the link as the folder's own and show the bot /etc)."""
     own = _own_folder(tmp_path)
     (own / "build.sh").write_text("ln -s /usr sys && ln -s sys/../etc data && ln -s /usr/lib lib && ln -s build.sh b\n")
-    with pytest.raises(SandboxError) as e:
+    with pytest.raises(BuildError) as e:
         run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
     assert "'data'" in str(e.value) and "'/etc'" in str(e.value), str(e.value)
-    assert not os.path.lexists(own / "data")
+    assert sorted(os.listdir(own)) == ["build.sh"]
+    (own / "build.sh").write_text("ln -s /usr sys && ln -s /usr/lib lib && ln -s build.sh b\n")
+    run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
     assert os.readlink(own / "lib") == "/usr/lib" and os.readlink(own / "b") == "build.sh"
     # Links that were there before the build are the author's, and stay as they are.
     run_build("b", ("true",), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
@@ -1132,10 +1134,10 @@ def test_a_build_may_not_turn_an_authors_link_out_of_its_folder(tmp_path: Path, 
     (own / "data").symlink_to("sys/../etc")
     (own / "build.sh").write_text("rm -rf sys && ln -s /usr sys\n")
     os.chmod(own, 0o755)
-    with pytest.raises(SandboxError) as e:
+    with pytest.raises(BuildError) as e:
         run_build("b", ("sh", "build.sh"), str(own), {}, Sandbox(mode="bwrap", own=str(own)), "bwrap")
     assert "'data'" in str(e.value) and "'/etc'" in str(e.value), str(e.value)
-    assert not os.path.lexists(own / "data")
+    assert os.readlink(own / "data") == "sys/../etc" and (own / "sys").is_dir() and not (own / "sys").is_symlink()
     monkeypatch.setattr(sandbox, "SCAN_LIMIT", 20)
     for i in range(30):
         (own / "many" / f"d{i}").mkdir(parents=True)
@@ -1175,15 +1177,18 @@ def _cmdline(pid: int) -> bytes:
 
 @needs_bwrap
 def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -> None:
-    """A bot whose program is made by its `build:` (here: a script written by the build)."""
+    """A bot whose program is made by its `build:` (here: a script copied by the build).
+    Should its build fail, it is disqualified with the build's last lines, and the others
+    play (see test_build_failures.py)."""
+    template = ROOT / "bots/templates/python/bot.py"  # the standard library only
     own = tmp_path / "compiled"
     own.mkdir()
-    (own / "build.sh").write_text(
-        "printf 'import runpy\\nrunpy.run_module(\"harness.bots.greedy\", run_name=\"__main__\")\\n' > bot.py\n"
-        "echo $(( $(cat count 2>/dev/null || echo 0) + 1 )) > count\n")
+    (own / "source.py").write_bytes(template.read_bytes())
+    (own / "build.sh").write_text("cp source.py bot.py\n"
+                                  "echo $(( $(cat count 2>/dev/null || echo 0) + 1 )) > count\n")
     cfg = {"name": "built", "seed": 3, "base_dir": str(tmp_path), "output": str(tmp_path / "out"),
            "bots": [{"name": "compiled", "cmd": "python bot.py", "cwd": "compiled", "build": "sh build.sh"},
-                    {"name": "greedy", "cmd": f"python {ROOT}/bots/python/greedy.py"}],
+                    {"name": "template", "cmd": f"python {template}"}],
            "games_per_table": 2, "rules": {"phases": [1]}}
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -1193,12 +1198,19 @@ def test_a_tournament_builds_a_compiled_bot_once_then_plays_it(tmp_path: Path) -
     assert (own / "count").read_text().strip() == "1"
     games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
     assert len(games) == 2 and all(not g["faults"] for g in games)
+    # Run again, it is the same bot (its folder as its build made it): built again, nothing to play.
+    r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress"],
+                       capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert r.returncode == 0 and "0 games played" in r.stdout, r.stderr
+    assert (own / "count").read_text().strip() == "2"
     (own / "build.sh").write_text("echo 'fatal: no compiler'; exit 1\n")
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--no-site", "--no-progress", "--fresh"],
                        capture_output=True, text=True, timeout=180, cwd=tmp_path)
-    assert r.returncode != 0
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: bot 'compiled': build")
-    assert "fatal: no compiler" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert "disqualified: compiled from game g000000: build 'sh build.sh' failed (exit code 1)" in r.stdout
+    assert "fatal: no compiler" in r.stdout
+    games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines()]
+    assert [g["disqualified"] for g in games] == [["compiled"], ["compiled"]]
 
 
 # ----- the setting on the command line and in the results ---------------------------------------

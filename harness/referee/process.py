@@ -10,7 +10,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,8 @@ from .rlimits import pin as pin_rlimits
 from .proctable import cpu_seconds as _cpu
 from .proctable import group_usage, thread_stats, tree_stats, tree_usage
 from .proctable import stat_fields as _stat
-from .sandbox import BASH, BotCgroup, Sandbox, SandboxError, cgroups, prepare, resolve_mode, sandbox_exit_code
+from .sandbox import (BASH, BotCgroup, Sandbox, SandboxError, cgroups, harness_python, prepare, resolve_mode,
+                      sandbox_exit_code)
 from .scratch import ScratchWatch, says_scratch_full
 from .scratch import limit_text as scratch_limit_text
 from .text import printable
@@ -132,10 +132,7 @@ class BotSpec:
 
     def resolved_argv(self) -> list[str]:
         """argv with `python`/`python3` as the first word meaning the harness's own Python."""
-        argv = list(self.argv)
-        if argv and argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        return argv
+        return harness_python(self.argv)
 
 
 _ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h

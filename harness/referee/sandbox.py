@@ -8,8 +8,9 @@ a few files of `/etc`, the Python it runs with when its command is `python`, its
 folders and its `mounts:`), a size-capped tmpfs as `/tmp` and `HOME` (which `/dev/shm`
 leads into: the only place it can write), and a minimal environment. Hidden from it: the
 results folder, the tournament file and its folder, other bots' folders and, unless its
-command is the harness's Python, the harness itself. All of `/proc` is read-only. When the harness runs as root, a bot's build runs as an
-unprivileged host user on a copy of its folder (`run_build`).
+command is the harness's Python, the harness itself. All of `/proc` is read-only. A bot's
+build works on a copy of its folder, as an unprivileged host user when the harness runs as
+root (`run_build`).
 
 Cgroups: `detect_cgroups` finds where one cgroup per bot can be made — a cgroup v2
 subtree with the memory and pids controllers, or the cgroup v1 `memory` and `pids`
@@ -35,6 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .rlimits import pin as pin_rlimits
 from .seccomp import program as seccomp_program
+from .undo import Undo, UndoError
 from .proctable import tasks_of, tree_load
 from .text import printable
 
@@ -95,6 +97,10 @@ the harness, so when that is root, /proc/sys would otherwise take its writes, ho
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
+SANDBOX_OWN = ("/proc", "/dev")
+"""Folders every sandbox makes its own (a fresh `/proc`, a minimal `/dev` whose `/dev/shm`
+is a scratch): a path in them cannot be shown to a bot as the host has it."""
+
 BUILD_HOST_UID = 65534
 BUILD_HOST_GID = 65534
 """The host user and group (nobody, nogroup) a bot's build runs as when the harness runs
@@ -118,7 +124,14 @@ BASH = next((p for p in ("/usr/bin/bash", "/bin/bash") if os.path.exists(p)), No
 
 class SandboxError(Exception):
     """The sandbox cannot be set up as configured (bwrap asked for where it cannot run, a
-    `mounts:` entry that does not exist, a build that failed)."""
+    `mounts:` entry that does not exist, a build that cannot be run here)."""
+
+
+class BuildError(SandboxError):
+    """A bot's build failed through what the bot is or does: its command failed or ran
+    past a limit, it made a link out of its folder or more than may be copied back, or its
+    folder holds more than can be copied. The bot's fault, not the host's (a tournament
+    disqualifies the bot and plays on)."""
 
 
 @dataclass(frozen=True)
@@ -224,24 +237,49 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _named_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
-    """The paths a bot's command names, as written (not resolved): each word after the
-    program that is not an option, then the program itself when given as a path."""
+def _path_words(argv: Sequence[str]) -> list[int]:
+    """Where the words of a command that may name paths are: each word after the program
+    that is not an option, then the program itself when given as a path."""
+    return [k for k in range(1, len(argv)) if not argv[k].startswith("-")] + ([0] if argv and "/" in argv[0] else [])
+
+
+def _joined_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """The paths a bot's command names (`_path_words`), as written, joined to its working
+    folder (neither normalized nor resolved)."""
     base = cwd or os.getcwd()
-    words = [w for w in argv[1:] if not w.startswith("-")]
-    if argv and "/" in argv[0]:
-        words.append(argv[0])
-    return [os.path.join(base, w) for w in words]
+    return [os.path.join(base, argv[k]) for k in _path_words(argv)]
+
+
+def named_path(path: str) -> str:
+    """Where the host finds `path`: an absolute path whose folders are resolved as the
+    kernel resolves them (through every link, and `..` after the folder it follows), its
+    last part kept as named (a link there stays a link). A sandbox shows folders at these
+    places only, so a path that goes through `..` or a link on its way is reached this way
+    there.
+
+    >>> named_path("/usr/lib/../bin")
+    '/usr/bin'
+    """
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head), tail)
+
+
+def _named_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """The paths a bot's command names (`_joined_paths`), each that exists as the host
+    finds it (`named_path`); one that does not exist as written."""
+    return [named_path(p) if os.path.lexists(p) else p for p in _joined_paths(argv, cwd)]
 
 
 def command_file(argv: Sequence[str], cwd: str | None) -> str | None:
     """The script or program file a bot's command runs, as an absolute path: the first
     word after the program that names an existing file, else the program itself when it
-    is given as a path (`./bot`, `bin/bot`), symlinks not followed; None for a program
-    found on PATH."""
+    is given as a path (`./bot`, `bin/bot`), its folders resolved and a link at its end
+    not followed (`named_path`); None for a program found on PATH."""
     # Where the command names it, not where a symlink leads: the folder it is in is the
     # bot's own (writable while it builds), never a link's target elsewhere.
-    return next((os.path.abspath(p) for p in _named_paths(argv, cwd) if os.path.isfile(p)), None)
+    return next((p for p in _named_paths(argv, cwd) if os.path.isfile(p)), None)
 
 
 def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
@@ -257,12 +295,31 @@ def command_paths(argv: Sequence[str], cwd: str | None) -> list[str]:
     return out
 
 
+def sandbox_argv(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """`argv` as a sandbox runs it: a word (see `_path_words`) that names an existing path
+    through `..` or through a link on its way is replaced by the path the host finds
+    (`named_path`; relative to the working folder when it lies inside it), which the
+    sandbox shows; every other word is left as written."""
+    base = os.path.realpath(cwd or os.getcwd())
+    out = list(argv)
+    for k in _path_words(argv):
+        w = argv[k]
+        p = os.path.join(base, w)
+        if not os.path.lexists(p):
+            continue
+        found = named_path(p)
+        if found == os.path.normpath(p) and ".." not in w.split("/"):
+            continue
+        out[k] = os.path.relpath(found, base) if not os.path.isabs(w) and _under(found, base) else found
+    return out
+
+
 def command_links(argv: Sequence[str], cwd: str | None, mounts: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
     """(path, where it leads) for the bot's working folder, each path its command names and
     each of its `mounts` that leads elsewhere through a link (the bot is shown where it
     leads, see `command_paths`)."""
     base = cwd or os.getcwd()
-    paths = [base] + _named_paths(argv, os.path.realpath(base)) + list(mounts)
+    paths = [base] + _joined_paths(argv, os.path.realpath(base)) + list(mounts)
     out = []
     for p in paths:
         if os.path.lexists(p):
@@ -285,6 +342,14 @@ def _python_paths() -> list[str]:
 def harness_package() -> str:
     """The folder of the installed harness package."""
     return str(Path(__file__).resolve().parent.parent)
+
+
+def harness_python(argv: Sequence[str]) -> list[str]:
+    """`argv` with `python` or `python3` as its first word meaning the harness's own Python."""
+    out = list(argv)
+    if out and out[0] in ("python", "python3"):
+        out[0] = sys.executable
+    return out
 
 
 def uses_harness_python(argv: Sequence[str]) -> bool:
@@ -605,6 +670,11 @@ def bwrap_options(
         needed.append(own)
     mounts = [os.path.realpath(m) for m in box.mounts]
     needed += mounts
+    for p in needed:
+        made = next((k for k in SANDBOX_OWN if _under(p, k) and not _under(p, "/dev/shm")), None)
+        if made is not None:
+            raise SandboxError(f"{p!r} (the bot's command, cwd, own folder or mounts) cannot be shown in the sandbox: "
+                               f"it lies in {made}, which the sandbox makes its own")
     # Bind the outermost of the needed paths (a folder inside another comes with it).
     bound: list[str] = []
     for p in sorted(set(needed), key=len):
@@ -686,7 +756,8 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     options come through a pipe, so that the sandbox's own `/proc/1/cmdline` shows the bot
     its own command only, not the folders it is shown or denied), a minimal passwd and
     group, and the environment
-    (`BASE_ENV` plus the bot's own `env`).
+    (`BASE_ENV` plus the bot's own `env`). The command's paths are those the host finds
+    (`sandbox_argv`).
 
     `stdio` (the read end of the bot's stdin pipe, the write end of its stdout pipe): the
     command gets them as its stdin and stdout, and bwrap's own processes do not hold them
@@ -713,12 +784,12 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
         opts += ["--seccomp", str(fds[-1])]
     blob = b"".join(o.encode() + b"\0" for o in opts)
     fds.append(_data_fd(blob))
-    command = list(argv)
+    command = sandbox_argv(argv, cwd)
     keep: tuple[int, ...] = ()
     # bash, not sh: dash takes only one-digit descriptors in redirections.
     if stdio is not None and BASH is not None:
         r, w = stdio
-        command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *argv]
+        command = [BASH, "-c", f'exec 0<&{r} 1>&{w} {r}<&- {w}>&-; exec "$@"', "p10-bot", *command]
         keep = (r, w)
     elif userns is not None:
         if BASH is None:
@@ -726,7 +797,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
                                "close the user namespace's descriptor bubblewrap joins before the build starts")
         # bwrap joins the namespace by this descriptor and leaves it open: closed here, so
         # that the build does not hold it.
-        command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *argv]
+        command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *command]
     full = ["bwrap", "--args", str(fds[-1]), "--", *command]
     run_env = dict(BASE_ENV)
     run_env.update(env)
@@ -788,9 +859,9 @@ class _Budget:
         self.entries += entries
         self.bytes += size
         if self.entries > SCAN_LIMIT:
-            raise SandboxError(f"{self.what} holds more than {SCAN_LIMIT:,} files and folders")
+            raise BuildError(f"{self.what} holds more than {SCAN_LIMIT:,} files and folders")
         if self.bytes > BUILD_COPY_MB << 20:
-            raise SandboxError(f"{self.what} holds more than {BUILD_COPY_MB:,} MB")
+            raise BuildError(f"{self.what} holds more than {BUILD_COPY_MB:,} MB")
 
 
 def _entries(fd: int) -> list[tuple[str, os.stat_result]]:
@@ -827,23 +898,31 @@ def _remove_in(parent: int, name: str) -> None:
             os.close(fd)
 
 
-def _dest_folder(dst: int, name: str, mode: int, owner: tuple[int, int] | None) -> int:
-    """The folder `name` in `dst`, made (with `mode`, `owner`) if it is not there or is
-    something else; opened."""
+def _dest_folder(dst: int, name: str, mode: int, owner: tuple[int, int] | None, undo: Undo | None = None,
+                 rel: str = "") -> int:
+    """The folder `name` (`rel`) in `dst`, made (with `mode`, `owner`) if it is not there or
+    is something else (set aside by `undo`, if given); opened."""
     try:
         st: os.stat_result | None = os.stat(name, dir_fd=dst, follow_symlinks=False)
     except FileNotFoundError:
         st = None
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        os.unlink(name, dir_fd=dst)
+        if undo is not None:
+            undo.set_aside(dst, name, rel)
+        else:
+            os.unlink(name, dir_fd=dst)
         st = None
     if st is None:
         os.mkdir(name, 0o700, dir_fd=dst)
+        if undo is not None:
+            undo.made(rel)
     fd = os.open(name, _DIR, dir_fd=dst)
     if st is None:
         os.fchmod(fd, mode)
         if owner:
             os.fchown(fd, *owner)
+    elif undo is not None:
+        undo.folder(fd, rel)
     return fd
 
 
@@ -856,24 +935,31 @@ def _same_link(src: int, dst: int, name: str) -> bool:
     return stat.S_ISLNK(old.st_mode) and os.readlink(name, dir_fd=dst) == os.readlink(name, dir_fd=src)
 
 
-def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None) -> None:
+def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None, undo: Undo | None = None,
+              rel: str = "") -> None:
     if _same_link(src, dst, name):
         return
     target = os.readlink(name, dir_fd=src)
     try:
-        _remove_in(dst, name)
+        if undo is not None:
+            undo.set_aside(dst, name, rel)
+        else:
+            _remove_in(dst, name)
     except FileNotFoundError:
         pass
     os.symlink(target, name, dir_fd=dst)
+    if undo is not None:
+        undo.made(rel)
     if owner:
         os.chown(name, *owner, dir_fd=dst, follow_symlinks=False)
 
 
 def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owner: tuple[int, int] | None,
-              budget: _Budget, keep_same: bool) -> None:
-    """Copy the regular file `name` from `src` to `dst` (written beside it, then renamed
-    over what was there), with `mode` and `owner`, its bytes as they were when it was
-    listed; with `keep_same` a file of the same size, time and mode is left as it is."""
+              budget: _Budget, keep_same: bool, undo: Undo | None = None, rel: str = "") -> None:
+    """Copy the regular file `name` (`rel`) from `src` to `dst` (written beside it, then
+    renamed over what was there, which `undo`, if given, sets aside first), with `mode`
+    and `owner`, its bytes as they were when it was listed; with `keep_same` a file of the
+    same size, time and mode is left as it is."""
     try:
         old: os.stat_result | None = os.stat(name, dir_fd=dst, follow_symlinks=False)
     except FileNotFoundError:
@@ -902,10 +988,17 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)
-        if old is not None and stat.S_ISDIR(old.st_mode):
+        if old is not None and undo is not None:
+            try:
+                undo.set_aside(dst, name, rel)
+            except FileNotFoundError:
+                pass
+        elif old is not None and stat.S_ISDIR(old.st_mode):
             _remove_in(dst, name)
         os.replace(tmp, name, src_dir_fd=dst, dst_dir_fd=dst)
         tmp = ""
+        if undo is not None:
+            undo.made(rel)
     finally:
         os.close(fd)
         if tmp:
@@ -915,16 +1008,19 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
                 pass
 
 
-def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: str | None) -> None:
+def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: Undo | None) -> None:
     """Copy what the folder open as `src` holds into the one open as `dst`: files, links
     and folders (no devices, pipes or sockets), by descriptors that never follow a link,
     so that whoever else can write either folder cannot turn the copy elsewhere. Going
-    into the stage (`back` false): modes kept but set-user-ID and set-group-ID, `owner`
-    set. Coming back (`back`: the folder `dst` is): modes at most 0755 (never writable by
-    others, nothing set-user-ID), the harness's user as owner, files that did not change
-    left alone, and a link that leads out of the folder (but to a system folder) refused:
-    a later reading of the tournament file would take it as the folder's own."""
+    into the stage (`back` None): modes kept but set-user-ID and set-group-ID, `owner`
+    set. Coming back (`back`: what it changes in the folder `back.own`, which `dst` is,
+    noted as it goes): modes at most 0755 (never writable by others, nothing set-user-ID),
+    the harness's user as owner, files that did not change left alone, and a link that
+    leads out of the folder (but to a system folder) refused: a later reading of the
+    tournament file would take it as the folder's own."""
     stack: list[tuple[int, int, list[tuple[str, os.stat_result]], str]] = []
+    if back is not None:
+        back.folder(dst, "")
 
     def enter(s: int, d: int, rel: str) -> None:
         entries = _entries(s)
@@ -936,14 +1032,14 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
             elif stat.S_ISLNK(st.st_mode):
                 if back is not None and not _same_link(s, d, name):
                     target = os.readlink(name, dir_fd=s)
-                    to = os.path.normpath(os.path.join(back, rel, target))
-                    if not _under(to, back) and not any(_under(to, p) for p in SYSTEM_PATHS):
-                        raise SandboxError(f"the build made a link {os.path.join(rel, name)!r} to {target!r}, "
-                                           "out of its folder")
-                _put_link(s, name, d, owner)
+                    to = os.path.normpath(os.path.join(back.own, rel, target))
+                    if not _under(to, back.own) and not any(_under(to, p) for p in SYSTEM_PATHS):
+                        raise BuildError(f"the build made a link {os.path.join(rel, name)!r} to {target!r}, "
+                                         "out of its folder")
+                _put_link(s, name, d, owner, back, os.path.join(rel, name))
             elif stat.S_ISREG(st.st_mode):
                 mode = stat.S_IMODE(st.st_mode) & (0o755 if back else ~(stat.S_ISUID | stat.S_ISGID))
-                _put_file(s, name, st, d, mode, owner, budget, keep_same=back is not None)
+                _put_file(s, name, st, d, mode, owner, budget, back is not None, back, os.path.join(rel, name))
         stack.append((s, d, folders, rel))
 
     try:
@@ -958,11 +1054,11 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
                 continue
             name, st = folders.pop()
             if len(stack) >= BUILD_COPY_DEPTH:
-                raise SandboxError(f"{budget.what} has folders nested more than {BUILD_COPY_DEPTH} deep")
+                raise BuildError(f"{budget.what} has folders nested more than {BUILD_COPY_DEPTH} deep")
             cs = os.open(name, _DIR, dir_fd=s)
             try:
                 mode = (stat.S_IMODE(st.st_mode) & 0o755 | 0o700) if back else (stat.S_IMODE(st.st_mode) | 0o700)
-                cd = _dest_folder(d, name, mode, owner)
+                cd = _dest_folder(d, name, mode, owner, back, os.path.join(rel, name))
             except BaseException:
                 os.close(cs)
                 raise
@@ -1011,25 +1107,33 @@ def stage_build(own: str, uid: int, gid: int) -> str:
     return copy
 
 
-def unstage_build(copy: str, own: str) -> None:
+def unstage_build(copy: str, own: str) -> Undo:
     """Bring what a build made or changed in `copy` back into `own` (see `_mirror`): what
-    the build removed stays. SandboxError past the limits of `stage_build`, with what
-    came back before it kept."""
+    the build removed stays. Returns what it changed, to be kept (`Undo.commit`) or put
+    back (`Undo.rollback`). BuildError past the limits of `stage_build` or for a link out
+    of `own`, OSError where what it made cannot be written: `own` is put back first."""
     src = os.open(copy, _DIR)
     try:
         dst = os.open(own, _DIR)
         try:
-            _mirror(src, dst, _Budget("what the build made"), None, back=own)
+            undo = Undo(own, dst)
+            try:
+                _mirror(src, dst, _Budget("what the build made"), None, back=undo)
+            except BaseException:
+                undo.rollback()
+                raise
+            return undo
         finally:
             os.close(dst)
     finally:
         os.close(src)
 
 
-def _links(own: str) -> dict[str, str]:
-    """Every link in the folder `own` (folders not followed through links): its path
-    relative to `own`, and where it leads, resolved through every link on its way.
-    SandboxError past `SCAN_LIMIT` folders: none may go unlooked at."""
+def _links(own: str, skip: Sequence[str] = ()) -> dict[str, str]:
+    """Every link in the folder `own` but in its entries named in `skip` (folders not
+    followed through links): its path relative to `own`, and where it leads, resolved
+    through every link on its way. BuildError past `SCAN_LIMIT` folders: none may go
+    unlooked at."""
     out: dict[str, str] = {}
     stack, folders = [""], 0
     while stack:
@@ -1040,26 +1144,29 @@ def _links(own: str) -> dict[str, str]:
             continue
         for e in entries:
             r = os.path.join(rel, e.name)
+            if r in skip:
+                continue
             if e.is_symlink():
                 out[r] = os.path.realpath(e.path)
             elif e.is_dir(follow_symlinks=False):
                 folders += 1
                 if folders > SCAN_LIMIT:
-                    raise SandboxError(f"{own!r} holds more than {SCAN_LIMIT:,} folders: its links cannot all be "
-                                       "checked")
+                    raise BuildError(f"{own!r} holds more than {SCAN_LIMIT:,} folders: its links cannot all be "
+                                     "checked")
                 stack.append(r)
     return out
 
 
-def links_out(own: str, before: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The links in `own` that lead, resolved through every link on the way, neither into
-    `own` nor into a system folder, and did not lead there before (`before`, from `_links`
-    before a build: a link the build made, or one whose way it changed by swapping a
-    folder on it for a link): (path relative to `own`, where it leads)."""
+def links_out(own: str, before: Mapping[str, str], skip: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """The links in `own` (but in its entries named in `skip`) that lead, resolved through
+    every link on the way, neither into `own` nor into a system folder, and did not lead
+    there before (`before`, from `_links` before a build: a link the build made, or one
+    whose way it changed by swapping a folder on it for a link): (path relative to `own`,
+    where it leads)."""
     home = os.path.realpath(own)
     systems = {os.path.realpath(p) for p in SYSTEM_PATHS if os.path.exists(p)}
     bad = []
-    for rel, to in sorted(_links(own).items()):
+    for rel, to in sorted(_links(own, skip).items()):
         if before.get(rel) == to:
             continue  # the author's, leading where it did
         if not _under(to, home) and not any(_under(to, p) for p in systems):
@@ -1095,17 +1202,17 @@ def closed_to_build(cwd: str, own: str) -> str | None:
 def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
               mode: str, scratch_mb: int | None = None, timeout_s: int | None = None) -> str:
     """Run a bot's `build` command once, in its sandbox with its own folder writable and no
-    network (`mode` "bwrap"), or plainly ("none"). Returns its output; raises
-    `SandboxError` with the last lines of the output when it fails or runs too long.
+    network (`mode` "bwrap"), or plainly ("none"). Returns its output. Raises `BuildError`
+    when the build fails through what the bot is or does (its message ends with the last
+    lines of the output), `SandboxError` when it cannot be run here.
 
-    When the harness runs as root, a sandboxed build runs as `BUILD_HOST_UID` on a copy of
-    its own folder (`stage_build`), and what it made comes back when it succeeds
-    (`unstage_build`); where that user may not enter its working folder, it works in its
-    own folder when that lies elsewhere (the output says so), and is refused otherwise."""
+    A sandboxed build works on a copy of its own folder (`stage_build`), as `BUILD_HOST_UID`
+    when the harness runs as root (where that user may not enter its working folder, it
+    works in its own folder when that lies elsewhere (the output says so), and is refused
+    otherwise). What it made comes back only when it succeeds, all of it or nothing
+    (`_bring_back`): a failed build leaves its folder as it was."""
     timeout_s = timeout_s or box.build_timeout_s
-    argv = list(build)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
+    argv = harness_python(build)
     inv: Invocation | None = None
     info_r: int | None = None
     info_w: int | None = None
@@ -1116,11 +1223,11 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     note = ""
     try:  # where its links lead before it runs (see `links_out`)
         links_before = _links(own) if own and mode == "bwrap" else {}
-    except SandboxError as e:
-        raise SandboxError(f"bot {name!r}: {e}") from None
+    except BuildError as e:
+        raise BuildError(f"bot {name!r}: {e}") from None
     if mode == "bwrap":
-        if own and drops_root(True):
-            copy, build_cwd, note = _stage_as_root(name, box.own or own, own, cwd)
+        if own:
+            copy, build_cwd, note = _stage(name, box.own or own, own, cwd)
         try:
             inv = prepare(argv, build_cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
         except BaseException:
@@ -1147,9 +1254,10 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                  extra_groups=groups, preexec_fn=_build_setup(mode, cgroup))
-        except (OSError, subprocess.SubprocessError) as e:
-            raise SandboxError(f"bot {name!r}: build command {argv[0]!r} could not start: "
-                               f"{getattr(e, 'strerror', None) or e}") from None
+        except (OSError, subprocess.SubprocessError) as e:  # (bwrap itself, when sandboxed)
+            raise (SandboxError if mode == "bwrap" else BuildError)(
+                f"bot {name!r}: build command {argv[0]!r} could not start: "
+                f"{getattr(e, 'strerror', None) or e}") from None
         finally:
             if inv is not None:
                 inv.close()
@@ -1161,15 +1269,9 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         text = note + out.decode("utf-8", "replace")
         if why is not None:
             last = " | ".join(printable(t.strip()) for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
-            raise SandboxError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
+            raise BuildError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
         if copy is not None and own is not None:
-            try:
-                unstage_build(copy, own)
-            except (OSError, SandboxError) as e:
-                raise SandboxError(f"bot {name!r}: what its build made could not all be copied into {own!r}: "
-                                   f"{_reason(e)}") from None
-        if mode == "bwrap" and own is not None:
-            _drop_links_out(name, own, links_before)
+            _bring_back(name, copy, own, links_before)
         return text
     finally:
         if info_r is not None:
@@ -1180,33 +1282,73 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
             remove_stage(os.path.dirname(copy))
 
 
-def _stage_as_root(name: str, named: str, own: str, cwd: str | None) -> tuple[str, str | None, str]:
-    """For a sandboxed build when the harness runs as root: a copy of the bot's folder
-    `own` (as `named` in its entry) for `BUILD_HOST_UID` to build in, the folder the build
-    works in, and a note for its output when that is not `cwd`. Raises `SandboxError`
-    when that user may not enter the working folder and it is not outside `own`."""
+def _stage(name: str, named: str, own: str, cwd: str | None) -> tuple[str, str | None, str]:
+    """For a sandboxed build: a copy of the bot's folder `own` (as `named` in its entry) to
+    build in, owned by the user the build runs as (`BUILD_HOST_UID` when the harness runs
+    as root), the folder the build works in, and a note for its output when that is not
+    `cwd`. BuildError when the folder holds more than may be copied; SandboxError when
+    that user may not enter the working folder and it is not outside `own`."""
     build_cwd = cwd
     note = ""
-    if own != os.path.abspath(named):
-        raise SandboxError(f"bot {name!r}: its folder {named!r} is reached through a symlink (it is "
-                           f"{own!r}); as p10-tourney runs as root, name the folder itself")
-    closed = closed_to_build(cwd or os.getcwd(), own)
-    if closed is not None and not _under(own, os.path.realpath(cwd or os.getcwd())):
-        # A working folder it may not enter, outside its own (`check-bot --build` run from
-        # a private folder): the build works in its own folder instead.
-        note = (f"[p10-tourney] the build runs in its own folder {own}: its working folder "
-                f"{closed} is closed to uid {BUILD_HOST_UID}\n")
-        build_cwd = own
-    elif closed is not None:
-        raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
-                           f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
-                           "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
+    uid, gid = os.getuid(), os.getgid()
+    if drops_root(True):
+        uid, gid = BUILD_HOST_UID, BUILD_HOST_GID
+        if own != os.path.abspath(named):
+            raise SandboxError(f"bot {name!r}: its folder {named!r} is reached through a symlink (it is "
+                               f"{own!r}); as p10-tourney runs as root, name the folder itself")
+        closed = closed_to_build(cwd or os.getcwd(), own)
+        if closed is not None and not _under(own, os.path.realpath(cwd or os.getcwd())):
+            # A working folder it may not enter, outside its own (`check-bot --build` run from
+            # a private folder): the build works in its own folder instead.
+            note = (f"[p10-tourney] the build runs in its own folder {own}: its working folder "
+                    f"{closed} is closed to uid {BUILD_HOST_UID}\n")
+            build_cwd = own
+        elif closed is not None:
+            raise SandboxError(f"bot {name!r}: as p10-tourney runs as root, its build runs as the unprivileged "
+                               f"uid {BUILD_HOST_UID}, which may not enter {closed!r} (no execute permission "
+                               "for other users): allow it (chmod o+rx), or run p10-tourney as an ordinary user")
     try:
-        copy = stage_build(own, BUILD_HOST_UID, BUILD_HOST_GID)
+        copy = stage_build(own, uid, gid)
+    except BuildError as e:
+        raise BuildError(f"bot {name!r}: its folder could not be copied for its build: {e}") from None
     except (OSError, SandboxError) as e:
         raise SandboxError(f"bot {name!r}: its folder {own!r} could not be copied for its build: "
                            f"{_reason(e)}") from None
     return copy, build_cwd, note
+
+
+def _bring_back(name: str, copy: str, own: str, before: Mapping[str, str]) -> None:
+    """Bring what a successful build made in `copy` back into `own`, all of it or nothing:
+    BuildError, with `own` put back as it was, when it cannot all come back
+    (`unstage_build`) or leaves a link out of `own` (`links_out`, against where the links
+    led `before` the build: a later reading of the tournament file would take it as the
+    folder's own); SandboxError when `own` cannot be put back."""
+    try:
+        undo = unstage_build(copy, own)
+    except UndoError as e:
+        raise SandboxError(f"bot {name!r}: its folder {own!r} could not be put back as it was before its "
+                           f"build: {_reason(e)}") from None
+    except (OSError, BuildError) as e:
+        raise BuildError(f"bot {name!r}: what its build made could not all be copied into its folder "
+                         f"({_reason(e)}); nothing of it was kept") from None
+    try:
+        try:
+            out = links_out(own, before, skip=(undo.name,))
+        except BuildError as e:
+            raise BuildError(f"bot {name!r}: after its build, {e}; nothing it made was kept") from None
+        if out:
+            rel, to = out[0]
+            raise BuildError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its folder "
+                             f"(links out of it may lead only into {', '.join(SYSTEM_PATHS)})"
+                             + (f", with {len(out) - 1} more" if len(out) > 1 else "") + "; nothing it made was kept")
+    except BuildError:
+        try:
+            undo.rollback()
+        except OSError as e:
+            raise SandboxError(f"bot {name!r}: its folder {own!r} could not be put back as it was before its "
+                               f"build: {_reason(e)}") from None
+        raise
+    undo.commit()
 
 
 def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
@@ -1236,26 +1378,6 @@ def _build_setup(mode: str, cgroup: "BotCgroup | None") -> Callable[[], None]:
         pin_rlimits()
 
     return join
-
-
-def _drop_links_out(name: str, own: str, before: Mapping[str, str]) -> None:
-    """Remove the links a build left in `own` that lead out of it (`links_out`, against
-    where they led `before` it), and raise `SandboxError` naming them, if any."""
-    try:
-        out_links = links_out(own, before)
-    except SandboxError as e:
-        raise SandboxError(f"bot {name!r}: after its build, {e}") from None
-    if not out_links:
-        return
-    for rel, _ in out_links:  # a later reading of the tournament file would take them as its own
-        try:
-            os.unlink(os.path.join(own, rel))
-        except OSError:
-            pass
-    rel, to = out_links[0]
-    raise SandboxError(f"bot {name!r}: its build made a link {rel!r} that leads to {to!r}, out of its "
-                       f"folder (links out of it may lead only into {', '.join(SYSTEM_PATHS)}); "
-                       f"it was removed" + (f", with {len(out_links) - 1} more" if len(out_links) > 1 else ""))
 
 
 class _SandboxInit:

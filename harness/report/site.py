@@ -867,7 +867,9 @@ def _leaderboard_section(data: _Data) -> str:
             (rank, _esc(rank), "num rank"),
             (e.name, f'<span class="swatch" style="background:{e.color}"></span> '
                      f'<a class="entrant" href="#entrant-{len(body)}">{_esc(e.name)}</a>'
-                     + (' <span class="hint retired">(retired)</span>' if r.get("retired") else ""), "name-cell"),
+                     + (' <span class="hint retired">(retired)</span>' if r.get("retired") else "")
+                     + (f' <span class="hint bad" title="{_esc(r["disqualified"])}">(disqualified)</span>'
+                        if r.get("disqualified") else ""), "name-cell"),
             (r.get("mu"), _fmt(r.get("mu")), "num"),
             (r.get("sigma"), _fmt(r.get("sigma")), "num"),
             (cons, f"<b>{_fmt(cons)}</b>", "num"),
@@ -1208,7 +1210,8 @@ def _entrants_section(data: _Data, replay_index: list[dict[str, Any]]) -> str:
 <h3><span class="swatch" style="background:{e.color}"></span>{_esc(e.name)}{f' <span class="tag">rank {_esc(rank)}</span>' if rank is not None else ''}</h3>
 <dl><dt>Games</dt><dd>{_esc(n)}</dd><dt>Wins</dt><dd>{e.wins}{f" ({100 * e.wins / e.n_games:.0f}%)" if e.n_games else ""}</dd>
 <dt>Rating</dt><dd>{f"μ {_fmt(r.get('mu'))} ± {_fmt(3 * (_num(r.get('sigma')) or 0.0))}" if _num(r.get("mu")) is not None else "—"}</dd>
-<dt>Faults</dt>{fault_html}{f"<dt>Forfeits</dt><dd class=bad>{e.forfeits}</dd>" if e.forfeits else ""}</dl>
+<dt>Faults</dt>{fault_html}{f"<dt>Forfeits</dt><dd class=bad>{e.forfeits}</dd>" if e.forfeits else ""}{
+    f'<dt>Disqualified</dt><dd class="bad">{_esc(r["disqualified"])}</dd>' if r.get("disqualified") else ""}</dl>
 {f"<div>{kind_tags}</div>" if kind_tags else ""}
 {f'<ul class="reasons">{reason_items}</ul>' if reason_items else ""}
 {f'<div class="small"><b>Replays:</b> {replay_links}</div>' if replay_links else ""}

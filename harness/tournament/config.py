@@ -20,7 +20,7 @@ from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
 from ..referee.sandbox import MODES as SANDBOX_MODES
-from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links
+from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links, harness_python
 from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
@@ -736,12 +736,15 @@ def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) ->
                 if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
                     raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
         hide = tuple(dict.fromkeys(common + [o for o in others if o]))
-        links = command_links(b.resolved_argv(), b.cwd, b.sandbox.mounts)
+        build = harness_python(b.sandbox.build) if b.sandbox.build else None
+        links = tuple(dict.fromkeys(command_links(b.resolved_argv(), b.cwd, b.sandbox.mounts)
+                                    + (command_links(build, b.cwd) if build else ())))
         spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL, links=links))
         if spec.sandbox.mode != "none":
-            try:  # what the bot would be shown (and may write while it builds), checked now
-                bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None,
-                              writable_own=spec.sandbox.build is not None)
+            try:  # what the bot and its build would be shown (and may write while it builds), checked now
+                bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None, writable_own=build is not None)
+                if build:
+                    bwrap_options(build, spec.cwd, spec.sandbox, None, writable_own=True)
             except SandboxError as e:
                 raise _err(src, f"bots[{i}]", f"({b.name}) {e}") from None
         out.append(spec)

@@ -6,6 +6,12 @@ alone: it is disqualified when it failed to start in `startup_failures` of them,
 forfeited more than `forfeit_share` of the ones played (once it has played `min_games`).
 From round `b` on, its games are played without it.
 
+An entrant whose `build:` failed at the start of a run is disqualified with the build's
+reason from the first game after every game recorded then (`build_disqualification`):
+every game of its not played yet is played without it, and the record of each carries the
+failure (`BUILD_KEY`), so that it is read back from the games like every other verdict.
+It stands whatever its games say (no later run builds it again).
+
 A game of round `r` may start once every entrant at its table has been judged at every
 boundary up to `r`. That needs its earlier games only as far as they could change the
 verdict: an entrant with a clean record is judged "stays in" while some of its games
@@ -18,7 +24,7 @@ any finishing order, and on resume (the gate is rebuilt from games.jsonl).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -39,6 +45,42 @@ class Disqualification:
         """JSON form (disqualified.json, leaderboard.json)."""
         return {"entrant": self.entrant, "reason": self.reason, "from_index": self.from_index,
                 "from_game": game_id(self.from_index)}
+
+
+BUILD_KEY = "build_failed"
+"""The key of a game record that lists the failed builds of entrants left out of the game:
+[{"entrant", "reason", "from_index"}] (see `build_disqualification`)."""
+
+
+def build_disqualification(entrant: str, why: str, from_index: int) -> Disqualification:
+    """The disqualification of an entrant whose build failed (`why`: the build's error),
+    from game index `from_index`."""
+    return Disqualification(entrant, why[:500], from_index)
+
+
+def failed_builds(rec: Mapping[str, Any]) -> Iterator[Disqualification]:
+    """The failed builds a game record carries (`BUILD_KEY`), each as its disqualification."""
+    for d in rec.get(BUILD_KEY) or ():
+        if isinstance(d, Mapping):
+            e, why, i = d.get("entrant"), d.get("reason"), d.get("from_index")
+            if isinstance(e, str) and isinstance(why, str) and isinstance(i, int) and not isinstance(i, bool):
+                yield Disqualification(e, why, i)
+
+
+def build_record(d: Disqualification) -> dict[str, Any]:
+    """A failed build as a game record carries it (`BUILD_KEY`)."""
+    return {"entrant": d.entrant, "reason": d.reason, "from_index": d.from_index}
+
+
+def earlier(a: Disqualification, b: Disqualification) -> Disqualification:
+    """Of two failed builds of one entrant (records a run never writes), the one that counts."""
+    return min(a, b, key=lambda d: (d.from_index, d.reason))
+
+
+def judges(policy: DisqualifyPolicy) -> bool:
+    """Whether `policy` judges entrants by their games at all (failed builds disqualify
+    whatever it says)."""
+    return policy.startup_failures is not None or policy.forfeit_share is not None
 
 
 class _Tally:
@@ -82,14 +124,16 @@ class DisqualificationGate:
     each entrant's scheduled game indices (8 bytes a seat) and a finished game's slim
     record (seats, forfeits, failed starts) only until every entrant at its table has
     counted it. `specs` and `records` may be iterables read once (a streamed schedule).
+    `builds`: failed builds known besides those the records carry (`failed_builds`).
     """
 
     def __init__(self, specs: Iterable[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
-                 records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None = None) -> None:
+                 records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | None = None,
+                 builds: Iterable[Disqualification] = ()) -> None:
         self.policy = policy
         self.size = policy.check_every
         self.entrants = list(entrants)
-        self.enabled = policy.startup_failures is not None or policy.forfeit_share is not None
+        self.enabled = judges(policy)
         # Finished games not yet counted for every entrant at their table (then dropped),
         # with how many entrants still have to count each; `_stored`: games ever stored.
         self.records: dict[int, Mapping[str, Any]] = {}
@@ -100,9 +144,11 @@ class DisqualificationGate:
         self.tally = {e: _Tally(g) for e, g in games.items()}
         self.judged = {e: 0 for e in games}  # boundaries 1..judged[e] judged "stays in"
         self.disqualified: dict[str, Disqualification] = {}
-        if self.enabled:
-            for rec in (records.values() if isinstance(records, Mapping) else records or ()):
-                self._store(rec)
+        self.builds: dict[str, Disqualification] = {}  # the disqualified whose build failed
+        for rec in (records.values() if isinstance(records, Mapping) else records or ()):
+            self._store(rec)
+        for d in builds:
+            self.build_failed(d)
         for e in self.entrants:
             self._advance(e)
 
@@ -145,12 +191,19 @@ class DisqualificationGate:
         inside = [j for e, j in self.judged.items() if e not in self.disqualified]
         return max(inside) if inside else self.last_round
 
+    def build_failed(self, d: Disqualification) -> None:
+        """An entrant whose build failed (`build_disqualification`) is out from
+        `d.from_index`, whatever its games say (of two failures, the `earlier`)."""
+        old = self.builds.get(d.entrant)
+        self.builds[d.entrant] = self.disqualified[d.entrant] = d if old is None else earlier(old, d)
+
     def add(self, rec: Mapping[str, Any]) -> list[Disqualification]:
         """Count a finished game; returns the disqualifications it completes."""
+        known = dict(self.builds)
         self._store(rec)
+        new = [d for e, d in self.builds.items() if known.get(e) != d]
         if not self.enabled:
-            return []
-        new = []
+            return new
         for e in dict.fromkeys(rec.get("seats", [])):
             if e in self.tally and e not in self.disqualified:
                 self._advance(e)
@@ -166,6 +219,8 @@ class DisqualificationGate:
     # ----- judging -------------------------------------------------------------------------
 
     def _store(self, rec: Mapping[str, Any]) -> None:
+        for d in failed_builds(rec):
+            self.build_failed(d)
         if not self.enabled:
             return
         i = rec["id"]
@@ -293,14 +348,15 @@ def _slim(rec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def disqualifications(specs: Iterable[GameSpec], entrants: Sequence[str], policy: DisqualifyPolicy,
-                      records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]]) -> list[Disqualification]:
+                      records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
+                      builds: Iterable[Disqualification] = ()) -> list[Disqualification]:
     """The disqualifications that the finished games `records` decide (recomputed, as on
-    resume). An iterable is read one record at a time (the verdicts do not depend on the
-    order games are added in), so records that have been counted are not all held."""
+    resume), with the failed `builds` known besides those the records carry. An iterable
+    is read one record at a time (the verdicts do not depend on the order games are added
+    in), so records that have been counted are not all held."""
     if isinstance(records, Mapping):
-        return DisqualificationGate(specs, entrants, policy, records).in_order()
-    gate = DisqualificationGate(specs, entrants, policy)
-    if gate.enabled:
-        for r in records:
-            gate.add(r)
+        return DisqualificationGate(specs, entrants, policy, records, builds).in_order()
+    gate = DisqualificationGate(specs, entrants, policy, builds=builds)
+    for r in records:
+        gate.add(r)
     return gate.in_order()

@@ -31,7 +31,7 @@ from collections import Counter
 from typing import Any, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, TournamentConfig
-from .disqualify import disqualifications
+from .disqualify import BUILD_KEY, disqualifications, failed_builds, judges
 from .matching import match_tables
 from .ratings import Ratings, rules_draw_probability
 from .schedule import GameSpec, derive_seed, game_id
@@ -65,7 +65,8 @@ class Matchmaker:
         self.pending[i] = (tuple(rec["seats"]), tuple(rec["places"])) if played else None
         self.faulty = self.faulty or played and bool(rec.get("faults") or rec.get("forfeits"))
         if self.history is None:
-            self.records[i] = {k: rec[k] for k in ("id", "seats", "forfeits", "faults", "reason") if k in rec}
+            keep = ("id", "seats", "forfeits", "faults", "reason", BUILD_KEY)
+            self.records[i] = {k: rec[k] for k in keep if k in rec}
 
     def feed(self, records: Any, upto: int) -> None:
         """Rate the games with an index below `upto` not rated yet: those handed to `add`,
@@ -82,16 +83,20 @@ class Matchmaker:
         self.fed = max(self.fed, upto)
 
     def excluded(self, start: int) -> set[str]:
-        """Entrants disqualified by the games before `start`."""
+        """Entrants disqualified by the games before `start` (a failed build too, once a
+        game before `start` carries it)."""
         pol = self.cfg.disqualify
-        if not self.faulty or pol.startup_failures is None and pol.forfeit_share is None:
-            return set()
         if self.history is not None:
-            recs = list(self.history.disqualification_records(below=self.fed))
+            builds = self.history.build_failures(below=self.fed)
+            recs: Any = self.history.disqualification_records(below=self.fed) if self.faulty and judges(pol) else ()
         else:
             recs = [self.records[i] for i in sorted(self.records) if i < self.fed]
+            builds = [d for r in recs for d in failed_builds(r)]
+        if not self.faulty or not judges(pol):
+            return {d.entrant for d in builds if d.from_index <= start}
+        recs = list(recs)
         specs = [GameSpec(r["id"], game_id(r["id"]), tuple(r["seats"]), 0, r["id"]) for r in recs]
-        return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, recs)
+        return {d.entrant for d in disqualifications(specs, self.cfg.standing, pol, recs, builds)
                 if d.from_index <= start}
 
     def round(self, start: int, entrants: Sequence[str], records: Any) -> list[GameSpec]:

@@ -20,19 +20,22 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import yaml
 
-from ..referee.sandbox import cgroups, describe, resolve_mode, run_build
+from ..referee import BotSpec
+from ..referee.sandbox import BuildError, cgroups, describe, resolve_mode, run_build
 from ..report.files import MAX_META, TMP_PREFIX, load_yaml, read_json, read_regular, write_whole
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
-from .disqualify import Disqualification, DisqualificationGate, disqualifications
+from .disqualify import (BUILD_KEY, Disqualification, DisqualificationGate, build_disqualification, build_record,
+                         disqualifications, judges)
 from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .keep import Deferred, FirstFaults
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
 from .ratings import Ratings, rules_draw_probability
-from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
+from .schedule import (CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, played_as,
+                       spec_of)
 from .standings import tally_leaderboard
 from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes, read_checkpoint
@@ -95,13 +98,32 @@ def sandbox_state(cfg: TournamentConfig) -> dict[str, Any]:
     return {**state, "bots": modes}
 
 
-def build_bots(cfg: TournamentConfig, state: Mapping[str, Any]) -> None:
-    """Run each bot's `build:` command once, in its sandbox with its own folder writable
-    (see `run_build`); raises `SandboxError` naming the bot and the build's last output."""
+def build_bots(cfg: TournamentConfig, state: Mapping[str, Any], skip: Iterable[str] = (),
+               first: int = 0) -> list[Disqualification]:
+    """Run the `build:` command of each bot not in `skip` once, one after another, in its
+    sandbox with its own folder writable (see `run_build`), before any game. A build that
+    fails through what the bot is or does (`BuildError`) disqualifies the bot from game
+    index `first` on, with the build's reason (as published: `cfg.redactor`); returns those
+    disqualifications. Raises `SandboxError` where a build cannot be run here at all."""
+    out = []
+    skipped = set(skip)
     for b in cfg.bots:
-        if b.sandbox.build:
-            run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
-                      scratch_mb=b.limits.scratch_mb)
+        if b.sandbox.build and b.name not in skipped:
+            try:
+                run_build(b.name, b.sandbox.build, b.cwd, b.env, b.sandbox, state["bots"][b.name],
+                          scratch_mb=b.limits.scratch_mb)
+            except BuildError as e:
+                why = cfg.redactor().text(str(e).removeprefix(f"bot {b.name!r}: "))
+                out.append(build_disqualification(b.name, why, first))
+    return out
+
+
+def _record_entrants(out: Path, prints: Mapping[str, str]) -> None:
+    """Record the fingerprints `prints` of entrants in tournament.json."""
+    if prints:
+        meta = read_json(out / MARKER)
+        meta["entrants"] = {**(meta.get("entrants") or {}), **prints}
+        write_whole(out / MARKER, json.dumps(meta) + "\n")
 
 
 def _record_sandbox(out: Path, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,16 +295,11 @@ def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[in
             raise ResultsError(f"--retire {name}: no entrant of that name in the tournament file or in {out}")
         if name not in retired:
             retired.append(name)
-    skip = [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
     active = [b for b in cfg.bots if b.name not in retired]
-    try:  # the bots' env: values count in their fingerprints by a keyed hash (never as themselves)
-        key = env_key(out) if any(b.env for b in active) else None
-    except SeedError as e:
-        raise ResultsError(str(e)) from None
-    prints = {b.name: fingerprint(b, skip, key) for b in active}
+    prints = _fingerprints(cfg, active)
     for i, b in enumerate(active):
         old = known.get(b.name)
-        if old is not None and old != prints[b.name] and b.env and old == fingerprint(b, skip):
+        if old is not None and old != prints[b.name] and b.env and old == fingerprint(b, _unprinted(cfg)):
             known[b.name] = prints[b.name]  # fingerprinted before the key: the same bot
         elif old is not None and old != prints[b.name]:
             raise ResultsError(
@@ -324,6 +341,22 @@ def settle_field(cfg: TournamentConfig, meta: dict[str, Any], games: Iterable[in
                    challengers=challengers)
 
 
+def _unprinted(cfg: TournamentConfig) -> list[Path]:
+    """What no fingerprint reads: the results folder and the tournament file's folder."""
+    out = cfg.output
+    return [out, Path(cfg.source).resolve().parent] if cfg.source and not cfg.source.startswith("<") else [out]
+
+
+def _fingerprints(cfg: TournamentConfig, bots: Iterable[BotSpec]) -> dict[str, str]:
+    """The fingerprints of `bots` (`identity.fingerprint`), as tournament.json keeps them."""
+    bots = list(bots)
+    try:  # the bots' env: values count in their fingerprints by a keyed hash (never as themselves)
+        key = env_key(cfg.output) if any(b.env for b in bots) else None
+    except SeedError as e:
+        raise ResultsError(str(e)) from None
+    return {b.name: fingerprint(b, _unprinted(cfg), key) for b in bots}
+
+
 def seed_state(cfg: TournamentConfig, reveal: bool) -> SeedState:
     """The seed as the results show it: a secret seed only once `reveal` (the end)."""
     assert cfg.seed is not None
@@ -355,15 +388,18 @@ def _history_specs(tally: GameTally, below: int | None = None) -> Iterator[GameS
         yield GameSpec(r["id"], game_id(r["id"]), tuple(r["seats"]), 0, r["id"])
 
 
-def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], below: int | None) -> DisqualificationGate:
+def _gate(cfg: TournamentConfig, tally: GameTally, specs: Iterable[GameSpec], below: int | None,
+          builds: Iterable[Disqualification] = ()) -> DisqualificationGate:
     """The disqualification gate of a run: the games of `tally` below `below` (all if
-    None) as history, then `specs`, judged from every game of `tally`. Nothing is read
-    when disqualification is off."""
+    None) as history, then `specs`, judged from every game of `tally`, with the failed
+    builds its games carry and `builds` (this run's). No game is read when
+    disqualification is off."""
     pol = cfg.disqualify
-    if pol.startup_failures is None and pol.forfeit_share is None:
-        return DisqualificationGate((), cfg.standing, pol)
+    failed = tally.build_failures() + list(builds)
+    if not judges(pol):
+        return DisqualificationGate((), cfg.standing, pol, builds=failed)
     return DisqualificationGate(itertools.chain(_history_specs(tally, below), specs), cfg.standing, pol,
-                                tally.disqualification_records())
+                                tally.disqualification_records(), failed)
 
 
 def _pinned(cfg: TournamentConfig, state: Mapping[str, Any]) -> TournamentConfig:
@@ -463,8 +499,6 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     out = cfg.output
     opened = prepare_output(cfg, fresh, retire, stream=True)
     cfg = opened.cfg
-    build_bots(cfg, state)
-    state = _record_sandbox(out, state)
     league = cfg.format == "league"
     if forever and not league:
         raise ResultsError(f"{cfg.source}: --forever plays league rounds; the {cfg.format} format has a fixed "
@@ -509,6 +543,14 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         resumed = {i: (game_id(i), sd) for i, sd in zip(ids, seeds) if i >= first}
     del ids, seeds
     gate = _gate(cfg, tally, iter(sched), cfg.base)
+    # The builds, once, before any game: of the entrants still in. One that fails is out
+    # from the first game after those recorded (its unplayed games are played without it).
+    builds = build_bots(cfg, state, skip=gate.excluded, first=max(cfg.base, tally.top + 1))
+    for d in builds:
+        gate.build_failed(d)
+    # A bot is the folder its build made: what the next run finds there, before it builds again.
+    _record_entrants(out, _fingerprints(cfg, [b for b in cfg.bots if b.sandbox.build and b.name not in gate.excluded]))
+    state = _record_sandbox(out, state)
     excluded = gate.excluded  # grown in place as entrants are disqualified
     (out / "replays").mkdir(exist_ok=True)
     log_dir = out / "logs"
@@ -584,11 +626,14 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         with executor if hasattr(executor, "__enter__") else contextlib.nullcontext():
             for r, rnd in enumerate(league_rounds() if league else rounds):
                 if league:  # judged again with this round's games known
-                    gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None)
+                    gate = _gate(cfg, tally, (s for s in rnd if s.index not in tally), None, builds)
                     excluded = gate.excluded
                 todo = (s for s in rnd if s.index not in tally)  # read as games are handed out
                 for res in _play(executor, todo, gate, excluded, stop, cfg.parallel, deferred):
                     rec = res["record"]
+                    failed = [build_record(gate.builds[e]) for e in rec.get("disqualified") or () if e in gate.builds]
+                    if failed:  # in the chained record: the verdict is read back from the games
+                        rec[BUILD_KEY] = failed
                     if res.get("replay"):
                         path = out / "replays" / f"{rec['game']}.jsonl"
                         data = b"\n".join(res["replay"]) + b"\n"
@@ -693,16 +738,16 @@ def _stop_check(cfg: TournamentConfig, rounds: Sequence[Sequence[GameSpec]], r: 
         settled = False
         if looked:
             pol = cfg.disqualify
-            dq: set[str] = set()
-            if pol.startup_failures is not None or pol.forfeit_share is not None:
-                if tally is not None:
-                    assert specs is not None
-                    dqs = disqualifications(specs(), cfg.standing, pol, tally.disqualification_records(below=end))
-                else:
-                    dqs = disqualifications([spec_of(rec) for rec in sorted(upto, key=lambda x: x["id"])
-                                             if rec["id"] < base] + [s for x in rounds for s in x],
-                                            cfg.standing, pol, upto)
-                dq = {d.entrant for d in dqs}
+            if tally is not None:
+                assert specs is not None
+                dqs = disqualifications(specs() if judges(pol) else (), cfg.standing, pol,
+                                        tally.disqualification_records(below=end) if judges(pol) else (),
+                                        tally.build_failures(below=end))
+            else:
+                dqs = disqualifications([spec_of(rec) for rec in sorted(upto, key=lambda x: x["id"])
+                                         if rec["id"] < base] + [s for x in rounds for s in x] if judges(pol) else (),
+                                        cfg.standing, pol, upto)
+            dq = {d.entrant for d in dqs}
             settled = check_settled(upto, cfg.entrants, top=st.top, confidence=st.confidence,
                                     among=[e for e in cfg.entrants if e not in dq]).settled
         reason = "settled" if settled else "budget" if last else "playing"
@@ -821,10 +866,7 @@ def _play(executor: Any, todo: Iterable[GameSpec], gate: DisqualificationGate, e
     for res in executor.run(first, excluded, more=more):
         rec = res["record"]
         spec = handed.pop(rec.get("id"), None) if isinstance(rec.get("id"), int) else None
-        out_of_it = set(rec.get("disqualified") or ())  # disqualified entrants play no more
-        if spec is None or (rec.get("game"), rec.get("seed"), tuple(rec.get("seats") or ())) != (
-                spec.game, spec.seed, tuple(s for s in spec.seats if s not in out_of_it)) \
-                or not out_of_it <= set(spec.seats):
+        if spec is None or not played_as(spec, rec):  # (disqualified entrants play no more)
             # A worker (a machine of the cluster) answered with a game it was not given.
             raise ResultsError(f"a worker returned a result for game {str(rec.get('game'))[:40]!r} (id "
                                f"{str(rec.get('id'))[:20]}) that is not a game handed out, or not as scheduled: "
@@ -918,14 +960,14 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
     pol = cfg.disqualify
     if disqualified is not None:
         dqs = list(disqualified)
-    elif pol.startup_failures is None and pol.forfeit_share is None:
-        dqs = []
+    elif not judges(pol):  # failed builds only
+        dqs = disqualifications((), cfg.standing, pol, (), tally.build_failures())
     elif isinstance(records, GameTally):
         if specs is None:
             if cfg.base or cfg.format == "league":
                 raise ValueError("make_board: a tally of several fields (or a league) needs the schedule (specs)")
             specs = iter_schedule(cfg)
-        dqs = disqualifications(specs, cfg.standing, pol, tally.disqualification_records())
+        dqs = disqualifications(specs, cfg.standing, pol, tally.disqualification_records(), tally.build_failures())
     else:
         dqs = disqualifications(full_schedule(cfg, records), cfg.standing, pol, records)
     board = tally_leaderboard(tally, cfg.name, cfg.seed, disqualified={d.entrant: d.reason for d in dqs},

@@ -378,6 +378,15 @@ def spec_of(rec: Mapping[str, Any]) -> "GameSpec":
     return GameSpec(rec["id"], rec["game"], tuple(rec["seats"]), rec["seed"], rec.get("group", rec["id"]))
 
 
+def played_as(spec: "GameSpec", rec: Mapping[str, Any]) -> bool:
+    """Whether `rec` is the record of game `spec` as the runner plays it: its id, deal seed
+    and seats, but the entrants it lists as disqualified (each of them at its table)."""
+    out = rec.get("disqualified") or []
+    return (isinstance(out, list) and all(isinstance(e, str) and e in spec.seats for e in out)
+            and (rec.get("game"), rec.get("seed"), [rec.get("seats"), out]) == (
+                spec.game, spec.seed, list(spec.seats_without(set(out)))))
+
+
 def derive_seed(seed: int, *parts: object) -> int:
     """A 63-bit seed from the tournament seed and labels (stable across runs and machines)."""
     text = ":".join([str(seed), *map(str, parts)])

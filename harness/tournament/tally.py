@@ -10,7 +10,8 @@ about 30 bytes for a game of two, `stats.GameArrays`), in files once they are lo
 standings; per pair of entrants the head-to-head counts; TrueSkill rated in game-index
 order as the games arrive (a game that finishes early waits, as a few bytes, for the ones
 before it); the digest of the records in game order likewise; and, for the few games
-that have them, forfeits and failed starts (disqualification reads those).
+that have them, forfeits and failed starts, and each entrant's failed build
+(disqualification reads those).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .disqualify import Disqualification, earlier, failed_builds
 from .journal import JournalError, JournalState, digest_bytes, iter_chain
 from .ratings import Ratings
 from .spill import Column, empty
@@ -67,6 +69,8 @@ class GameTally:
         self.startups: dict[int, list[dict[str, Any]]] = {}
         self.others: dict[int, tuple[str, ...]] = {}
         self.unplayed: dict[int, tuple[str, ...]] = {}  # games not played (every seat but one disqualified)
+        # entrant -> (the lowest game index whose record carries its failed build, the failure)
+        self.builds: dict[str, tuple[int, Disqualification]] = {}
         # TrueSkill and the digest, in game-index order
         self.ratings: Ratings | None = None
         if ratings:
@@ -116,6 +120,9 @@ class GameTally:
         self.count += 1
         self.top = max(self.top, i)
         self._add_digest(i, digest_bytes(rec))
+        for d in failed_builds(rec):
+            old = self.builds.get(d.entrant)
+            self.builds[d.entrant] = (i, d) if old is None else (min(i, old[0]), earlier(old[1], d))
         if rec.get("reason") == "not_played":
             self._add_rating(i, None)
             self.unplayed[i] = tuple(rec.get("seats", ()))
@@ -278,6 +285,11 @@ class GameTally:
                     row[b] = {"games": g, "ahead": ahead[i][j], "behind": behind[i][j], "tied": tied[i][j]}
             out[a] = row
         return out
+
+    def build_failures(self, below: int | None = None) -> list[Disqualification]:
+        """The failed builds the games carry (`disqualify.failed_builds`); with `below`,
+        those carried by a game with a lower index."""
+        return [d for i, d in self.builds.values() if below is None or i < below]
 
     def disqualification_records(self, upto: Sequence[int] | None = None,
                                  below: int | None = None) -> Iterator[dict[str, Any]]:

@@ -41,9 +41,9 @@ from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .keep import FirstFaults, at_fault, keeps
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
 from .ratings import rules_draw_probability
-from .disqualify import Disqualification
+from .disqualify import BUILD_KEY, Disqualification, failed_builds
 from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
-from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule
+from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule, played_as
 from .tally import GameTally
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
@@ -241,14 +241,19 @@ def _record_shape(rec: Mapping[str, Any]) -> str | None:
     if not (_integer(rec.get("seed")) and _integer(rec.get("group"))):
         return "its seed or group is not an integer"
     seats = rec.get("seats")
-    if not (isinstance(seats, list) and 1 <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
-        return f"its seats are not a list of 1 to {MAX_TABLE} names"
+    least = 0 if rec.get("reason") == "not_played" else 1  # (a table of entrants all disqualified)
+    if not (isinstance(seats, list) and least <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
+        return f"its seats are not a list of {least} to {MAX_TABLE} names"
     for key in ("places", "scores", "phases"):
         v = rec.get(key)
         if not (isinstance(v, list) and len(v) == len(seats) and all(_integer(x) for x in v)):
             return f"its {key} are not a number for each seat"
     if not (isinstance(rec.get("faults"), list) and isinstance(rec.get("forfeits"), list)):
         return "its faults or forfeits are not lists"
+    builds = rec.get(BUILD_KEY)
+    if builds is not None and not (isinstance(builds, list) and len(list(failed_builds(rec))) == len(builds)
+                                   and all(d.entrant in (rec.get("disqualified") or ()) for d in failed_builds(rec))):
+        return f"its {BUILD_KEY} is not a list of the failed builds of entrants left out of it"
     replay = rec.get("replay")
     if replay is not None and replay != f"replays/{rec['game']}.jsonl":
         return f"its replay {str(replay)[:60]!r} is not replays/{rec['game']}.jsonl"
@@ -489,10 +494,7 @@ def _check_schedule(v: Verification, cfg: TournamentConfig, games: Iterable[Mapp
         i = r["id"]
         k = bisect_right(starts, i) - 1
         s = field_schedule(k).take(i) if k >= 0 else None
-        out = r.get("disqualified") or []  # left out of the game: the seats without them play
-        gone = set(out) if isinstance(out, list) and all(isinstance(e, str) for e in out) else None
-        if s is None or gone is None or (r.get("game"), r.get("seed"), [r.get("seats"), out]) != (
-                s.game, s.seed, list(s.seats_without(gone))):
+        if s is None or not played_as(s, r):
             v.add("schedule", False, f"game {i} ({r.get('game')}) is not the game the seed schedules "
                                      f"(seats {r.get('seats')}, seed {r.get('seed')})")
             return False
@@ -517,7 +519,7 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
             r = records.get(s.index)
             if r is None:
                 continue
-            if (r.get("game"), r.get("seats"), r.get("seed")) != (s.game, list(s.seats), s.seed):
+            if not played_as(s, r):
                 v.add("schedule", False, f"game {s.index} ({r.get('game')}) is not the game the league's matchmaking "
                                          f"gives (seats {r.get('seats')}, seed {r.get('seed')})")
                 return False
@@ -598,7 +600,9 @@ def _impossible_disqualification(dqs: list[Disqualification], cfg: TournamentCon
                                  reading: _Reading) -> str | None:
     """Why the claimed disqualifications cannot be true of the published games whatever the
     seed (an entrant not in the field, one named twice, a game index no round can start
-    at, one that plays after it), or None."""
+    at, one that plays after it, a failed build not as the games record it, or one left
+    out), or None."""
+    builds = {d.entrant: d for d in reading.tally.build_failures()}
     seen: set[str] = set()
     for d in dqs:
         if d.entrant not in cfg.standing:
@@ -606,11 +610,16 @@ def _impossible_disqualification(dqs: list[Disqualification], cfg: TournamentCon
         if d.entrant in seen:
             return f"disqualifies {d.entrant} twice"
         seen.add(d.entrant)
-        if not 0 < d.from_index < (1 << 40):  # (judged after a round: never from the first game)
+        if d.entrant in builds and d != builds[d.entrant]:
+            return f"disqualifies {d.entrant} otherwise than for the failed build its games record"
+        if d.entrant not in builds and not 0 < d.from_index < (1 << 40):  # (judged after a round: never the first game)
             return f"disqualifies {d.entrant} from game index {d.from_index}, where no round starts"
         if reading.last_seat.get(d.entrant, -1) >= d.from_index:
             return (f"disqualifies {d.entrant} from game {game_id(d.from_index)}, but it played game "
                     f"{game_id(reading.last_seat[d.entrant])}")
+    left = [e for e in builds if e not in seen]
+    if left:
+        return f"does not disqualify {left[0]}, whose failed build its games record"
     return None
 
 
