@@ -163,9 +163,14 @@ def test_redactor_masks_secrets_whole_cut_and_as_json_writes_them():
     assert r.text("short words") == "short words"  # too short to look for
     assert r.text("at /srv/alice/t/bots/x.py") == "at <host>/bots/x.py"
     odd = Redactor(['quo"te\\d-é-secret'], {})
-    line = json.dumps({"reason": 'x quo"te\\d-é-secret y'}).encode()
-    assert b"secret" not in odd.lines([line])[0] and WITHHELD.encode() in odd.lines([line])[0]
+    for quoted in (json.dumps({"reason": 'x quo"te\\d-é-secret y'}), repr({"k": 'quo"te\\d-é-secret'}),
+                   json.dumps(repr('quo"te\\d-é-secret'))):
+        assert "secret" not in odd.text(quoted) and b"secret" not in odd.line(quoted.encode()), quoted
     assert odd.data({"a": ['quo"te\\d-é-secret']}) == {"a": [WITHHELD]}
+    # A host folder in the harness's own JSON lines; a value the config publishes is no secret.
+    folders = Redactor([], {"/srv/alice/t": "<host>"}).folder_lines([json.dumps({"p": "/srv/alice/t/x"}).encode()])
+    assert folders == [json.dumps({"p": "<host>/x"}).encode()]
+    assert Redactor(["standard"], {}, public='{"variant": "standard"}').text("standard") == "standard"
 
 
 def test_host_paths_show_relative_to_the_tournaments_root(tmp_path):
@@ -185,3 +190,50 @@ def test_the_published_form_is_the_same_in_the_sandbox_and_out_of_it(tmp_path):
     from harness.tournament.config import load_config, with_sandbox
     boxed, bare = load_config(cfg_path), with_sandbox(load_config(cfg_path), "none")
     assert boxed.config_sha256() == bare.config_sha256()
+
+
+#: Values that a published file may quote escaped or cut: quotes, a backslash, a newline.
+ODD = {"notjson": "sk-NOTJSON-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+       "field": "sk-FIELD-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmn",
+       "drawval": 'pa\'ss"wo\\rd-SECRET-q1', "longraw": "sk-LONGRAW-ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+       "environ": "bs\\lash-SECRET-ENVIRON", "crash": "sk-CRASH-ABCDEFGHIJ\nsk-CRASH-LINE2-KLMNOP"}
+
+
+def _pieces(secret: str) -> set[str]:
+    """Every run of 10 characters of a secret (a cut piece of it is one of them)."""
+    plain = secret.replace("\\", "").replace('"', "").replace("'", "")
+    return {plain[i:i + 10] for i in range(len(plain) - 9)}
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_a_bot_cannot_publish_its_secret_escaped_or_cut_by_the_harness(tmp_path, monkeypatch, sandbox):
+    """A value quoted by a fault (cut at 40 or 80 characters, as Python's repr, escaped by
+    JSON) or kept in a replay (cut at 4,096 bytes) is masked before anything quotes it; so is
+    the harness's own environment, which a bot without a sandbox inherits; and a value that
+    is also an ordinary word (the entrant's name, the variant) changes nothing the harness
+    writes: verify passes."""
+    monkeypatch.setenv("P10_HOST_TOKEN", "ghp_HOSTSHELLSECRET0123456789abcdef")
+    (tmp_path / "bots").mkdir()
+    shutil.copy(ROOT / "tests/bots/leaky.py", tmp_path / "bots/leaky.py")
+    bots = [{"name": mode, "cmd": f"python bots/leaky.py {mode}", "env": {"K": value}} for mode, value in ODD.items()]
+    bots.append({"name": "greedy-v2", "cmd": "python -m harness.bots.greedy",
+                 "env": {"MODEL": "greedy-v2", "VARIANT": "standard"}})
+    cfg = {"name": "odd", "seed": 5, "bots": bots, "format": "gauntlet", "challengers": list(ODD),
+           "table_size": 2, "games_per_table": 2, "duplicate": False, "parallel": 1, "sandbox": sandbox,
+           "rules": {"variant": "standard", "phases": [1, 2], "hand_limit": 6}, "faults": {"disqualify": False},
+           "replays": "all", "output": str(tmp_path / "results" / "odd")}
+    path = tmp_path / "odd.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = invoke("run", path, "--no-progress")
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "results" / "odd"
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert {f["entrant"] for g in games for f in g["faults"]} >= set(ODD) - {"longraw"}
+    secrets = [v for v in ODD.values()] + (["ghp_HOSTSHELLSECRET0123456789abcdef"] if sandbox == "none" else [])
+    for p in _published(out):
+        text = p.read_text(errors="replace").replace("\\", "").replace('"', "").replace("'", "")
+        for secret in secrets:
+            leaked = [x for x in _pieces(secret) if x in text]
+            assert not leaked, f"{p.relative_to(out)} shows {leaked[0]!r} of {secret!r}"
+    res = invoke("verify", out)
+    assert res.exit_code == 0, res.output

@@ -15,6 +15,8 @@ BOT = "| "
 NOTE = "[p10-tourney] "
 """What starts every line of the harness's own in a bot's log."""
 CAP_NOTE = "stderr log cap reached; the rest is dropped"
+NOTES_CAP = 64 << 10
+"""Bytes of the harness's own notes a log takes, apart from the bot's cap."""
 
 
 class BotLines:
@@ -50,13 +52,14 @@ class BotLines:
 class StderrLog:
     """A bot's stderr log file: `write` the bot's bytes (as `BotLines`), `note` a line of
     the harness's own. At most `cap` bytes of the bot's are written (counted as written,
-    made printable), then one note says the rest is dropped; notes past that are dropped
-    too. The file is opened (for appending) at the first line, and again after `close`."""
+    made printable), then one note says the rest is dropped; the harness's notes go on
+    (up to `NOTES_CAP` of their own). The file is opened (for appending) at the first line, and again after `close`."""
 
     def __init__(self, path: Path, cap: int) -> None:
         self.path = path
         self.cap = cap
         self.written = 0
+        self.noted = 0  # bytes of the harness's notes (`NOTES_CAP`)
         self.lines = BotLines()
         self._file: IO[bytes] | None = None
 
@@ -81,9 +84,12 @@ class StderrLog:
 
     def note(self, text: str) -> None:
         """Add a line of the harness's own, on a line of its own (a character the bot's
-        last piece began is ended first, as not UTF-8)."""
+        last piece began is ended first, as not UTF-8). Notes have a budget of their own
+        (`NOTES_CAP`): a bot that fills its cap cannot keep the harness's later notes (a
+        watchdog's reason, how it ended) out of its log."""
         self._put(self.lines.feed(b"", final=True))
-        if not self.full:
+        if self.noted < NOTES_CAP:
+            self.noted += len(text) + 1
             self._note(text)
 
     def _note(self, text: str) -> None:

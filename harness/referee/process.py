@@ -399,6 +399,8 @@ class BotProcess:
         # Masks the host's secrets and folders in what is quoted of its stderr (set by
         # whoever publishes the result: a tournament's `GameRunner`).
         self.redact: Callable[[str], str] | None = None
+        # Masks them in each stdout line as it is read, before anything quotes it.
+        self.redact_line: Callable[[bytes], bytes] | None = None
         # What the handshake told us.
         self.hello: dict = {}
         self.wants_options = True
@@ -742,7 +744,8 @@ class BotProcess:
                     continue
                 nl = chunk.find(b"\n")
                 if nl == len(chunk) - 1 and not self._buf and not self._skipping and nl <= self.line_cap:
-                    return chunk[:nl]  # exactly one whole line: the usual reply
+                    # exactly one whole line: the usual reply
+                    return chunk[:nl] if self.redact_line is None else self.redact_line(chunk[:nl])
                 self._feed(chunk)
             elif expired:
                 raise BotTimeout(f"bot {self.spec.name!r} did not answer in time")
@@ -1022,7 +1025,7 @@ class BotProcess:
                 raise LineTooLong(f"a line of {nl} bytes is longer than the cap of {self.line_cap}")
             line = bytes(buf[:nl])
             del buf[: nl + 1]
-            return line
+            return line if self.redact_line is None else self.redact_line(line)
         if len(buf) > self.line_cap:
             size = len(buf)
             buf.clear()

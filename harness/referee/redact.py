@@ -49,25 +49,46 @@ def shown_path(path: str, root: str) -> str:
     return f"{HOST}/…/{os.path.basename(p) or '…'}"
 
 
-class Redactor:
-    """Masks secrets (each with `<withheld>`) and host folders (each with its shown form)
-    in text, in JSON-like data and in the bytes of JSON lines."""
+def forms(secret: str) -> list[str]:
+    """`secret` as a bot or an error may quote it: as it is, escaped by JSON (either way)
+    and by Python's `repr`, and each of those escaped once more by JSON (a repr inside a
+    JSON string); longest first."""
+    once = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1]}
+    twice = {json.dumps(f, ensure_ascii=e)[1:-1] for f in once for e in (True, False)}
+    return sorted(once | twice, key=len, reverse=True)
 
-    def __init__(self, secrets: Iterable[str] = (), folders: Mapping[str, str] | None = None) -> None:
-        self.secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+
+class Redactor:
+    """Masks secrets (each with `<withheld>`) and host folders (each with its shown form).
+
+    A bot's own bytes are masked as they are read (`line`: its stdout lines; `text`: its
+    stderr before a fault quotes it), before anything quotes, escapes or cuts them; what
+    the harness writes is masked of host folders only (`folder_lines`), so that a value
+    that is also an ordinary word of the harness's own JSON cannot change it. A value that
+    the published config shows anyway (an entrant's name, say) is no secret: `public`."""
+
+    def __init__(self, secrets: Iterable[str] = (), folders: Mapping[str, str] | None = None,
+                 public: str = "") -> None:
+        self.secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET and s not in public}, key=len, reverse=True)
+        self._forms = sorted({f for s in self.secrets for f in forms(s)}, key=len, reverse=True)
+        self._form_bytes = [f.encode("utf-8", "surrogatepass") for f in self._forms]
         self.folders = sorted((folders or {}).items(), key=lambda kv: len(kv[0]), reverse=True)
         self.active = bool(self.secrets or self.folders)
-        pairs: list[tuple[str, str]] = [(s, WITHHELD) for s in self.secrets] + list(self.folders)
-        self._bytes: list[tuple[bytes, bytes]] = []
-        for old, new in pairs:  # as JSON writes them (escaped, and not), longest first
+        self._folder_bytes: list[tuple[bytes, bytes]] = []
+        for old, new in self.folders:  # as JSON writes them (escaped, and not), longest first
             for form in dict.fromkeys([old, json.dumps(old)[1:-1], json.dumps(old, ensure_ascii=False)[1:-1]]):
-                self._bytes.append((form.encode("utf-8", "surrogatepass"), new.encode()))
+                self._folder_bytes.append((form.encode("utf-8", "surrogatepass"), new.encode()))
 
     @classmethod
-    def for_bots(cls, envs: Iterable[Mapping[str, str]], root: str, folders: Iterable[str] = ()) -> "Redactor":
-        """The redactor of a field of bots: their `env:` values, the root and the bots'
-        folders (each shown by `shown_path`), and the harness's Python."""
+    def for_bots(cls, envs: Iterable[Mapping[str, str]], root: str, folders: Iterable[str] = (),
+                 public: str = "", host_env: bool = False) -> "Redactor":
+        """The redactor of a field of bots: their `env:` values (and with `host_env`, the
+        values of the harness's own environment, which a bot without a sandbox inherits),
+        the root and the bots' folders (each shown by `shown_path`), and the harness's
+        Python."""
         secrets = [v for env in envs for v in env.values()]
+        if host_env:
+            secrets += list(os.environ.values())
         shown: dict[str, str] = {}
         for f in [root, *folders]:
             if f and os.path.isabs(f) and os.path.normpath(f) != os.sep:
@@ -77,16 +98,25 @@ class Redactor:
         prefix = os.path.normpath(sys.prefix)
         if prefix not in ("/", "/usr", "/usr/local") and not any(prefix == k for k in shown):
             shown[prefix] = PYTHON
-        return cls(secrets, shown)
+        return cls(secrets, shown, public)
+
+    def line(self, data: bytes) -> bytes:
+        """A line a bot wrote, with every secret masked in any of its `forms`."""
+        for form in self._form_bytes:
+            if form in data:
+                data = data.replace(form, WITHHELD.encode())
+        return data
 
     def text(self, s: str) -> str:
-        """`s` with every secret and host folder masked, and any piece of a secret of at
-        least MIN_PIECE characters left at either end of `s` (where it was cut)."""
+        """`s` with every secret (in any of its `forms`) and host folder masked, and any
+        piece of a secret of at least MIN_PIECE characters left at either end of `s`
+        (where it was cut)."""
         if not self.active or not s:
             return s
+        for form in self._forms:
+            if form in s:
+                s = s.replace(form, WITHHELD)
         for secret in self.secrets:
-            if secret in s:
-                s = s.replace(secret, WITHHELD)
             s = _mask_cut(s, secret)
         for folder, shown in self.folders:
             if folder in s:
@@ -105,14 +135,14 @@ class Redactor:
             return {k: self.data(v) for k, v in value.items()}
         return value
 
-    def lines(self, lines: list[bytes]) -> list[bytes]:
-        """JSON lines (a replay) with every secret and host folder masked as JSON writes
-        them."""
-        if not self.active:
+    def folder_lines(self, lines: list[bytes]) -> list[bytes]:
+        """JSON lines the harness wrote (a replay) with every host folder masked as JSON
+        writes it (the bots' lines in it were masked of secrets as they were read)."""
+        if not self._folder_bytes:
             return lines
         out = []
         for line in lines:
-            for old, new in self._bytes:
+            for old, new in self._folder_bytes:
                 if old in line:
                     line = line.replace(old, new)
             out.append(line)

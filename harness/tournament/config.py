@@ -219,11 +219,15 @@ class TournamentConfig:
         folders inside other words masked."""
         return shown_path(word, self.root) if os.path.isabs(word) else self.redactor(secrets=False).text(word)
 
-    def redactor(self, secrets: bool = True) -> Redactor:
-        """What masks the host's folders (and with `secrets`, the bots' `env:` values) in
-        what this tournament publishes."""
+    def redactor(self, secrets: bool = True, host_env: bool = False) -> Redactor:
+        """What masks the host's folders (and with `secrets`, the bots' `env:` values, and
+        with `host_env` the harness's own environment's) in what this tournament
+        publishes; a value the published config shows anyway is not masked."""
         folders = [p for b in self.bots for p in (b.cwd, b.sandbox.own, *b.sandbox.mounts) if p]
-        return Redactor.for_bots([b.env for b in self.bots] if secrets else [], self.root, folders)
+        if not secrets:
+            return Redactor.for_bots([], self.root, folders)
+        public = json.dumps(self.resolved(), ensure_ascii=False)
+        return Redactor.for_bots([b.env for b in self.bots], self.root, folders, public, host_env)
 
     def seating_applies(self) -> bool:
         """Whether `seating: seeded` or `balanced` is set and changes the schedule: round-robin and

@@ -16,6 +16,7 @@ from multiprocess.connection import wait as mp_wait
 
 from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
 from ..referee.process import become_subreaper, reap_orphans
+from ..referee.sandbox import SandboxError, resolve_mode
 from .config import TournamentConfig
 from .keep import may_keep
 from .schedule import GameSpec
@@ -44,7 +45,7 @@ class GameRunner:
         # was (see `_deals_of`).
         self._deals: dict[int, tuple[int, set[int]]] = {}
         # What a record or replay may show of the host: no env: value, no host folder.
-        self.redact = cfg.redactor()
+        self.redact = cfg.redactor(host_env=any(_unsandboxed(b.sandbox.mode) for b in cfg.bots))
 
     def _deals_of(self, bot: BotProcess) -> set[int]:
         """The deal groups the bot's current process (or the one it starts next) has been
@@ -73,7 +74,8 @@ class GameRunner:
             suffix = "" if k == 0 else f".{k}"
             log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
             bot = BotProcess(self.cfg.bot(name), log_path=log)
-            bot.redact = self.redact.text if self.redact.active else None
+            if self.redact.active:
+                bot.redact, bot.redact_line = self.redact.text, self.redact.line if self.redact.secrets else None
             slots.append(bot)
             self.bots[name if k == 0 else f"{name}#{k}"] = bot
             return bot
@@ -133,7 +135,7 @@ class GameRunner:
                 record["faults"] = between + record["faults"]
             # (A replay is formatted only when it may be kept; the run decides, `keep`.)
             replay = result.replay if may_keep(cfg.replays, spec.sample, bool(record["faults"])) else None
-            replay = self.redact.lines(replay) if replay is not None else None
+            replay = self.redact.folder_lines(replay) if replay is not None else None
             record["faults"] = self.redact.data(record["faults"])
         else:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
@@ -221,6 +223,15 @@ class GameRunner:
 
 
 # ----- the local executor -----------------------------------------------------------------
+
+
+def _unsandboxed(mode: str) -> bool:
+    """Whether a bot of sandbox `mode` runs here without a sandbox (with the harness's own
+    environment, whose values are then masked in what is published)."""
+    try:
+        return resolve_mode(mode) == "none"
+    except SandboxError:
+        return False  # it will not start at all
 
 
 def cpu_to_spare(games_at_once: int, pinned: bool = False) -> bool:

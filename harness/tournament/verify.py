@@ -732,6 +732,8 @@ def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
                 named.extend(bytes(k // 8 + 1 - len(named)))
             named[k // 8] |= 1 << (k % 8)
         why = _not_kept(cfg.replays, r, firsts, sampled)
+        if why and cfg.replays == "sample" and r.get("faults"):
+            why = None  # versions whose `sample` kept every game with a fault kept it: it shows that game only
         if why:
             if failed is None or r["id"] < failed[0]:
                 failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
@@ -791,7 +793,9 @@ def _not_kept(mode: str, rec: Mapping[str, Any], firsts: FirstFaults, sampled: s
     if keeps(mode, True if sampled is None else i in sampled, bool(faulted), first):
         return None
     if mode == "sample" and faulted:
-        return None  # kept by versions whose `sample` kept every game with a fault: it shows no other game
+        return (f"replays: sample keeps the replays of an entrant's first {firsts.k} games with a fault of its own, "
+                f"and this is a later one of each entrant at fault ({', '.join(e[:40] for e in faulted[:3])}), "
+                "nor one of the first games the schedule samples")
     return f"replays: {mode} keeps no replay of a game " + ("with" if faulted else "without") + " a fault" + (
         " that the schedule does not sample" if mode == "sample" else "")
 
