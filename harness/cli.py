@@ -418,18 +418,17 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
     """Command-line bots in their sandbox (`--sandbox`, default auto): warns when they run
     without one, runs their builds; `Error:` where bwrap is asked for and cannot run, or a
     build fails. Returns the specs by name."""
-    from .referee.sandbox import SandboxError, cgroups, describe, resolve_mode, run_build
+    from .referee.sandbox import SandboxError, run_build
     from .tournament.config import contain
+    from .tournament.runner import sandbox_state
 
-    mode = sandbox or "auto"
     try:
-        resolved = resolve_mode(mode)
-        specs = contain(specs, mode, builds)
-        backend, why = cgroups()
-        _warn_unsandboxed(describe([resolved], backend.kind if backend else None, why))
+        specs = contain(specs, sandbox or "auto", builds)
+        state = sandbox_state(specs)
+        _warn_unsandboxed(state)
         for s in specs:
             if s.sandbox.build:
-                run_build(s.name, s.sandbox.build, s.cwd, s.env, s.sandbox, resolved, s.limits.scratch_mb)
+                run_build(s.name, s.sandbox.build, s.cwd, s.env, s.sandbox, state["bots"][s.name], s.limits.scratch_mb)
     except SandboxError as e:
         raise _fail(e) from None
     return {s.name: s for s in specs}

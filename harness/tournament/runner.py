@@ -83,13 +83,15 @@ class Outcome:
     sandbox: dict[str, Any] = field(default_factory=dict)
 
 
-def sandbox_state(cfg: TournamentConfig) -> dict[str, Any]:
-    """How the bots of `cfg` will be contained here: {"mode", "cgroups", "per_process_only",
-    "note", "bots": {entrant: "bwrap"|"none"}}. Raises `SandboxError` where a bot asks for
-    bwrap and bubblewrap cannot run. The note ("bots ran without a sandbox", limits held
-    per process only) is what the run warns about and the results record."""
-    modes = {b.name: resolve_mode(b.sandbox.mode) for b in cfg.bots}
-    limited = any(b.limits.memory_mb or b.limits.processes for b in cfg.bots)
+def sandbox_state(cfg: TournamentConfig | Sequence[BotSpec]) -> dict[str, Any]:
+    """The one place that decides how bots will be contained here (a tournament's, or the
+    bots of `play`, `check-bot` and `ask`): {"mode", "cgroups", "per_process_only", "note",
+    "bots": {entrant: "bwrap"|"none"}}. Raises `SandboxError` where a bot asks for bwrap
+    and bubblewrap cannot run. The note ("bots ran without a sandbox", limits held per
+    process only) is what is warned about and what the results record."""
+    bots = cfg.bots if isinstance(cfg, TournamentConfig) else cfg
+    modes = {b.name: resolve_mode(b.sandbox.mode) for b in bots}
+    limited = any(b.limits.memory_mb or b.limits.processes for b in bots)
     backend, why = cgroups() if limited else (None, "")
     state = describe(modes.values(), backend.kind if backend else None, why)
     if not limited:
