@@ -1,4 +1,4 @@
-"""Arrays that grow with the games live in files (`harness.tournament.spill`): the values
+"""Arrays that grow with the games live in files (`harness.spill`): the values
 are the same as in memory, the run's boards are byte for byte the same, and the memory a
 run holds of its own no longer grows with its games."""
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.tournament import spill, stats
+from harness import spill
+from harness.tournament import stats
 from harness.tournament.config import DisqualifyPolicy
 from harness.tournament.disqualify import disqualifications
 from harness.tournament.schedule import CompactSchedule, schedule

@@ -24,7 +24,7 @@ from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
-from .spill import Column
+from ..spill import Column
 
 __all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
            "tables_for"]

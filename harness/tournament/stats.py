@@ -62,7 +62,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from . import spill
+from .. import spill
 
 RESAMPLES = 1000
 CONFIDENCE = 0.95

@@ -28,7 +28,7 @@ import numpy as np
 
 from .journal import JournalError, JournalState, digest_bytes, iter_chain
 from .ratings import Ratings
-from .spill import Column, empty
+from ..spill import Column, empty
 from .stats import CHUNK, GameArrays, rows_where
 
 
