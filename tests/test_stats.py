@@ -27,14 +27,20 @@ from harness.players import NoisyGreedyStrategy, play_local
 from harness.report.leaderboard import COLUMNS, STATS_COLUMNS, to_csv, to_markdown
 from harness.tournament.config import ConfigError, load_config, parse_config
 from harness.tournament.runner import run_tournament
-from harness.tournament.schedule import schedule
+from harness.tournament.schedule import plan_rounds, schedule
+from harness.ratings import bootstrap, paired, plackett_luce
+from harness.ratings import games as game_arrays
+from harness.ratings.bootstrap import DealBootstrap, NormalBootstrap, analyse, bootstrap_of
+from harness.ratings.games import GameArrays, deal_groups
+from harness.ratings.luck import luck_share
+from harness.ratings.paired import paired_deals, pairs_met
+from harness.ratings.plackett_luce import fit_pl, game_stages, loglik, newton_pl, pl_theta
+from harness.ratings.section import report
+from harness.ratings.significance import (clopper_pearson, holm, log_mixture, min_informative, mixture_interval,
+                                          neighbour_tests, running_max_mixture, sign_test)
+from harness.ratings.sprt import deal_scores, elo_to_score, score_to_elo, sprt
+from harness.ratings.stopping import check_settled, progress_text
 from harness.tournament.standings import build_leaderboard
-from harness.tournament import stats
-from harness.tournament.stats import (
-    DealBootstrap, GameArrays, NormalBootstrap, analyse, bootstrap_of, check_settled, clopper_pearson, deal_groups, deal_scores, elo_to_score, fit_pl,
-    game_stages, holm, log_mixture, loglik, luck_share, min_informative, mixture_interval, neighbour_tests,
-    newton_pl, paired_deals, pairs_met, plan_rounds, score_to_elo, sign_test, sprt,
-)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -228,7 +234,7 @@ def test_the_normal_approximation_does_not_depend_on_the_chunk_size(monkeypatch:
     names = [f"e{i}" for i in range(5)]
     records = _pl_games(names, 60, [2, 3, 4], seed=4, group=2, ties=0.2)
     whole = NormalBootstrap(GameArrays.from_records(records, names), names)
-    monkeypatch.setattr(stats, "CHUNK", 3)
+    monkeypatch.setattr(game_arrays, "CHUNK", 3)
     chunked = NormalBootstrap(GameArrays.from_records(records, names), names)
     assert chunked.theta == pytest.approx(whole.theta, abs=1e-12)
     for (a, pa), (b, pb) in zip(whole.resamples(20, 1), chunked.resamples(20, 1)):
@@ -245,14 +251,14 @@ def test_a_field_of_many_kinds_of_game_is_analysed_in_the_normal_approximation_a
     names = [f"e{i}" for i in range(8)]
     records = _pl_games(names, 600, [4], seed=3)
     assert isinstance(bootstrap_of(records, names), DealBootstrap)
-    _, section = stats.report(records, names, resamples=50)
+    _, section = report(records, names, resamples=50)
     assert section["method"]["intervals"] == "bootstrap" and "normal" not in section["method"]["bootstrap"]
-    exact = stats.pl_theta(records, names)
-    monkeypatch.setattr(stats, "EXACT_LIMIT", 100)
+    exact = pl_theta(records, names)
+    monkeypatch.setattr(plackett_luce, "EXACT_LIMIT", 100)
     assert isinstance(bootstrap_of(records, names), NormalBootstrap)
-    theta, games = stats.pl_theta(records, names)  # early stopping's fit: on every game's stages too
+    theta, games = pl_theta(records, names)  # early stopping's fit: on every game's stages too
     assert games == exact[1] and [theta[e] for e in names] == pytest.approx([exact[0][e] for e in names], abs=1e-9)
-    a, section = stats.report(records, names, resamples=50)
+    a, section = report(records, names, resamples=50)
     assert section["method"]["intervals"] == "normal" and "sandwich" in section["method"]["bootstrap"]
     assert a.resamples == 50 and all(a.ci[e][0] < a.theta[e] < a.ci[e][1] for e in names)
 
@@ -286,7 +292,7 @@ def test_the_statistics_of_a_big_field_need_little_memory_beyond_the_games(
     bytes a game (tracemalloc; the arrays take 29 to 41), the bootstrap exact or in its
     normal approximation. (The exact bootstrap of duplicate deals works group by group; it
     is taken only up to `EXACT_GROUPS` groups.)"""
-    monkeypatch.setattr(stats, "EXACT_GROUPS", 10 ** 9 if exact else 0)
+    monkeypatch.setattr(bootstrap, "EXACT_GROUPS", 10 ** 9 if exact else 0)
     peaks, methods = _report_peaks((70_000, 210_000), width, duplicate)
     assert set(methods) == {"bootstrap" if exact else "normal"}
     assert (peaks[1] - peaks[0]) / 140_000 < 60, peaks
@@ -302,7 +308,7 @@ def _report_peaks(sizes: tuple[int, ...], width: int, duplicate: bool, tied: boo
         arr = _big(games, width, duplicate, tied=tied)
         tracemalloc.start()
         try:
-            a, _ = stats.report(arr, arr.entrants, resamples=20)
+            a, _ = report(arr, arr.entrants, resamples=20)
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
@@ -404,7 +410,7 @@ def test_the_running_maximum_is_over_the_deals_in_game_order() -> None:
     early = _wins(12, 0) + [rec(100 + i, ["a", "b"] if i % 2 else ["b", "a"], [2, 1] if i % 2 else [1, 2], 50 + i // 2)
                              for i in range(24)]
     deals = paired_deals(early, ["a", "b"])
-    top = deals.running_max_mixture()[0, 1]
+    top = running_max_mixture(deals)[0, 1]
     better, _, _ = deals.counts()
     assert (better[0, 1], better[1, 0]) == (12, 12)
     assert top == pytest.approx(float(log_mixture(12, 12)))  # the peak after a's 12 deals counts
@@ -635,7 +641,6 @@ def test_runner_sprt_accepts_a_better_candidate_and_reports_the_llr_as_it_goes(t
     looks = [s for s in seen if s]
     assert looks and all(s["sprt"]["lower"] < s["sprt"]["llr"] < s["sprt"]["upper"] for s in looks[:-1])
     assert looks[-1]["sprt"]["llr"] >= looks[-1]["sprt"]["upper"]
-    from harness.tournament.stats import progress_text
 
     assert progress_text(looks[-1]).startswith("LLR ") and progress_text(looks[-1]).endswith("H1 accepted")
     board = json.loads((cfg.output / "leaderboard.json").read_text())
@@ -743,27 +748,27 @@ def test_the_board_s_statistics_do_not_depend_on_the_chunk_size(monkeypatch: pyt
         order = sorted(range(len(records)), key=lambda k: (k % group, k // group))
         records = [dict(records[k], id=i, game=f"g{i:06d}") for i, k in enumerate(order)]
     if normal:
-        monkeypatch.setattr(stats, "EXACT_LIMIT", 10)
-    whole = stats.report(records, names, resamples=40, seed=5)[1]
-    theta, games = stats.pl_theta(records, names)
+        monkeypatch.setattr(plackett_luce, "EXACT_LIMIT", 10)
+    whole = report(records, names, resamples=40, seed=5)[1]
+    theta, games = pl_theta(records, names)
     assert whole["method"]["intervals"] == ("normal" if normal else "bootstrap")
     for chunk in (3, 7):
-        monkeypatch.setattr(stats, "CHUNK", chunk)
-        assert stats.report(records, names, resamples=40, seed=5)[1] == whole
-        th, g = stats.pl_theta(records, names)
+        monkeypatch.setattr(game_arrays, "CHUNK", chunk)
+        assert report(records, names, resamples=40, seed=5)[1] == whole
+        th, g = pl_theta(records, names)
         assert g == games and [th[e] for e in names] == pytest.approx([theta[e] for e in names], abs=1e-12)
 
 
 def test_kinds_of_game_counted_a_chunk_at_a_time_are_those_of_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
     names = [f"e{i}" for i in range(5)]
     arr = GameArrays.from_records(_pl_games(names, 300, [2, 3, 4], seed=8, group=2, ties=0.2), names)
-    kind, first = stats._game_kinds(arr)
-    monkeypatch.setattr(stats, "CHUNK", 7)
-    counted = stats._kind_counts(arr)
+    kind, first = game_arrays.game_kinds(arr)
+    monkeypatch.setattr(game_arrays, "CHUNK", 7)
+    counted = game_arrays.kind_counts(arr)
     assert counted is not None
     f, c = counted
     assert f.tolist() == first.tolist() and c.tolist() == np.bincount(kind).tolist()
-    assert stats._kind_counts(arr, len(first) - 1) is None and stats._kind_counts(arr, len(first)) is not None
+    assert game_arrays.kind_counts(arr, len(first) - 1) is None and game_arrays.kind_counts(arr, len(first)) is not None
 
 
 def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pattern(
@@ -771,7 +776,7 @@ def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pa
     """Games with shared places are taken a pattern at a time (table size and which places
     are shared), a few games at a time, and untied games straight from their order: each
     game gets exactly the stages `game_stages` gives it, with its seats."""
-    monkeypatch.setattr(stats, "CHUNK", 48)  # games with shared places taken 3 at a time
+    monkeypatch.setattr(game_arrays, "CHUNK", 48)  # games with shared places taken 3 at a time
     rng = random.Random(3)
     records = []
     for i in range(400):
@@ -783,7 +788,7 @@ def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pa
     names = [f"e{k}" for k in range(9)]
     arr = GameArrays.from_records(records, names)
     got: dict[int, list] = {}
-    for who, w, chosen, game, seat in stats._game_blocks(arr, 0, arr.games):
+    for who, w, chosen, game, seat in plackett_luce.game_blocks(arr, 0, arr.games):
         for r in range(len(game)):
             g = int(game[r])
             assert [arr.seats[g, s] for s in seat[r]] == who[r].tolist()
@@ -800,10 +805,10 @@ def test_paired_deals_placed_by_counting_are_those_of_the_sort(monkeypatch: pyte
     its pair; the rows are exactly those of the sort of every row, a chunk of any size."""
     names = [f"e{i}" for i in range(6)]
     arr = GameArrays.from_records(_pl_games(names, 300, sizes, seed=group, group=group, ties=0.2), names)
-    monkeypatch.setattr(stats, "PAIRS_COUNTED", 0)
+    monkeypatch.setattr(paired, "PAIRS_COUNTED", 0)
     sorted_ = paired_deals(arr, names)
     monkeypatch.undo()
-    monkeypatch.setattr(stats, "CHUNK", chunk)
+    monkeypatch.setattr(game_arrays, "CHUNK", chunk)
     counted = paired_deals(arr, names)
     for k in ("pair", "group", "sign"):
         a, b = getattr(counted, k), getattr(sorted_, k)

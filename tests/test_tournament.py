@@ -446,7 +446,7 @@ def test_the_tally_hands_its_games_to_the_statistics_without_a_copy_that_later_g
     """`GameTally.arrays` reads the tally's own columns (no copy of the games), read-only;
     arrays taken earlier keep their games as more are added (a column that grows moves),
     and mixed table sizes are laid out as `GameArrays.from_records` does."""
-    from harness.tournament.stats import GameArrays
+    from harness.ratings.games import GameArrays
     from harness.tournament.tally import GameTally
 
     names = ["a", "b", "c", "d"]

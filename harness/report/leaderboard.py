@@ -15,7 +15,7 @@ from ..referee.text import REORDERING
 COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
            "mean_place", "mean_score", "mean_phases", "faults"]
 # Appended after COLUMNS in the CSV: the batch rating (the board's order), its interval,
-# whether the order against the next row is settled and the test's verdict (tournament/stats.py).
+# whether the order against the next row is settled and the test's verdict (ratings/significance.py).
 STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above", "next"]
 MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}
 MATRIX_MAX = 20

@@ -26,7 +26,7 @@ import numpy as np
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 from ..spill import Column
 
-__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -369,7 +369,7 @@ class CompactSchedule:
         return ScheduleSpan(self, a, b)
 
     def rounds(self, round_games: int) -> list["ScheduleSpan"]:
-        """`stats.plan_rounds` of the schedule: consecutive games, at least `round_games` a
+        """`plan_rounds` of the schedule: consecutive games, at least `round_games` a
         round, never splitting a deal group; the last round takes what is left."""
         out: list[ScheduleSpan] = []
         a = 0
@@ -406,6 +406,22 @@ class ScheduleSpan(Sequence[GameSpec]):
 
     def __iter__(self) -> Iterator[GameSpec]:
         return self.sched.specs(self.a, self.b)
+
+
+def plan_rounds(specs: Sequence[GameSpec], round_games: int) -> list[list[GameSpec]]:
+    """The schedule cut into rounds: consecutive games, at least `round_games` of them per
+    round, never splitting a deal group (a round ends only where the next game starts
+    another ``group``); the last round takes what is left."""
+    rounds: list[list[GameSpec]] = []
+    cur: list[GameSpec] = []
+    for spec in specs:
+        if len(cur) >= round_games and spec.group != cur[-1].group:
+            rounds.append(cur)
+            cur = []
+        cur.append(spec)
+    if cur:
+        rounds.append(cur)
+    return rounds
 
 
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":

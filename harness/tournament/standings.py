@@ -7,7 +7,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.leaderboard import COLUMNS
 from .ratings import Ratings
-from .stats import CONFIDENCE, RESAMPLES, SPARSE_ABOVE, bootstrap_seed, report
+from ..ratings.bootstrap import RESAMPLES, bootstrap_seed
+from ..ratings.paired import SPARSE_ABOVE
+from ..ratings.section import report
+from ..ratings.significance import CONFIDENCE
 from .tally import GameTally
 
 

@@ -28,8 +28,9 @@ import numpy as np
 
 from .journal import JournalError, JournalState, digest_bytes, iter_chain
 from .ratings import Ratings
+from ..ratings import games
+from ..ratings.games import GameArrays, rows_where
 from ..spill import Column, empty
-from .stats import CHUNK, GameArrays, rows_where
 
 
 _BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
@@ -233,8 +234,8 @@ class GameTally:
             flat_seats, flat_places = self._seats.view(), self._places.view()
             col = np.arange(width)
             at0 = 0
-            for lo in range(0, len(ids), CHUNK):
-                sz = size[lo:lo + CHUNK].astype(np.int64)
+            for lo in range(0, len(ids), games.CHUNK):
+                sz = size[lo:lo + games.CHUNK].astype(np.int64)
                 starts = at0 + np.cumsum(sz) - sz
                 inside = col[None, :] < sz[:, None]
                 at = (starts[:, None] + col[None, :])[inside]
@@ -249,9 +250,9 @@ class GameTally:
         if upto is not None or below is not None:
             wanted = None if upto is None else np.asarray(sorted(set(upto)), dtype=np.int64)
             m = empty(len(ids), bool)
-            for lo in range(0, len(ids), CHUNK):
-                part = ids[lo:lo + CHUNK]
-                m[lo:lo + CHUNK] = (np.isin(part, wanted) if wanted is not None else True) & (
+            for lo in range(0, len(ids), games.CHUNK):
+                part = ids[lo:lo + games.CHUNK]
+                m[lo:lo + games.CHUNK] = (np.isin(part, wanted) if wanted is not None else True) & (
                     part < below if below is not None else True)
             ids, keys, seats, places = rows_where(ids, m), rows_where(keys, m), rows_where(seats, m), rows_where(places, m)
         arr = GameArrays.build(self.entrants, ids, keys, seats, places)
@@ -289,9 +290,9 @@ class GameTally:
         extra = sorted((i, s, k) for d, k in ((self.others, False), (self.unplayed, True)) for i, s in d.items()
                        if (keep is None or i in keep) and (below is None or i < below))
         names = self.entrants
-        rows = ((i, seats, size) for lo in range(0, arr.games, CHUNK)  # a chunk of games as Python values at a time
-                for i, seats, size in zip(arr.ids[lo:lo + CHUNK].tolist(), arr.seats[lo:lo + CHUNK].tolist(),
-                                          arr.size[lo:lo + CHUNK].tolist()))
+        rows = ((i, seats, size) for lo in range(0, arr.games, games.CHUNK)  # a chunk of games as Python values at a time
+                for i, seats, size in zip(arr.ids[lo:lo + games.CHUNK].tolist(), arr.seats[lo:lo + games.CHUNK].tolist(),
+                                          arr.size[lo:lo + games.CHUNK].tolist()))
         k = 0
         for i, seats, size in rows:
             while k < len(extra) and extra[k][0] < i:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.tournament import stats
+from harness.ratings.significance import clopper_pearson, holm, log_mixture, sign_test
 
 PAIRS = 4950  # every pair of 100 entrants
 NEIGHBOURS = 99
@@ -37,22 +37,22 @@ def _run(benchmark: Any, fn: Any, make: Any) -> None:
 
 
 def test_sign_test_of_every_pair(benchmark: Any) -> None:
-    _run(benchmark, stats.sign_test, lambda rng: _counts(rng, PAIRS))
+    _run(benchmark, sign_test, lambda rng: _counts(rng, PAIRS))
 
 
 def test_clopper_pearson_of_every_neighbour(benchmark: Any) -> None:
     def make(rng: np.random.Generator) -> tuple[Any, ...]:
         w, lose = _counts(rng, NEIGHBOURS)
         return w, w + lose, 0.95
-    _run(benchmark, stats.clopper_pearson, make)
+    _run(benchmark, clopper_pearson, make)
 
 
 def test_holm_over_every_pair(benchmark: Any) -> None:
-    _run(benchmark, stats.holm, lambda rng: (rng.random(PAIRS),))
+    _run(benchmark, holm, lambda rng: (rng.random(PAIRS),))
 
 
 def test_mixture_over_a_million_rows(benchmark: Any) -> None:
     def make(rng: np.random.Generator) -> tuple[Any, ...]:
         m = rng.integers(1, MOST, ROWS)
         return rng.binomial(m, 0.5), m
-    _run(benchmark, stats.log_mixture, make)
+    _run(benchmark, log_mixture, make)
