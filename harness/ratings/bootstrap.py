@@ -27,11 +27,12 @@ import numpy as np
 
 from . import games
 from .games import GameArrays, as_arrays, game_kinds, kind_counts
-from .plackett_luce import (PRIOR, _merge, _one_blas_thread, _Refits, _StageFit, game_blocks, game_stages,
-                            exact_kinds, rank_order)
+from .plackett_luce import (PRIOR, GameStages, Likelihood, RiskSets, _merged, exact_kinds, game_blocks,
+                            one_blas_thread, rank_order)
 from .significance import CONFIDENCE
 
 RESAMPLES = 1000
+
 
 class DealBootstrap:
     """The games of `entrants` prepared for fitting and resampling by deal group.
@@ -53,82 +54,39 @@ class DealBootstrap:
         arr = as_arrays(records, self.entrants)
         self.groups = arr.groups
         self.games = arr.games
-        base: dict[tuple[int, ...], int] = {}
-        size = 0
         # Games of the same kind (seats and places) recur: each kind's part of a group's row
         # is worked out once, kinds numbered in the order they first occur.
-        plain = arr.groups == arr.games  # every group one game: a type is a kind, only their counts matter
-        if plain:
+        kind: np.ndarray | None = None
+        kind_count: np.ndarray | None = None
+        if arr.groups == arr.games:  # every group one game: a type is a kind, only their counts matter
             counted = counted if counted is not None else kind_counts(arr)  # the kinds, if not counted already
             assert counted is not None  # no limit was given
             first, kind_count = counted
-            kind = np.zeros(0, dtype=np.int64)  # not needed: no game's kind is looked up
         else:
             kind, first = game_kinds(arr)
         del counted
-        part: list[list[tuple[int, float]]] = []
-        for k in first.tolist():
-            key = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
-            table: dict[tuple[int, ...], list[float]] = {}
-            _merge(game_stages(*key), table)
-            items: list[tuple[int, float]] = []
-            for risk, row in table.items():
-                if risk not in base:
-                    base[risk] = size
-                    size += len(row)
-                items += [(base[risk] + j, x) for j, x in enumerate(row)]
-            for i, p in zip(*key):  # places: negative slots until the sets are numbered
-                items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
-            part.append(items)
-        types: dict[tuple[tuple[int, float], ...], int] = {}  # a group's row (slot, value) → its type
-        if plain:  # plain deals: every group one game, in game order
-            kind_type = np.array([types.setdefault(tuple(sorted(p)), len(types)) for p in part], dtype=np.intp)
-            group_type = None
-            type_count = np.zeros(len(types), dtype=np.int64)
-            np.add.at(type_count, kind_type, kind_count)
-            del kind_type, kind_count
-        else:
-            order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
-            bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True])
-            lone = np.diff(bounds) == 1
-            group_type = np.empty(len(bounds) - 1, dtype=np.intp)
-            # Groups of one game: the type of their game's kind.
-            lone_kind = kind[order[bounds[:-1][lone]]]
-            kind_type = np.full(len(part), -1, dtype=np.intp)
-            for k in np.unique(lone_kind).tolist():
-                kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
-            group_type[lone] = kind_type[lone_kind]
-            del lone_kind, kind_type
-            for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
-                flat: dict[int, float] = defaultdict(float)
-                for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
-                    for slot, x in part[k]:
-                        flat[slot] += x
-                group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
-            del order, bounds
-        del part, kind
+        part, self._sets_at, size = _kind_rows(arr, first)
+        types, self._type_count = _group_types(arr, part, kind, kind_count)
+        del part, kind, kind_count
         self._place_slot = place_slot = size
         self._size = size + 2 * n
         self._type_rows: list[tuple[tuple[int, float], ...]] = [
             tuple((k if k >= 0 else place_slot - k - 1, v) for k, v in sig) for sig in types]
         del types
-        self._sets_at = list(base.items())
         # The type rows as flat arrays, for adding up a resample in numpy.
         self._row_type = np.array([t for t, row in enumerate(self._type_rows) for _ in row], dtype=np.intp)
         self._row_slot = np.array([slot for row in self._type_rows for slot, _ in row], dtype=np.intp)
         self._row_value = np.array([v for row in self._type_rows for _, v in row], dtype=float)
-        self._refits = _Refits(self._sets_at, n, prior)
-        if group_type is not None:
-            type_count = np.bincount(group_type, minlength=len(self._type_rows))
-        self._type_count = type_count
-        del group_type, type_count
+        self._sets = RiskSets(self._sets_at, n)
         full = self._total(dict(enumerate(self._type_count.tolist())))
-        # Newton steps from θ = 0 on arrays (the likelihood is strictly concave, so they find
-        # the one maximum `fit_pl` climbs to; tests/test_stats.py checks they agree).
-        with _one_blas_thread():
-            self.theta = self._refits.fit(np.array(full), np.zeros(n), tol=1e-9).tolist()
+        with one_blas_thread():
+            self.theta = Likelihood(self._sets.stages(np.array(full)), n, prior).maximum().tolist()
         self.mean_place = self._places(full[place_slot:])
         self.entrant_games = [int(full[place_slot + 2 * i + 1]) for i in range(n)]
+
+    def refit(self, acc: np.ndarray, start: np.ndarray, tol: float = 1e-2, max_iter: int = 50) -> np.ndarray:
+        """θ of the games added up in `acc` (a resample), by Newton steps from `start`."""
+        return Likelihood(self._sets.stages(acc), self.n, self.prior).maximum(start, tol, max_iter)
 
     def _total(self, counts: Mapping[int, int]) -> list[float]:
         acc = [0.0] * self._size
@@ -137,9 +95,6 @@ class DealBootstrap:
             for slot, v in rows[t]:
                 acc[slot] += c * v
         return acc
-
-    def _sets(self, acc: Sequence[float]) -> list[tuple[tuple[int, ...], float, Sequence[float]]]:
-        return [(m, acc[b], acc[b + 1:b + 1 + len(m)]) for m, b in self._sets_at if acc[b] > 0]
 
     def _places(self, tail: Sequence[float]) -> list[float | None]:
         """Mean places from the end of a flat vector (from `_place_slot` on)."""
@@ -160,12 +115,70 @@ class DealBootstrap:
         rng = np.random.default_rng(seed)
         start = np.array(self.theta)
         ps = self._place_slot
-        with _one_blas_thread():
+        with one_blas_thread():
             for _ in range(count):
                 drawn = self.draw(rng)
                 acc = np.bincount(self._row_slot, weights=self._row_value * drawn[self._row_type],
                                   minlength=self._size)
-                yield self._refits.fit(acc, start).tolist(), self._places(acc[ps:].tolist())
+                yield self.refit(acc, start).tolist(), self._places(acc[ps:].tolist())
+
+
+Row = list[tuple[int, float]]
+"""A group's (or one game's) part of the flat vector a resample adds up: (slot, value)."""
+
+
+def _kind_rows(arr: GameArrays, first: np.ndarray) -> tuple[list[Row], list[tuple[tuple[int, ...], int]], int]:
+    """Each kind of game's row (its first game `first[k]`): its stages' weights, the risk
+    sets numbered as first met, and its places and games at negative slots −2i − 1 and
+    −2i − 2 for entrant i (placed after the sets once they are counted); the risk sets with
+    their slots, and the slots they take."""
+    base: dict[tuple[int, ...], int] = {}
+    size = 0
+    part: list[Row] = []
+    for k in first.tolist():
+        seats, places = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
+        items: Row = []
+        for risk, row in _merged(tuple(seats), tuple(places)):
+            if risk not in base:
+                base[risk] = size
+                size += len(row)
+            items += [(base[risk] + j, x) for j, x in enumerate(row)]
+        for i, p in zip(seats, places):
+            items += [(-2 * i - 1, float(p)), (-2 * i - 2, 1.0)]
+        part.append(items)
+    return part, list(base.items()), size
+
+
+def _group_types(arr: GameArrays, part: list[Row], kind: np.ndarray | None,
+                 kind_count: np.ndarray | None) -> tuple[dict[tuple[tuple[int, float], ...], int], np.ndarray]:
+    """The types of deal group (a group's row, sorted → its number, in the order first met)
+    and how many groups are of each. `kind`: each game's kind; None with plain deals, where
+    every group is one game and `kind_count` says how many games are of each kind."""
+    types: dict[tuple[tuple[int, float], ...], int] = {}
+    if kind is None:
+        assert kind_count is not None
+        kind_type = np.array([types.setdefault(tuple(sorted(p)), len(types)) for p in part], dtype=np.intp)
+        type_count = np.zeros(len(types), dtype=np.int64)
+        np.add.at(type_count, kind_type, kind_count)
+        return types, type_count
+    order = np.argsort(arr.group, kind="stable")  # by group, each group's games in index order
+    bounds = np.flatnonzero(np.r_[True, arr.group[order][1:] != arr.group[order][:-1], True])
+    lone = np.diff(bounds) == 1
+    group_type = np.empty(len(bounds) - 1, dtype=np.intp)
+    # Groups of one game: the type of their game's kind.
+    lone_kind = kind[order[bounds[:-1][lone]]]
+    kind_type = np.full(len(part), -1, dtype=np.intp)
+    for k in np.unique(lone_kind).tolist():
+        kind_type[k] = types.setdefault(tuple(sorted(part[k])), len(types))
+    group_type[lone] = kind_type[lone_kind]
+    del lone_kind, kind_type
+    for g in np.flatnonzero(~lone).tolist():  # the rest, a group at a time
+        flat: dict[int, float] = defaultdict(float)
+        for k in kind[order[bounds[g]:bounds[g + 1]]].tolist():
+            for slot, x in part[k]:
+                flat[slot] += x
+        group_type[g] = types.setdefault(tuple(sorted(flat.items())), len(types))
+    return types, np.bincount(group_type, minlength=len(types))
 
 
 EXACT_GROUPS = 100_000
@@ -227,14 +240,14 @@ class NormalBootstrap:
         self.prior = prior
         n = self.n = len(self.entrants)
         self.groups, self.games = arr.groups, arr.games
-        stages = _StageFit(arr, n, prior)
+        likelihood = Likelihood(GameStages(arr), n, prior)
         games, sums = _entrant_places(arr, n)
         self.entrant_games = games.tolist()
         self.mean_place = [float(sums[i] / games[i]) if games[i] else None for i in range(n)]
-        with _one_blas_thread():
-            theta = stages.fit()
+        with one_blas_thread():
+            theta = likelihood.maximum()
             self.theta = theta.tolist()
-            _, hess = stages.derivatives(theta)
+            _, hess = likelihood.derivatives(theta)
             meat, place_ss = self._group_spread(arr, theta, np.where(games > 0, sums / np.maximum(games, 1), 0.0))
             inv = np.linalg.inv(hess)
             cov = inv @ meat @ inv

@@ -13,6 +13,11 @@ Prior: each entrant also plays one virtual win and one virtual loss against an a
 strength γ = 1 (θ = 0), weight ``prior`` (default 1). This keeps every θ finite, makes
 θ = 0 mean "as strong as the anchor", fixes the scale, and makes the likelihood strictly
 concave, so it has one maximum.
+
+The fit is one: `Likelihood.maximum`, Newton steps on θ, for the board, early stopping and
+every bootstrap refit. Its stages come in one of two layouts: a table of risk sets (each
+kind of game once, times how often it was played) where the games are of few kinds, or
+every game's stages streamed a chunk at a time where they are not (`exact_kinds` decides).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import contextlib
 import math
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -84,249 +89,12 @@ def _merge(stages: Iterable[Stage], into: dict[tuple[int, ...], list[float]]) ->
             row[j + 1] += c
 
 
-def fit_pl(
-    sets: Sequence[tuple[Sequence[int], float, Sequence[float]]], n: int, prior: float = PRIOR,
-    start: Sequence[float] | None = None, tol: float = 1e-9, max_iter: int = 10000,
-) -> list[float]:
-    """Plackett–Luce strengths γ of `n` entrants by Hunter's MM iteration.
-
-    `sets` are aggregated stages: (members, weight, chosen weight of each member). Each
-    step sets γ_i = w_i / Σ_stages (weight · [i in risk set] / Σ_{k in risk set} γ_k), with
-    the virtual games against the anchor (see the module doc) in both sums.
-    """
-    if not n:
-        return []
-    wins = [prior] * n
-    for members, _, chosen in sets:
-        for i, c in zip(members, chosen):
-            wins[i] += c
-    gamma = list(start) if start is not None else [1.0] * n
-    for _ in range(max_iter):
-        denom = [2.0 * prior / (g + 1.0) for g in gamma]
-        for members, w, _ in sets:
-            q = w / sum([gamma[i] for i in members])
-            for i in members:
-                denom[i] += q
-        new = [wins[i] / denom[i] if denom[i] > 0 else 1.0 for i in range(n)]
-        change = max(abs(math.log(a / b)) for a, b in zip(new, gamma))
-        gamma = new
-        if change < tol:
-            break
-    return gamma
-
-
-def loglik(sets: Sequence[tuple[Sequence[int], float, Sequence[float]]], theta: Sequence[float],
-           prior: float = PRIOR) -> float:
-    """The log-likelihood of θ (= ln γ) for aggregated stages, virtual games included."""
-    ll = 0.0
-    for members, w, chosen in sets:
-        m = max(theta[i] for i in members)
-        lse = m + math.log(sum(math.exp(theta[i] - m) for i in members))
-        ll += sum(c * theta[i] for i, c in zip(members, chosen)) - w * lse
-    for t in theta:
-        ll += prior * (t - 2.0 * _log1pexp(t))
-    return ll
-
-
-def _log1pexp(t: float) -> float:
-    return t + math.log1p(math.exp(-t)) if t > 0 else math.log1p(math.exp(t))
-
-
-def newton_pl(
-    sets: Sequence[tuple[Sequence[int], float, Sequence[float]]], n: int, start: Sequence[float],
-    prior: float = PRIOR, tol: float = 1e-2, max_iter: int = 50,
-) -> list[float]:
-    """The same maximum as `fit_pl`, found by Newton steps on θ = ln γ from `start` (a θ
-    near the answer, e.g. the fit of all games): quadratic convergence makes the bootstrap
-    refits cheap. It stops after a step shorter than `tol` (the error left is about its
-    square: ~1e-4 for the default). A step longer than 1 is halved while it would lower
-    the likelihood; the prior makes the likelihood strictly concave, so the maximum is
-    unique."""
-    theta = list(start)
-    if not n:
-        return theta
-    wins = [prior] * n
-    for members, _, chosen in sets:
-        for i, c in zip(members, chosen):
-            wins[i] += c
-    exp = math.exp
-    for _ in range(max_iter):
-        grad = list(wins)
-        hess = [[0.0] * n for _ in range(n)]  # minus the Hessian: positive definite
-        for i, t in enumerate(theta):
-            s = 1.0 / (1.0 + exp(-t))
-            grad[i] -= 2.0 * prior * s
-            hess[i][i] += 2.0 * prior * s * (1.0 - s)
-        for members, w, _ in sets:
-            if len(members) == 2:  # two at a table: the logistic case, written out
-                i, j = members
-                pi = 1.0 / (1.0 + exp(theta[j] - theta[i]))
-                wp = w * pi
-                h = wp * (1.0 - pi)
-                grad[i] -= wp
-                grad[j] -= w - wp
-                hess[i][i] += h
-                hess[j][j] += h
-                hess[i][j] -= h
-                hess[j][i] -= h
-                continue
-            m = max([theta[i] for i in members])
-            e = [exp(theta[i] - m) for i in members]
-            f = 1.0 / sum(e)
-            q = [x * f for x in e]  # P(i chosen first from the set)
-            for a, i in enumerate(members):
-                pa = w * q[a]
-                grad[i] -= pa
-                row = hess[i]
-                row[i] += pa
-                for b, j in enumerate(members):
-                    row[j] -= pa * q[b]
-        step = _solve(hess, grad)
-        big = max(abs(d) for d in step)
-        if big > 1.0:
-            ll, t = loglik(sets, theta, prior), 1.0
-            while t > 1e-6:
-                cand = [x + t * d for x, d in zip(theta, step)]
-                if loglik(sets, cand, prior) >= ll:
-                    break
-                t /= 2
-            theta = cand
-        else:
-            theta = [x + d for x, d in zip(theta, step)]
-        if big < tol:
-            break
-    return theta
-
-
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """x with a·x = b for a symmetric positive definite `a` (small), by Gaussian
-    elimination (no pivoting needed); `a` and `b` are overwritten."""
-    n = len(b)
-    for c in range(n):
-        rc = a[c]
-        d = rc[c]
-        for r in range(c + 1, n):
-            rr = a[r]
-            f = rr[c] / d
-            if f:
-                for k in range(c + 1, n):
-                    rr[k] -= f * rc[k]
-                b[r] -= f * b[c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        rr = a[r]
-        x[r] = (b[r] - sum([rr[k] * x[k] for k in range(r + 1, n)])) / rr[r]
-    return x
-
-
-def _one_blas_thread() -> Any:
-    """BLAS held to one thread: the refits solve many small systems, where OpenBLAS's
-    threads cost more in handing work over (and in spinning, on a busy machine) than they
-    save (21 s against 4.4 s for 100 entrants' bootstrap on 2 cores)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency; without it BLAS keeps its threads
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-class _Refits:
-    """`newton_pl` for the bootstrap's refits, on whole arrays: the risk sets, grouped by
-    size, as index arrays into the flat vector a resample adds up (see `DealBootstrap`).
-    The same Newton steps, stopping rule and step halving as `newton_pl`; the sums run in
-    numpy, so a large field (thousands of risk sets) refits in milliseconds."""
-
-    def __init__(self, sets_at: Sequence[tuple[tuple[int, ...], int]], n: int, prior: float) -> None:
-        self.n = n
-        self.prior = prior
-        by_size: dict[int, list[tuple[tuple[int, ...], int]]] = {}
-        for members, base in sets_at:
-            by_size.setdefault(len(members), []).append((members, base))
-        # Per size m: members (S×m), weight slots (S), chosen slots (S×m), and the flat
-        # indices of the members and of their pairs in the n×n Hessian.
-        self.sizes: list[tuple[np.ndarray, ...]] = []
-        for m, items in sorted(by_size.items()):
-            who = np.array([mem for mem, _ in items], dtype=np.intp)
-            weight = np.array([b for _, b in items], dtype=np.intp)
-            self.sizes.append((who, weight, weight[:, None] + 1 + np.arange(m),
-                               who.ravel(), (who[:, :, None] * n + who[:, None, :]).ravel()))
-
-    def fit(self, acc: np.ndarray, start: np.ndarray, tol: float = 1e-2, max_iter: int = 50) -> np.ndarray:
-        """θ maximising the likelihood of the sets added up in `acc`, from `start`."""
-        n, prior = self.n, self.prior
-        data: list[tuple[np.ndarray, ...]] = [
-            (who, acc[weight], acc[chosen], flat, pairs) for who, weight, chosen, flat, pairs in self.sizes]
-        wins = np.full(n, prior)
-        for _, _, chosen_w, flat, _ in data:
-            wins += np.bincount(flat, weights=chosen_w.ravel(), minlength=n)
-        diag = slice(None, None, n + 1)  # the diagonal of a flat n×n matrix
-
-        def derivatives(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            s = 1.0 / (1.0 + np.exp(-theta))
-            grad = wins - 2.0 * prior * s
-            hess = np.zeros(n * n)  # minus the Hessian: positive definite
-            hess[diag] += 2.0 * prior * s * (1.0 - s)
-            for who, w, _, flat, pairs in data:
-                x = theta[who]
-                e = np.exp(x - x.max(axis=1, keepdims=True))
-                q = e / e.sum(axis=1, keepdims=True)  # P(i chosen first from the set)
-                pa = w[:, None] * q
-                first = np.bincount(flat, weights=pa.ravel(), minlength=n)
-                grad -= first
-                hess[diag] += first
-                hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
-            return grad, hess.reshape(n, n)
-
-        return _newton(np.array(start, dtype=float), derivatives, lambda th: _stage_loglik(data, th, prior), tol,
-                       max_iter)
-
-
-def _newton(theta: np.ndarray, derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-            loglik: Callable[[np.ndarray], float], tol: float, max_iter: int) -> np.ndarray:
-    """`newton_pl`'s steps on arrays from `theta`: a step longer than 1 is halved until the
-    likelihood does not fall; stop when the step is shorter than `tol`."""
-    for _ in range(max_iter):
-        grad, hess = derivatives(theta)
-        step = np.linalg.solve(hess, grad)
-        big = float(np.abs(step).max()) if len(step) else 0.0
-        if big > 1.0:
-            ll, t = loglik(theta), 1.0
-            while t > 1e-6:
-                cand = theta + t * step
-                if loglik(cand) >= ll:
-                    break
-                t /= 2
-            theta = cand
-        else:
-            theta = theta + step
-        if big < tol:
-            break
-    return theta
-
-
-def _stage_loglik(blocks: Iterable[tuple[np.ndarray, ...]], theta: np.ndarray, prior: float) -> float:
-    """The log-likelihood at θ of stages given as blocks (members, weight, chosen weight of
-    each member, …), the prior's virtual games included."""
-    ll = float((prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
-    for who, w, chosen, *_ in blocks:
-        x = theta[who]
-        top = x.max(axis=1)
-        lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
-        ll += float((chosen * x).sum() - (w * lse).sum())
-    return ll
-
-
-EXACT_LIMIT = 250_000
-"""Kinds of game (distinct seats and places) times the widest table squared, beyond which
-the bootstrap's distribution is taken in its normal approximation (`NormalBootstrap`):
-the exact resampling costs time and memory per kind, and with tables of 3 or more and a
-large field nearly every game is a kind of its own."""
-
-
-def exact_kinds(arr: GameArrays) -> tuple[np.ndarray, np.ndarray] | None:
-    """`kind_counts` of the games where they are few enough kinds to be fitted as one table
-    of risk sets (`EXACT_LIMIT`); None where every game's stages must be streamed instead."""
-    return kind_counts(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2)
+@lru_cache(maxsize=65536)
+def _merged(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
+    """The stages of one game as rows of a `_merge` table (the same games recur: cached)."""
+    table: dict[tuple[int, ...], list[float]] = {}
+    _merge(game_stages(seats, places), table)
+    return tuple((k, tuple(v)) for k, v in table.items())
 
 
 def _ranked(arr: GameArrays, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -394,44 +162,188 @@ def _pattern_stages(size: int, same: tuple[bool, ...]) -> tuple[tuple[tuple[int,
     return tuple((risk, w, chosen) for risk, w, chosen in game_stages(list(range(size)), places))
 
 
-class _StageFit:
-    """The Plackett–Luce fit over every game's stages on arrays (`newton_pl`'s steps,
-    stopping rule and step halving, its prior), a chunk of games at a time: for games of
-    too many kinds to add up per risk set."""
+class Stages(NamedTuple):
+    """Stages with risk sets of one size m, as the fit reads them: members (R×m), weight
+    (R), chosen weight of each member (R×m), and the members' indices into θ (R·m) and
+    into the n×n Hessian (R·m·m), flattened."""
 
-    def __init__(self, arr: GameArrays, n: int, prior: float) -> None:
-        self.arr, self.n, self.prior = arr, n, prior
+    who: np.ndarray
+    weight: np.ndarray
+    chosen: np.ndarray
+    flat: np.ndarray
+    pairs: np.ndarray
 
-    def fit(self) -> np.ndarray:
-        """θ maximising the likelihood, by Newton steps from θ = 0."""
-        return _newton(np.zeros(self.n), self.derivatives, self.loglik, 1e-9, 100)
+    @classmethod
+    def of(cls, who: np.ndarray, weight: np.ndarray, chosen: np.ndarray, n: int) -> "Stages":
+        """The stages of `who` with their index arrays worked out."""
+        return cls(who, weight, chosen, who.ravel(), (who[:, :, None] * n + who[:, None, :]).ravel())
 
-    def blocks(self) -> Iterator[Block]:
-        """Every game's stages, a chunk of games at a time."""
+
+class RiskSets:
+    """A table of risk sets laid out in a flat vector (per set, from its slot in `sets_at`:
+    its weight, then the chosen weight of each member), grouped by size: the stages of any vector of that
+    layout (the games' sums, or a bootstrap resample's) without working out indices again."""
+
+    def __init__(self, sets_at: Sequence[tuple[tuple[int, ...], int]], n: int) -> None:
+        by_size: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        for members, at in sets_at:
+            by_size.setdefault(len(members), []).append((members, at))
+        # per size m: the stages with the slots of their weights (S) and chosen weights (S×m)
+        self.sizes: list[Stages] = []
+        for m, items in sorted(by_size.items()):
+            who = np.array([mem for mem, _ in items], dtype=np.intp)
+            slot = np.array([b for _, b in items], dtype=np.intp)
+            self.sizes.append(Stages.of(who, slot, slot[:, None] + 1 + np.arange(m), n))
+
+    def stages(self, acc: np.ndarray) -> list[Stages]:
+        """The stages whose weights `acc` holds."""
+        return [s._replace(weight=acc[s.weight], chosen=acc[s.chosen]) for s in self.sizes]
+
+
+class GameStages:
+    """Every game's stages (`game_blocks`), read again each time they are iterated, a chunk
+    of games at a time: for games of too many kinds to add up in a table."""
+
+    def __init__(self, arr: GameArrays) -> None:
+        self.arr = arr
+        self.n = len(arr.entrants)
+
+    def __iter__(self) -> Iterator[Stages]:
         for lo in range(0, self.arr.games, games.CHUNK):
-            yield from game_blocks(self.arr, lo, min(lo + games.CHUNK, self.arr.games))
+            for who, w, chosen, _, _ in game_blocks(self.arr, lo, min(lo + games.CHUNK, self.arr.games)):
+                yield Stages.of(who, w, chosen, self.n)
+
+
+class Likelihood:
+    """The Plackett–Luce log-likelihood of `stages` (anything that can be iterated more than
+    once), the prior's virtual games included, and its maximum. The one fit of θ: the
+    board's, early stopping's and every bootstrap refit."""
+
+    def __init__(self, stages: Iterable[Stages], n: int, prior: float = PRIOR) -> None:
+        self.stages, self.n, self.prior = stages, n, prior
+        self.wins = np.full(n, prior)  # chosen weight of each entrant, its virtual win included
+        for s in stages:
+            self.wins += np.bincount(s.flat, weights=s.chosen.ravel(), minlength=n)
 
     def derivatives(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The gradient of the log-likelihood and minus its Hessian (n×n) at θ."""
+        """The gradient at θ and minus the Hessian (n×n, positive definite)."""
         n, prior = self.n, self.prior
+        diag = slice(None, None, n + 1)  # the diagonal of a flat n×n matrix
         s = 1.0 / (1.0 + np.exp(-theta))
-        grad = np.full(n, prior) - 2.0 * prior * s
+        grad = self.wins - 2.0 * prior * s
         hess = np.zeros(n * n)
-        hess[:: n + 1] += 2.0 * prior * s * (1.0 - s)
-        for who, w, chosen, _, _ in self.blocks():
+        hess[diag] += 2.0 * prior * s * (1.0 - s)
+        for who, w, _, flat, pairs in self.stages:
             x = theta[who]
             e = np.exp(x - x.max(axis=1, keepdims=True))
-            q = e / e.sum(axis=1, keepdims=True)
+            q = e / e.sum(axis=1, keepdims=True)  # P(i chosen first from the set)
             pa = w[:, None] * q
-            grad += np.bincount(who.ravel(), weights=(chosen - pa).ravel(), minlength=n)
-            hess[:: n + 1] += np.bincount(who.ravel(), weights=pa.ravel(), minlength=n)
-            pairs = (who[:, :, None] * n + who[:, None, :]).ravel()
+            first = np.bincount(flat, weights=pa.ravel(), minlength=n)
+            grad -= first
+            hess[diag] += first
             hess -= np.bincount(pairs, weights=(pa[:, :, None] * q[:, None, :]).ravel(), minlength=n * n)
         return grad, hess.reshape(n, n)
 
     def loglik(self, theta: np.ndarray) -> float:
-        """The log-likelihood at θ, the prior's virtual games included."""
-        return _stage_loglik(self.blocks(), theta, self.prior)
+        """The log-likelihood at θ."""
+        ll = float((self.prior * (theta - 2.0 * np.logaddexp(0.0, theta))).sum())
+        for who, w, chosen, *_ in self.stages:
+            x = theta[who]
+            top = x.max(axis=1)
+            lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+            ll += float((chosen * x).sum() - (w * lse).sum())
+        return ll
+
+    def maximum(self, start: np.ndarray | None = None, tol: float = 1e-9, max_iter: int = 100) -> np.ndarray:
+        """θ where the likelihood is greatest, by Newton steps from `start` (θ = 0 if None).
+        A step longer than 1 is halved until the likelihood does not fall; it stops after a
+        step shorter than `tol` (the error left is about its square: ~1e-4 for 1e-2, which
+        a bootstrap refit from the fit of all games uses). The likelihood is strictly
+        concave, so there is one maximum."""
+        theta = np.zeros(self.n) if start is None else np.array(start, dtype=float)
+        for _ in range(max_iter):
+            grad, hess = self.derivatives(theta)
+            step = np.linalg.solve(hess, grad)
+            big = float(np.abs(step).max()) if len(step) else 0.0
+            if big > 1.0:
+                ll, t = self.loglik(theta), 1.0
+                while t > 1e-6:
+                    cand = theta + t * step
+                    if self.loglik(cand) >= ll:
+                        break
+                    t /= 2
+                theta = cand
+            else:
+                theta = theta + step
+            if big < tol:
+                break
+        return theta
+
+
+def one_blas_thread() -> Any:
+    """BLAS held to one thread: the refits solve many small systems, where OpenBLAS's
+    threads cost more in handing work over (and in spinning, on a busy machine) than they
+    save (21 s against 4.4 s for 100 entrants' bootstrap on 2 cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+EXACT_LIMIT = 250_000
+"""Kinds of game (distinct seats and places) times the widest table squared, beyond which
+the bootstrap's distribution is taken in its normal approximation (`NormalBootstrap`):
+the exact resampling costs time and memory per kind, and with tables of 3 or more and a
+large field nearly every game is a kind of its own."""
+
+
+def exact_kinds(arr: GameArrays) -> tuple[np.ndarray, np.ndarray] | None:
+    """`kind_counts` of the games where they are few enough kinds to be fitted as one table
+    of risk sets (`EXACT_LIMIT`); None where every game's stages must be streamed instead."""
+    return kind_counts(arr, EXACT_LIMIT // arr.seats.shape[1] ** 2)
+
+
+def fit_games(arr: GameArrays, prior: float = PRIOR) -> np.ndarray:
+    """θ of `arr`'s entrants: the maximum of the likelihood of every game, the stages added
+    up per risk set where the games are of few kinds (`exact_kinds`: each kind once, times
+    how often it was played), otherwise every game's stages streamed a chunk at a time.
+    The same maximum either way, up to rounding."""
+    n = len(arr.entrants)
+    counted = exact_kinds(arr)
+    if counted is None:
+        stages: Iterable[Stages] = GameStages(arr)
+    else:
+        table: dict[tuple[int, ...], list[float]] = {}
+        for k, c in zip(counted[0].tolist(), counted[1].tolist()):
+            w = int(arr.size[k])
+            for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
+                row = table.get(key)
+                if row is None:
+                    row = table[key] = [0.0] * len(add)
+                for j, x in enumerate(add):
+                    row[j] += c * x
+        stages = table_stages(table, n)
+    with one_blas_thread():
+        return Likelihood(stages, n, prior).maximum()
+
+
+def table_stages(table: Mapping[tuple[int, ...], Sequence[float]], n: int) -> list[Stages]:
+    """The stages of a `_merge` table (risk set → [weight, chosen of each])."""
+    sets_at: list[tuple[tuple[int, ...], int]] = []
+    flat: list[float] = []
+    for key, row in table.items():
+        sets_at.append((key, len(flat)))
+        flat.extend(row)
+    return RiskSets(sets_at, n).stages(np.array(flat, dtype=float))
+
+
+def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
+             prior: float = PRIOR) -> tuple[dict[str, float], dict[str, int]]:
+    """θ of every entrant (`fit_games`) and its games."""
+    names = list(entrants)
+    arr = as_arrays(records, names)
+    return dict(zip(names, fit_games(arr, prior).tolist())), dict(zip(names, arr.games_of()))
 
 
 TIE_DIGITS = 9
@@ -450,50 +362,3 @@ def board_order(theta: Mapping[str, float], games: Mapping[str, int], last: Iter
     (disqualified) after the rest and entrants without games at the end; ties by name."""
     out = set(last)
     return sorted(theta, key=lambda e: (e in out, not games.get(e), -round(theta[e], TIE_DIGITS), e))
-
-
-def pl_theta(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str],
-             prior: float = PRIOR) -> tuple[dict[str, float], dict[str, int]]:
-    """θ of every entrant (the same fit as `DealBootstrap.theta`, without the bootstrap's
-    tables: Newton steps from θ = 0, the likelihood being strictly concave) and its games."""
-    names = list(entrants)
-    arr = as_arrays(records, names)
-    table: dict[tuple[int, ...], list[float]] = {}
-    counted = exact_kinds(arr)
-    if counted is None:  # too many kinds to add up per risk set
-        with _one_blas_thread():
-            return dict(zip(names, _StageFit(arr, len(names), prior).fit().tolist())), dict(zip(names, arr.games_of()))
-    first, counts = counted[0], counted[1].tolist()
-    del counted
-    for k, c in zip(first.tolist(), counts):  # each kind of game once, times how often it was played
-        w = int(arr.size[k])
-        for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
-            row = table.get(key)
-            if row is None:
-                row = table[key] = [0.0] * len(add)
-            for j, x in enumerate(add):
-                row[j] += c * x
-    theta = _fit_table(table, len(names), prior)
-    return dict(zip(names, theta)), dict(zip(names, arr.games_of()))
-
-
-def _fit_table(table: Mapping[tuple[int, ...], Sequence[float]], n: int, prior: float) -> list[float]:
-    """θ maximising the likelihood of a `_merge` table (risk set → [weight, chosen of each]):
-    `newton_pl`'s steps from θ = 0, on arrays."""
-    sets_at: list[tuple[tuple[int, ...], int]] = []
-    flat: list[float] = []
-    size = 0
-    for key, row in table.items():
-        sets_at.append((key, size))
-        flat.extend(row)
-        size += len(row)
-    with _one_blas_thread():
-        return _Refits(sets_at, n, prior).fit(np.array(flat, dtype=float), np.zeros(n), tol=1e-9).tolist()
-
-
-@lru_cache(maxsize=65536)
-def _merged(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
-    """The stages of one game as rows of a `_merge` table (the same games recur: cached)."""
-    table: dict[tuple[int, ...], list[float]] = {}
-    _merge(game_stages(seats, places), table)
-    return tuple((k, tuple(v)) for k, v in table.items())
