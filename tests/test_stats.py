@@ -12,6 +12,7 @@ import random
 import sys
 import time
 from collections import Counter
+from fractions import Fraction
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -373,6 +374,26 @@ def test_the_sign_test_and_its_interval_are_the_exact_binomial_ones() -> None:
     assert (lo[0], hi[0]) == pytest.approx((0.066739, 0.652453), abs=1e-5)  # the tabulated exact interval
     lo, hi = clopper_pearson(0, 10, 0.95)
     assert lo[0] == 0 and hi[0] == pytest.approx(1 - 0.025 ** 0.1, abs=1e-6)
+
+
+def test_the_sign_test_and_its_interval_hold_in_exact_arithmetic_for_every_count() -> None:
+    """Every count up to 40 deals, against binomial sums in fractions: the p-value is the
+    exact one, and the interval's ends are where the exact tails are (1 − confidence)/2."""
+    def tail(n: int, k: int, q: Fraction, upper: bool) -> Fraction:
+        return sum((Fraction(math.comb(n, i)) * q ** i * (1 - q) ** (n - i)
+                    for i in (range(k, n + 1) if upper else range(k + 1))), Fraction(0))
+
+    for n in range(41):
+        ks = np.arange(n + 1)
+        p = sign_test(ks, n - ks)
+        lo, hi = clopper_pearson(ks, np.full(n + 1, n), 0.95)
+        for k in range(n + 1):
+            exact = min(Fraction(1), 2 * tail(n, min(k, n - k), Fraction(1, 2), False))
+            assert p[k] == pytest.approx(float(exact), rel=1e-13, abs=0), (n, k)
+            if k > 0:
+                assert float(tail(n, k, Fraction(lo[k]), True)) == pytest.approx(0.025, abs=1e-12), (n, k)
+            if k < n:
+                assert float(tail(n, k, Fraction(hi[k]), False)) == pytest.approx(0.025, abs=1e-12), (n, k)
 
 
 def test_holm_multiplies_the_smallest_p_by_the_number_of_pairs_and_steps_down() -> None:

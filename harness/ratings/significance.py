@@ -19,11 +19,11 @@ makes the tests below more careful), so:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import special
 
 from . import games
 from .games import changes
@@ -34,30 +34,11 @@ MIXTURE = 4.0  # the Beta(a, a) mixing prior of the sequential test: tuned to te
 NO_EVIDENCE_Z = 1.0  # a difference is "plausible" when the upper entrant leads by ≥ 1 standard error
 
 
-_lgamma_each = np.frompyfunc(math.lgamma, 1, 1)
-
-
-def _lgamma(x: Any) -> np.ndarray:
-    """math.lgamma elementwise (float64; the same values). A long array is worked out once
-    per distinct value: counts recur, and an array of Python floats costs 32 bytes each."""
-    x = np.asarray(x, dtype=float)
-    if x.size < 4096:
-        return np.asarray(_lgamma_each(x), dtype=float)
-    u, inv = np.unique(x, return_inverse=True)
-    return np.asarray(_lgamma_each(u), dtype=float)[inv].reshape(x.shape)
-
-
-def _betaln(x: Any, y: Any) -> np.ndarray:
-    """ln B(x, y), elementwise."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    return _lgamma(x) + _lgamma(y) - _lgamma(x + y)
-
-
 def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
     """ln M: the beta-binomial mixture martingale of `k` successes in `m` fair coin flips,
     2^m · B(a + k, a + m − k) / B(a, a) (Robbins 1970): its expectation is 1 under p = ½."""
     k, m = np.asarray(k, dtype=float), np.asarray(m, dtype=float)
-    return m * math.log(2.0) + _betaln(a + k, a + m - k) - _betaln(a, a)
+    return m * math.log(2.0) + special.betaln(a + k, a + m - k) - special.betaln(a, a)
 
 
 def running_max_mixture(deals: PairedDeals, a: float = MIXTURE) -> np.ndarray:
@@ -90,80 +71,28 @@ def running_max_mixture(deals: PairedDeals, a: float = MIXTURE) -> np.ndarray:
     return out
 
 
-_LN_FACTORIAL = np.zeros(1)  # ln i! for i = 0, 1, …: math.lgamma(i + 1), grown as needed
-
-
-def _ln_factorial(upto: int) -> np.ndarray:
-    """ln i! for i = 0..upto (the values of math.lgamma, kept: sign tests of many pairs
-    of many deals ask for the same ones again and again)."""
-    global _LN_FACTORIAL
-    if len(_LN_FACTORIAL) <= upto:
-        _LN_FACTORIAL = np.asarray(_lgamma_each(np.arange(1, max(upto + 1, 2 * len(_LN_FACTORIAL)) + 1, dtype=float)),
-                                   dtype=float)
-    return _LN_FACTORIAL[: upto + 1]
-
-
-def _log_binom_terms(n: int, q: float) -> np.ndarray:
-    """ln P(X = i) for i = 0..n, X ~ Bin(n, q), 0 < q < 1."""
-    i = np.arange(n + 1, dtype=float)
-    lf = _ln_factorial(n)
-    return (math.lgamma(n + 1) - lf - lf[::-1]
-            + i * math.log(q) + (n - i) * math.log1p(-q))
-
-
-def _tail(n: int, k: int, q: float, upper: bool) -> float:
-    """P(X ≥ k) (`upper`) or P(X ≤ k) for X ~ Bin(n, q)."""
-    t = _log_binom_terms(n, q)
-    t = t[k:] if upper else t[: k + 1]
-    if not len(t):
-        return 0.0
-    top = t.max()
-    return float(min(1.0, math.exp(top) * np.exp(t - top).sum()))
-
-
 def sign_test(wins: Any, losses: Any) -> np.ndarray:
     """The exact two-sided sign test's p-value: 2·P(Bin(n, ½) ≤ min(wins, losses)), at most 1."""
     w, l = np.atleast_1d(np.asarray(wins, dtype=int)), np.atleast_1d(np.asarray(losses, dtype=int))
-    return np.array([_sign_p(int(a + b), int(min(a, b))) for a, b in zip(w, l)], dtype=float)
-
-
-@lru_cache(maxsize=65536)
-def _sign_p(n: int, k: int) -> float:
-    """`sign_test` of k of n against n − k (pairs with the same counts recur: cached)."""
-    return min(1.0, 2.0 * _tail(n, k, 0.5, False)) if n else 1.0
+    return np.minimum(1.0, 2.0 * special.bdtr(np.minimum(w, l), w + l, 0.5))
 
 
 def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """The exact (Clopper–Pearson) interval of a binomial share, k successes of n: the q
-    where P(X ≥ k | q) and P(X ≤ k | q) are (1 − confidence)/2, by bisection."""
+    where P(X ≥ k | q) and P(X ≤ k | q) are (1 − confidence)/2, the quantiles of
+    Beta(k, n − k + 1) and Beta(k + 1, n − k); [0, 1] for n = 0."""
     half = (1 - confidence) / 2
     ks, ns = np.atleast_1d(np.asarray(k, dtype=int)), np.atleast_1d(np.asarray(n, dtype=int))
-    los, his = [], []
-    for kk, nn in zip(ks, ns):
-        kk, nn = int(kk), int(nn)
-        lo, hi = 0.0, 1.0
-        if nn and kk > 0:  # the smallest q with P(X ≥ k | q) ≥ half
-            a, b = 0.0, kk / nn
-            for _ in range(60):
-                c = (a + b) / 2
-                a, b = (c, b) if _tail(nn, kk, c, True) < half else (a, c)
-            lo = b
-        if nn and kk < nn:  # the largest q with P(X ≤ k | q) ≥ half
-            a, b = kk / nn, 1.0
-            for _ in range(60):
-                c = (a + b) / 2
-                a, b = (c, b) if _tail(nn, kk, c, False) >= half else (a, c)
-            hi = a
-        los.append(lo)
-        his.append(hi)
-    return np.array(los), np.array(his)
+    lo = np.where(ks > 0, special.betaincinv(np.maximum(ks, 1), np.maximum(ns - ks + 1, 1), half), 0.0)
+    hi = np.where(ks < ns, special.betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - half), 1.0)
+    return lo, hi
 
 
 def mixture_interval(k: Any, m: Any, confidence: float, a: float = MIXTURE) -> tuple[np.ndarray, np.ndarray]:
     """The anytime-valid interval of the share (the confidence sequence of the same mixture):
     the q with B(a+k, a+m−k)/B(a, a) / (q^k (1−q)^(m−k)) < 1/(1 − confidence), by bisection."""
     k, m = np.atleast_1d(np.asarray(k, dtype=float)), np.atleast_1d(np.asarray(m, dtype=float))
-    bound = math.log(1 / (1 - confidence)) - (_betaln(a + k, a + m - k) - _betaln(a, a))
+    bound = math.log(1 / (1 - confidence)) - (special.betaln(a + k, a + m - k) - special.betaln(a, a))
     mid = (k + a) / (m + 2 * a)
 
     def inside(q: np.ndarray) -> np.ndarray:
