@@ -569,7 +569,7 @@ def test_a_board_of_early_stopping_uses_the_anytime_valid_test() -> None:
 
 
 def test_trueskill_draw_probability_from_the_variant_or_the_games() -> None:
-    from harness.tournament.ratings import Ratings, draw_probability_for, rules_draw_probability
+    from harness.ratings.trueskill import Ratings, draw_probability_for, rules_draw_probability
 
     assert draw_probability_for(2) == 0.059 and draw_probability_for(10) == 0.01
     assert 0.01 < draw_probability_for(5) < 0.059

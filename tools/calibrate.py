@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.ratings.significance import clopper_pearson  # noqa: E402
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.ratings import Ratings  # noqa: E402
+from harness.ratings.trueskill import Ratings  # noqa: E402
 from harness.tournament.runner import _stop_check  # noqa: E402
 from harness.tournament.schedule import GameSpec, plan_rounds, schedule  # noqa: E402
 from harness.tournament.standings import build_leaderboard  # noqa: E402

@@ -33,7 +33,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, TournamentConfig
 from .disqualify import disqualifications
-from .ratings import SIGMA, Ratings, rules_draw_probability
+from ..ratings.trueskill import SIGMA, Ratings, rules_draw_probability
 from .schedule import GameSpec, derive_seed, game_id
 
 BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)

@@ -30,7 +30,7 @@ from .league import Matchmaker, budget_met, next_start
 from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
-from .ratings import Ratings, rules_draw_probability
+from ..ratings.trueskill import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
 from .standings import tally_leaderboard
 from ..ratings.paired import paired_deals

@@ -216,7 +216,7 @@ class PastReader:
         """The history read so far."""
         ratings: dict[str, tuple[float, float]] = {}
         if self.rate:
-            from .ratings import Ratings
+            from ..ratings.trueskill import Ratings
 
             rated = Ratings(sorted(self.games))
             names = self.played.names()
@@ -483,7 +483,7 @@ def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], pas
     uncertainty), seats in a random order."""
     from .config import LeaguePolicy
     from .league import match_tables
-    from .ratings import MU, SIGMA
+    from ..ratings.trueskill import MU, SIGMA
 
     assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables", past.base))

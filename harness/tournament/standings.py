@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.leaderboard import COLUMNS
-from .ratings import Ratings
+from ..ratings.trueskill import Ratings
 from ..ratings.bootstrap import RESAMPLES, bootstrap_seed
 from ..ratings.paired import SPARSE_ABOVE
 from ..ratings.section import report

@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from .journal import JournalError, JournalState, digest_bytes, iter_chain
-from .ratings import Ratings
+from ..ratings.trueskill import Ratings
 from ..ratings import games
 from ..ratings.games import GameArrays, rows_where
 from ..spill import Column, empty
