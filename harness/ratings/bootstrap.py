@@ -17,7 +17,6 @@ leaderboard says which (``statistics.method.intervals``).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..seeds import derive_seed
 from . import games
 from .games import GameArrays, as_arrays, game_kinds, kind_counts
 from .plackett_luce import (PRIOR, GameStages, Likelihood, RiskSets, _merged, exact_kinds, game_blocks,
@@ -414,7 +414,5 @@ def _quantile(xs: Sequence[float], q: float) -> float:
 
 
 def bootstrap_seed(seed: int | None) -> int:
-    """The bootstrap's seed for a tournament seed (the same as ``derive_seed(seed,
-    "bootstrap")`` of the schedule)."""
-    text = f"{0 if seed is None else seed}:bootstrap"
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+    """The bootstrap's seed for a tournament seed (0 if there is none)."""
+    return derive_seed(0 if seed is None else seed, "bootstrap")

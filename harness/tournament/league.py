@@ -34,7 +34,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from .config import SAMPLE_PER_ENTRANT, TournamentConfig
 from .disqualify import disqualifications
 from ..ratings.trueskill import SIGMA, Ratings, rules_draw_probability
-from .schedule import GameSpec, derive_seed, game_id
+from ..seeds import derive_seed
+from .schedule import GameSpec, game_id
 
 BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)
 SHARE = 2  # an entrant sits at most at this many times its share of a round's tables

@@ -24,9 +24,10 @@ from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
+from ..seeds import derive_seed
 from ..spill import Column
 
-__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "IndexSet", "Past", "PastReader", "PlayedGames", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -427,12 +428,6 @@ def plan_rounds(specs: Sequence[GameSpec], round_games: int) -> list[list[GameSp
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":
     """The spec of a recorded game (history: the game as it was scheduled)."""
     return GameSpec(rec["id"], rec["game"], tuple(rec["seats"]), rec["seed"], rec.get("group", rec["id"]))
-
-
-def derive_seed(seed: int, *parts: object) -> int:
-    """A 63-bit seed from the tournament seed and labels (stable across runs and machines)."""
-    text = ":".join([str(seed), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
 def game_id(index: int) -> str:
