@@ -270,7 +270,7 @@ def _finite(v: Any) -> bool:
 
 def _check_board(board: Any) -> None:
     """Raise ValueError unless `board` has the shape leaderboard.json is written in."""
-    from .report.leaderboard import COLUMNS
+    from .report.columns import COLUMNS
 
     if not isinstance(board, dict):
         raise ValueError("not a JSON object")

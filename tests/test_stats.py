@@ -25,7 +25,8 @@ import yaml
 
 from harness.engine import Rules
 from harness.players import NoisyGreedyStrategy, play_local
-from harness.report.leaderboard import COLUMNS, STATS_COLUMNS, to_csv, to_markdown
+from harness.report.columns import COLUMNS, STATS_COLUMNS
+from harness.report.leaderboard import to_csv, to_markdown
 from harness.tournament.config import ConfigError, load_config, parse_config
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import plan_rounds, schedule
@@ -40,8 +41,8 @@ from harness.ratings.section import report
 from harness.ratings.significance import (clopper_pearson, holm, log_mixture, min_informative, mixture_interval,
                                           neighbour_tests, running_max_mixture, sign_test)
 from harness.ratings.sprt import deal_scores, elo_to_score, score_to_elo, sprt
+from harness.ratings.standings import build_leaderboard
 from harness.ratings.stopping import check_settled, progress_text
-from harness.tournament.standings import build_leaderboard
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -406,7 +406,7 @@ def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
     the records; with a gap never filled too; the digest is `results_digest`'s."""
     from harness.tournament.journal import results_digest
     from harness.ratings.trueskill import Ratings
-    from harness.tournament.standings import build_leaderboard, tally_leaderboard
+    from harness.ratings.standings import build_leaderboard, tally_leaderboard
     from harness.tournament.tally import GameTally
 
     games = [{"id": i, "game": f"g{i}", "group": i, "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1],

@@ -45,10 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.ratings.significance import clopper_pearson  # noqa: E402
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from harness.ratings.standings import build_leaderboard  # noqa: E402
 from harness.ratings.trueskill import Ratings  # noqa: E402
 from harness.tournament.runner import _stop_check  # noqa: E402
 from harness.tournament.schedule import GameSpec, plan_rounds, schedule  # noqa: E402
-from harness.tournament.standings import build_leaderboard  # noqa: E402
 
 SHORT = {"phases": [1, 2]}
 TARGET_RATE, TARGET_UPPER = 0.05, 0.07
@@ -238,8 +238,8 @@ def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]
     any order ever marked settled, and after how many games?"""
     from harness.tournament.league import Matchmaker
     from harness.tournament.runner import sequential_board
-    from harness.tournament.standings import tally_leaderboard
-    from harness.tournament.tally import GameTally
+    from harness.ratings.standings import tally_leaderboard
+    from harness.ratings.tally import Tally
 
     entrants, size, duplicate, sequential, seed = args
     cfg = parse_config({
@@ -250,7 +250,7 @@ def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]
     seq = sequential_board(cfg) if sequential is None else sequential
     mm, games = Matchmaker(cfg), DrawnGames(seed)
     records: dict[int, dict[str, Any]] = {}
-    tally = GameTally(cfg.standing, ratings=False)  # the board's TrueSkill decides no mark: not run
+    tally = Tally(cfg.standing, ratings=False)  # the board's TrueSkill decides no mark: not run
     looks = 0
     while len(records) < LEAGUE_BUDGET:
         for s in mm.round(len(records), cfg.entrants, records):

@@ -32,7 +32,7 @@ from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, chec
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
 from ..ratings.trueskill import Ratings, rules_draw_probability
 from .schedule import CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, spec_of
-from .standings import tally_leaderboard
+from ..ratings.standings import tally_leaderboard
 from ..ratings.paired import paired_deals
 from ..ratings.sprt import deal_scores, sprt
 from ..ratings.stopping import check_settled, stop_note
