@@ -27,7 +27,7 @@ import numpy as np
 from ..seeds import derive_seed
 from . import games
 from .games import GameArrays, as_arrays, game_kinds, kind_counts
-from .plackett_luce import (PRIOR, GameStages, Likelihood, RiskSets, _merged, exact_kinds, game_blocks,
+from .plackett_luce import (PRIOR, GameStages, Likelihood, RiskSets, exact_kinds, game_blocks, merged_stages,
                             one_blas_thread, rank_order)
 from .significance import CONFIDENCE
 
@@ -138,7 +138,7 @@ def _kind_rows(arr: GameArrays, first: np.ndarray) -> tuple[list[Row], list[tupl
     for k in first.tolist():
         seats, places = arr.seats[k, : arr.size[k]].tolist(), arr.places[k, : arr.size[k]].tolist()
         items: Row = []
-        for risk, row in _merged(tuple(seats), tuple(places)):
+        for risk, row in merged_stages(tuple(seats), tuple(places)):
             if risk not in base:
                 base[risk] = size
                 size += len(row)

@@ -10,6 +10,7 @@ import numpy as np
 from . import games
 from .games import GameArrays, as_arrays, ordinal
 
+
 def luck_share(records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str]) -> dict[str, Any]:
     """The share of the variance of place that a duplicate deal cancels.
 

@@ -90,7 +90,8 @@ def _merge(stages: Iterable[Stage], into: dict[tuple[int, ...], list[float]]) ->
 
 
 @lru_cache(maxsize=65536)
-def _merged(seats: tuple[int, ...], places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
+def merged_stages(seats: tuple[int, ...],
+                  places: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], ...]:
     """The stages of one game as rows of a `_merge` table (the same games recur: cached)."""
     table: dict[tuple[int, ...], list[float]] = {}
     _merge(game_stages(seats, places), table)
@@ -181,8 +182,9 @@ class Stages(NamedTuple):
 
 class RiskSets:
     """A table of risk sets laid out in a flat vector (per set, from its slot in `sets_at`:
-    its weight, then the chosen weight of each member), grouped by size: the stages of any vector of that
-    layout (the games' sums, or a bootstrap resample's) without working out indices again."""
+    its weight, then the chosen weight of each member), grouped by size: the stages of any
+    vector of that layout (the games' sums, or a bootstrap resample's) without working out
+    indices again."""
 
     def __init__(self, sets_at: Sequence[tuple[tuple[int, ...], int]], n: int) -> None:
         by_size: dict[int, list[tuple[tuple[int, ...], int]]] = {}
@@ -293,9 +295,10 @@ def one_blas_thread() -> Any:
 
 EXACT_LIMIT = 250_000
 """Kinds of game (distinct seats and places) times the widest table squared, beyond which
-the bootstrap's distribution is taken in its normal approximation (`NormalBootstrap`):
-the exact resampling costs time and memory per kind, and with tables of 3 or more and a
-large field nearly every game is a kind of its own."""
+the games are not added up per risk set: the fit streams every game's stages, and the
+bootstrap is taken in its normal approximation (`bootstrap.NormalBootstrap`). A table
+costs time and memory per kind, and with tables of 3 or more and a large field nearly
+every game is a kind of its own."""
 
 
 def exact_kinds(arr: GameArrays) -> tuple[np.ndarray, np.ndarray] | None:
@@ -317,7 +320,7 @@ def fit_games(arr: GameArrays, prior: float = PRIOR) -> np.ndarray:
         table: dict[tuple[int, ...], list[float]] = {}
         for k, c in zip(counted[0].tolist(), counted[1].tolist()):
             w = int(arr.size[k])
-            for key, add in _merged(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
+            for key, add in merged_stages(tuple(arr.seats[k, :w].tolist()), tuple(arr.places[k, :w].tolist())):
                 row = table.get(key)
                 if row is None:
                     row = table[key] = [0.0] * len(add)

@@ -13,6 +13,7 @@ from .paired import SPARSE_ABOVE, paired_deals, pairs_met
 from .plackett_luce import PRIOR, board_order
 from .significance import CONFIDENCE, min_informative, neighbour_tests
 
+
 def report(
     records: Iterable[Mapping[str, Any]] | GameArrays, entrants: Sequence[str], resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE, seed: int = 0, prior: float = PRIOR, last: Iterable[str] = (),

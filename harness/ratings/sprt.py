@@ -9,6 +9,7 @@ import numpy as np
 
 from .paired import PairedDeals
 
+
 def elo_to_score(elo: float) -> float:
     """The expected score (1 win, ½ level, 0 loss) of a logistic Elo difference."""
     return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))

@@ -10,6 +10,7 @@ from .paired import paired_deals
 from .plackett_luce import PRIOR, pl_theta, rank_order
 from .significance import CONFIDENCE, neighbour_tests
 
+
 @dataclass
 class SettledCheck:
     """The answer of `check_settled`."""
