@@ -186,7 +186,7 @@ def _progress(console: Any, show: bool) -> tuple[Any, Any]:
         import time as _t
 
         elapsed = max(1e-6, _t.monotonic() - p.started_at)
-        from .tournament.stats import progress_text
+        from .ratings.stopping import progress_text
 
         bar.update(state["task"], completed=p.done, rate=(p.done - state["first"]) / elapsed, leader=p.leader or "—",
                    look=progress_text(getattr(p, "stopping", None)))
@@ -270,7 +270,7 @@ def _finite(v: Any) -> bool:
 
 def _check_board(board: Any) -> None:
     """Raise ValueError unless `board` has the shape leaderboard.json is written in."""
-    from .report.leaderboard import COLUMNS
+    from .report.columns import COLUMNS
 
     if not isinstance(board, dict):
         raise ValueError("not a JSON object")

@@ -159,7 +159,7 @@ def test_a_run_keeps_no_record_or_spec_per_game(gen, tmp_path: Path, monkeypatch
         tracemalloc.stop()
     assert outcome.finished and outcome.played == 360 == len(read_journal(tmp_path / "r" / "games.jsonl"))
     kept = snap[0].filter_traces([tracemalloc.Filter(False, "*/trueskill/*"),
-                                  tracemalloc.Filter(False, "*/harness/tournament/ratings.py")])
+                                  tracemalloc.Filter(False, "*/harness/ratings/trueskill.py")])
     per_game = sum(t.size for t in kept.traces) / 280
     assert per_game < 300, f"the run keeps {per_game:.0f} bytes a game: " + "; ".join(
         str(s) for s in kept.statistics("lineno")[:5])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from harness.tournament.ratings import HISTORY_POINTS, Ratings, Trail
+from harness.ratings.trueskill import HISTORY_POINTS, Ratings, Trail
 
 
 @given(st.integers(2, 40), st.integers(0, 3000))

@@ -878,7 +878,7 @@ def test_a_resumed_run_rates_only_the_games_after_the_published_ones(tmp_path, m
     tournament.json) is where a run that goes on starts its ratings: the games already
     published are not rated again, and the boards are those of rating every game (verify
     rates them all and compares byte for byte). A checkpoint that is not theirs is not used."""
-    from harness.tournament import ratings as ratings_module
+    from harness.ratings import trueskill as ratings_module
 
     out = tmp_path / "r"
     cfg_path = write_config(tmp_path, out, replays="none", seed=3)  # (a secret seed, revealed, takes no newcomer)

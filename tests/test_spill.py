@@ -1,4 +1,4 @@
-"""Arrays that grow with the games live in files (`harness.tournament.spill`): the values
+"""Arrays that grow with the games live in files (`harness.spill`): the values
 are the same as in memory, the run's boards are byte for byte the same, and the memory a
 run holds of its own no longer grows with its games."""
 
@@ -13,10 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.tournament import spill, stats
+from harness import spill
+from harness.ratings import games as game_arrays
+from harness.ratings.games import GameArrays
+from harness.ratings.paired import paired_deals
+from harness.ratings.significance import running_max_mixture
+from harness.ratings.section import report
 from harness.tournament.config import DisqualifyPolicy
 from harness.tournament.disqualify import disqualifications
-from harness.tournament.schedule import CompactSchedule, schedule
+from harness.tournament.schedule import CompactSchedule, plan_rounds, schedule
 
 
 def test_small_arrays_stay_in_memory_and_large_ones_go_to_an_unlinked_file(tmp_path: Path,
@@ -78,7 +83,7 @@ def test_a_compact_schedule_in_files_reads_as_the_schedule(gen, tmp_path: Path, 
     sched = CompactSchedule(specs, 0)
     assert spill.is_spilled(sched._seats) and spill.is_spilled(sched._seed)
     assert list(sched) == specs
-    assert [len(r) for r in sched.rounds(100)] == [len(r) for r in stats.plan_rounds(specs, 100)]
+    assert [len(r) for r in sched.rounds(100)] == [len(r) for r in plan_rounds(specs, 100)]
 
 
 @pytest.mark.parametrize("fmt, size, duplicate", [("round-robin", 2, False), ("random", 4, True), ("random", 3, False)])
@@ -95,12 +100,12 @@ def test_statistics_and_disqualification_are_the_same_from_files(gen, tmp_path: 
     pol = DisqualifyPolicy(forfeit_share=0.3, min_games=3, check_every=20)
 
     def everything() -> tuple:
-        arr = stats.GameArrays.from_records(records, cfg.entrants)
-        analysis, text = stats.report(arr, cfg.entrants, resamples=200, seed=3)
-        deals = stats.paired_deals(arr, cfg.entrants)
+        arr = GameArrays.from_records(records, cfg.entrants)
+        analysis, text = report(arr, cfg.entrants, resamples=200, seed=3)
+        deals = paired_deals(arr, cfg.entrants)
         dq = disqualifications(specs, cfg.entrants, pol, iter(records))
         return (text, analysis.theta, analysis.ci, analysis.samples, [c.tolist() for c in deals.counts()],
-                deals.running_max_mixture().tolist(), [d.to_dict() for d in dq])
+                running_max_mixture(deals).tolist(), [d.to_dict() for d in dq])
 
     in_memory = everything()
     monkeypatch.setattr(spill, "SPILL_BYTES", 1)
@@ -162,7 +167,7 @@ def test_a_runs_own_memory_is_flat_in_its_games(gen, tmp_path: Path, monkeypatch
     assert per_game < 8, f"a run's own peak grows by {per_game:.1f} bytes a game ({p0:,} → {p1:,} bytes)"
 
 
-def _arrays_peak(records: list, entrants: list) -> tuple[int, "stats.GameArrays"]:
+def _arrays_peak(records: list, entrants: list) -> tuple[int, "GameArrays"]:
     from harness.tournament.tally import GameTally
 
     tally = GameTally(entrants, ratings=False)
@@ -185,11 +190,8 @@ def test_games_that_finish_out_of_order_are_put_in_order_in_files(gen, tmp_path:
     index, in a file), where a sort took some 36 bytes a game: the peak of `arrays()` over
     20,000 and 80,000 games finishing out of order (shuffled within windows of 64) grows by
     under 2 bytes a game, and the arrays are those of the games in order."""
-    from harness.tournament import tally
-
     monkeypatch.setattr(spill, "SPILL_BYTES", 1 << 16)
-    monkeypatch.setattr(stats, "CHUNK", 4096)  # both sizes well past a chunk: the chunks' own size drops out
-    monkeypatch.setattr(tally, "CHUNK", 4096)
+    monkeypatch.setattr(game_arrays, "CHUNK", 4096)  # both sizes well past a chunk: the chunks' own size drops out
     rng = np.random.default_rng(3)
     peaks = {}
     for games in (20000, 80000):

@@ -1,21 +1,16 @@
 """How sure the standings are: the batch Plackett–Luce rating, the bootstrap over deal
-groups, the paired deal tests behind the settled marks (fixed size and anytime-valid), the
-SPRT, luck share, games to settle, early stopping. The calibration of the marks is
-tools/calibrate.py (a small version: tests/test_calibration.py)."""
+groups, luck share, games to settle, the board's statistics, early stopping in the runner
+(the tests behind the marks and the SPRT: tests/test_significance.py). The calibration of
+the marks is tools/calibrate.py (a small version: tests/test_calibration.py)."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import sys
 import time
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -24,17 +19,21 @@ import yaml
 
 from harness.engine import Rules
 from harness.players import NoisyGreedyStrategy, play_local
-from harness.report.leaderboard import COLUMNS, STATS_COLUMNS, to_csv, to_markdown
+from harness.ratings import bootstrap, paired, plackett_luce
+from harness.ratings import games as game_arrays
+from harness.ratings.bootstrap import DealBootstrap, NormalBootstrap, analyse, bootstrap_of
+from harness.ratings.games import GameArrays, deal_groups
+from harness.ratings.luck import luck_share
+from harness.ratings.paired import paired_deals, pairs_met
+from harness.ratings.plackett_luce import Likelihood, _merge, game_stages, pl_theta, table_stages
+from harness.ratings.section import report
+from harness.ratings.standings import build_leaderboard
+from harness.ratings.stopping import check_settled, progress_text
+from harness.report.columns import COLUMNS, STATS_COLUMNS
+from harness.report.leaderboard import to_csv, to_markdown
 from harness.tournament.config import ConfigError, load_config, parse_config
 from harness.tournament.runner import run_tournament
-from harness.tournament.schedule import schedule
-from harness.tournament.standings import build_leaderboard
-from harness.tournament import stats
-from harness.tournament.stats import (
-    DealBootstrap, GameArrays, NormalBootstrap, analyse, bootstrap_of, check_settled, clopper_pearson, deal_groups, deal_scores, elo_to_score, fit_pl,
-    game_stages, holm, log_mixture, loglik, luck_share, min_informative, mixture_interval, neighbour_tests,
-    newton_pl, paired_deals, pairs_met, plan_rounds, score_to_elo, sign_test, sprt,
-)
+from harness.tournament.schedule import plan_rounds, schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +80,36 @@ def _sets(records: list[dict[str, Any]], names: list[str]) -> list[Any]:
     return out
 
 
-def test_mm_and_newton_find_the_same_maximum() -> None:
+def _mm(sets: list[Any], n: int, prior: float = 1.0, tol: float = 1e-13) -> list[float]:
+    """θ by Hunter's (2004) MM iteration, an independent reference for the fit: γ_i = w_i /
+    Σ_stages (weight · [i in the set] / Σ_set γ), the prior's virtual win and loss against
+    γ = 1 in both sums. Sure but slow: for small cases only."""
+    wins = [prior] * n
+    for members, _, chosen in sets:
+        for i, c in zip(members, chosen):
+            wins[i] += c
+    gamma = [1.0] * n
+    for _ in range(200_000):
+        denom = [2.0 * prior / (g + 1.0) for g in gamma]
+        for members, w, _ in sets:
+            q = w / sum(gamma[i] for i in members)
+            for i in members:
+                denom[i] += q
+        new = [wins[i] / denom[i] for i in range(n)]
+        change = max(abs(math.log(a / b)) for a, b in zip(new, gamma))
+        gamma = new
+        if change < tol:
+            break
+    return [math.log(g) for g in gamma]
+
+
+def _likelihood(sets: list[Any], n: int) -> Likelihood:
+    table: dict[tuple[int, ...], list[float]] = {}
+    _merge(sets, table)
+    return Likelihood(table_stages(table, n), n)
+
+
+def test_the_fit_finds_the_maximum_mm_climbs_to() -> None:
     rng = random.Random(4)
     names = ["a", "b", "c", "d"]
     records = []
@@ -89,16 +117,17 @@ def test_mm_and_newton_find_the_same_maximum() -> None:
         seats = rng.sample(names, 3)
         records.append(rec(i, seats, [rng.choice([1, 2, 3]) for _ in seats]))
     sets = _sets(records, names)
-    theta_mm = [math.log(g) for g in fit_pl(sets, 4, tol=1e-12)]
-    theta_nt = newton_pl(sets, 4, [0.0] * 4, tol=1e-10)
-    assert theta_mm == pytest.approx(theta_nt, abs=1e-6)
+    theta_mm = _mm(sets, 4)
+    likelihood = _likelihood(sets, 4)
+    assert likelihood.maximum().tolist() == pytest.approx(theta_mm, abs=1e-9)
+    assert pl_theta(records, names)[0] == pytest.approx(dict(zip(names, theta_mm)), abs=1e-9)
     # It is the maximum: any small move lowers the likelihood.
-    best = loglik(sets, theta_mm)
+    best = likelihood.loglik(np.array(theta_mm))
     for k in range(4):
         for d in (-1e-3, 1e-3):
-            moved = list(theta_mm)
+            moved = np.array(theta_mm)
             moved[k] += d
-            assert loglik(sets, moved) < best
+            assert likelihood.loglik(moved) < best
 
 
 def test_the_batch_rating_does_not_depend_on_game_order() -> None:
@@ -149,11 +178,11 @@ def test_the_bootstrap_is_deterministic_and_independent_of_record_order() -> Non
     assert one.samples != other.samples
 
 
-def test_resamples_are_the_newton_fits_of_the_drawn_groups() -> None:
-    """The bootstrap adds up and refits its resamples on arrays; each resample is the one
-    `newton_pl` finds for the same draws, summed with the pure-Python `_total`. Tables of 2
-    to 4 with ties (risk sets of every size), and starts near θ and far from it (where
-    Newton steps are halved)."""
+def test_resamples_are_the_fits_of_the_drawn_groups() -> None:
+    """The bootstrap adds up and refits its resamples on arrays; each resample is the fit of
+    the same draws summed with the pure-Python `_total`, and that fit is the maximum MM
+    climbs to. Tables of 2 to 4 with ties (risk sets of every size), and starts near θ and
+    far from it (where Newton steps are halved)."""
     rng = random.Random(5)
     names = [f"e{i}" for i in range(7)]
     records = []
@@ -162,16 +191,18 @@ def test_resamples_are_the_newton_fits_of_the_drawn_groups() -> None:
         records.append(rec(i, seats, [rng.randint(1, len(seats)) for _ in seats], group=i // 3))
     data = DealBootstrap(records, names)
     draws = np.random.default_rng(9)
-    for theta, places in data.resamples(30, seed=9):
+    for k, (theta, places) in enumerate(data.resamples(30, seed=9)):
         drawn = data.draw(draws)
         assert drawn.sum() == data.groups
         acc = data._total(dict(enumerate(drawn.tolist())))
-        expect = newton_pl(data._sets(acc), data.n, data.theta, data.prior)
-        assert theta == pytest.approx(expect, abs=1e-9)
+        assert theta == pytest.approx(data.refit(np.array(acc), np.array(data.theta)).tolist(), abs=1e-9)
         assert places == pytest.approx(data._places(acc[data._place_slot:]), abs=1e-12)
         far = [3.0 * (-1) ** i for i in range(data.n)]
-        refit = data._refits.fit(np.array(acc), np.array(far), tol=1e-10).tolist()
-        assert refit == pytest.approx(newton_pl(data._sets(acc), data.n, far, data.prior, tol=1e-10), abs=1e-8)
+        refit = data.refit(np.array(acc), np.array(far), tol=1e-10).tolist()
+        assert theta == pytest.approx(refit, abs=1e-3)  # a refit stops at a step under 1e-2
+        if k < 3:
+            sets = [(m, acc[b], acc[b + 1:b + 1 + len(m)]) for m, b in data._sets_at if acc[b] > 0]
+            assert refit == pytest.approx(_mm(sets, data.n, data.prior), abs=1e-8)
 
 
 def _pl_games(names: list[str], games: int, sizes: list[int], seed: int, group: int = 1,
@@ -228,7 +259,7 @@ def test_the_normal_approximation_does_not_depend_on_the_chunk_size(monkeypatch:
     names = [f"e{i}" for i in range(5)]
     records = _pl_games(names, 60, [2, 3, 4], seed=4, group=2, ties=0.2)
     whole = NormalBootstrap(GameArrays.from_records(records, names), names)
-    monkeypatch.setattr(stats, "CHUNK", 3)
+    monkeypatch.setattr(game_arrays, "CHUNK", 3)
     chunked = NormalBootstrap(GameArrays.from_records(records, names), names)
     assert chunked.theta == pytest.approx(whole.theta, abs=1e-12)
     for (a, pa), (b, pb) in zip(whole.resamples(20, 1), chunked.resamples(20, 1)):
@@ -245,14 +276,14 @@ def test_a_field_of_many_kinds_of_game_is_analysed_in_the_normal_approximation_a
     names = [f"e{i}" for i in range(8)]
     records = _pl_games(names, 600, [4], seed=3)
     assert isinstance(bootstrap_of(records, names), DealBootstrap)
-    _, section = stats.report(records, names, resamples=50)
+    _, section = report(records, names, resamples=50)
     assert section["method"]["intervals"] == "bootstrap" and "normal" not in section["method"]["bootstrap"]
-    exact = stats.pl_theta(records, names)
-    monkeypatch.setattr(stats, "EXACT_LIMIT", 100)
+    exact = pl_theta(records, names)
+    monkeypatch.setattr(plackett_luce, "EXACT_LIMIT", 100)
     assert isinstance(bootstrap_of(records, names), NormalBootstrap)
-    theta, games = stats.pl_theta(records, names)  # early stopping's fit: on every game's stages too
+    theta, games = pl_theta(records, names)  # early stopping's fit: on every game's stages too
     assert games == exact[1] and [theta[e] for e in names] == pytest.approx([exact[0][e] for e in names], abs=1e-9)
-    a, section = stats.report(records, names, resamples=50)
+    a, section = report(records, names, resamples=50)
     assert section["method"]["intervals"] == "normal" and "sandwich" in section["method"]["bootstrap"]
     assert a.resamples == 50 and all(a.ci[e][0] < a.theta[e] < a.ci[e][1] for e in names)
 
@@ -286,7 +317,7 @@ def test_the_statistics_of_a_big_field_need_little_memory_beyond_the_games(
     bytes a game (tracemalloc; the arrays take 29 to 41), the bootstrap exact or in its
     normal approximation. (The exact bootstrap of duplicate deals works group by group; it
     is taken only up to `EXACT_GROUPS` groups.)"""
-    monkeypatch.setattr(stats, "EXACT_GROUPS", 10 ** 9 if exact else 0)
+    monkeypatch.setattr(bootstrap, "EXACT_GROUPS", 10 ** 9 if exact else 0)
     peaks, methods = _report_peaks((70_000, 210_000), width, duplicate)
     assert set(methods) == {"bootstrap" if exact else "normal"}
     assert (peaks[1] - peaks[0]) / 140_000 < 60, peaks
@@ -302,7 +333,7 @@ def _report_peaks(sizes: tuple[int, ...], width: int, duplicate: bool, tied: boo
         arr = _big(games, width, duplicate, tied=tied)
         tracemalloc.start()
         try:
-            a, _ = stats.report(arr, arr.entrants, resamples=20)
+            a, _ = report(arr, arr.entrants, resamples=20)
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
@@ -324,138 +355,6 @@ def test_games_with_every_place_shared_cost_the_statistics_no_memory_a_game() ->
     assert (peaks[1] - peaks[0]) / 40_000 < 150, peaks
 
 
-# ----- the paired deal tests ----------------------------------------------------------------
-
-
-def test_the_sign_test_and_its_interval_are_the_exact_binomial_ones() -> None:
-    assert sign_test([0], [10])[0] == pytest.approx(2 / 1024)
-    assert sign_test([3], [7])[0] == pytest.approx(0.34375)
-    assert sign_test([5], [5])[0] == 1.0 and sign_test([0], [0])[0] == 1.0
-    lo, hi = clopper_pearson(3, 10, 0.95)
-    assert (lo[0], hi[0]) == pytest.approx((0.066739, 0.652453), abs=1e-5)  # the tabulated exact interval
-    lo, hi = clopper_pearson(0, 10, 0.95)
-    assert lo[0] == 0 and hi[0] == pytest.approx(1 - 0.025 ** 0.1, abs=1e-6)
-
-
-def test_holm_multiplies_the_smallest_p_by_the_number_of_pairs_and_steps_down() -> None:
-    assert list(holm([0.01, 0.04, 0.03])) == pytest.approx([0.03, 0.06, 0.06])
-    assert list(holm([0.5])) == [0.5]
-
-
-def test_a_deal_counts_once_for_whoever_did_better_over_its_games() -> None:
-    # deal 0: a wins both games; deal 1: split (level); deal 2: b wins both
-    games = duel([("a", "b"), ("a", "b"), ("a", "b"), ("b", "a"), ("b", "a"), ("b", "a")], duplicate=True)
-    better, level, both = paired_deals(games, ["a", "b"]).counts()
-    assert (better[0, 1], better[1, 0], level[0, 1], both[0, 1]) == (1, 1, 1, 3)
-
-
-def test_at_a_table_of_three_each_pair_is_its_own_comparison() -> None:
-    records = [rec(0, ["a", "b", "c"], [1, 2, 3], 0), rec(1, ["b", "c", "a"], [1, 2, 3], 0)]
-    better, level, _ = paired_deals(records, ["a", "b", "c"]).counts()
-    assert better[1, 2] == 1 and better[2, 1] == 0  # b ahead of c in both games
-    assert level[0, 1] == 1 and level[0, 2] == 1  # a and b, a and c: one game each way
-
-
-def _wins(w: int, l: int, level: int = 0) -> list[dict[str, Any]]:
-    """Duplicate deals of a and b: `w` a did better on, `l` b did, `level` split."""
-    games = [("a", "b")] * 2 * w + [("b", "a")] * 2 * l + [("a", "b"), ("b", "a")] * level
-    return duel(games, duplicate=True)
-
-
-def test_the_verdicts_settled_open_no_evidence_and_too_few_deals() -> None:
-    def verdict(w: int, l: int, level: int = 0) -> dict[str, Any]:
-        return neighbour_tests(paired_deals(_wins(w, l, level), ["a", "b"]), ["a", "b"])[0]
-
-    assert verdict(5, 0, 20)["verdict"] == "too few deals"  # 5 informative deals cannot reach 95 %
-    assert verdict(6, 0)["verdict"] == "settled"  # p = 2 / 64 < 0.05
-    v = verdict(12, 6)
-    assert v["verdict"] == "open" and v["more_deals"] > 0 and v["share_low"] < 0.5 < v["share_high"]
-    assert verdict(10, 9)["verdict"] == "no evidence of a difference"
-    assert verdict(10, 9)["more_deals"] is None
-    assert verdict(9, 10)["verdict"] == "no evidence of a difference" and not verdict(30, 0)["level"]
-    assert min_informative(0.95) == 6 and min_informative(0.99) == 8
-
-
-def test_holm_over_every_pair_makes_a_borderline_pair_wait() -> None:
-    # a and b alone: 14 of 18 deals settle it (p = 0.031); with c in the field, three
-    # pairs share the error rate and a pair at p = 0.031 alone cannot reach 0.05 / 3.
-    two = _wins(14, 4)
-    assert neighbour_tests(paired_deals(two, ["a", "b"]), ["a", "b"])[0]["settled"]
-    three = two + [rec(100 + i, ["c", x], [1 + i % 2, 2 - i % 2], 100 + i) for i, x in enumerate("aabb")]
-    nb = neighbour_tests(paired_deals(three, ["a", "b", "c"]), ["a", "b", "c"])
-    assert not nb[0]["settled"] and nb[0]["p_adjusted"] == pytest.approx(min(1, 3 * nb[0]["p_value"]), abs=1e-5)
-
-
-def test_the_sequential_test_keeps_its_error_rate_over_every_deal() -> None:
-    """Ville's inequality: fair coins, 2000 sequences of 400 deals, looked at after every
-    deal: the running mixture crosses 1/α in at most about α of them."""
-    rng = np.random.default_rng(3)
-    flips = rng.integers(0, 2, size=(2000, 400))
-    k = flips.cumsum(axis=1)
-    m = np.arange(1, 401)
-    crossed = (log_mixture(k, m) >= math.log(20)).any(axis=1).mean()
-    assert crossed <= 0.05
-    # and a clear difference is found: 70 % of deals go one way
-    k = rng.binomial(1, 0.7, size=(200, 400)).cumsum(axis=1)
-    assert (log_mixture(k, m) >= math.log(20)).any(axis=1).mean() > 0.95
-
-
-def test_the_running_maximum_is_over_the_deals_in_game_order() -> None:
-    early = _wins(12, 0) + [rec(100 + i, ["a", "b"] if i % 2 else ["b", "a"], [2, 1] if i % 2 else [1, 2], 50 + i // 2)
-                             for i in range(24)]
-    deals = paired_deals(early, ["a", "b"])
-    top = deals.running_max_mixture()[0, 1]
-    better, _, _ = deals.counts()
-    assert (better[0, 1], better[1, 0]) == (12, 12)
-    assert top == pytest.approx(float(log_mixture(12, 12)))  # the peak after a's 12 deals counts
-    assert neighbour_tests(deals, ["a", "b"], sequential=True)[0]["p_value"] == pytest.approx(math.exp(-top), rel=1e-4)
-    lo, hi = mixture_interval(6, 12, 0.95)
-    clo, chi = clopper_pearson(6, 12, 0.95)
-    assert lo[0] < clo[0] and hi[0] > chi[0]  # anytime-valid: wider than the fixed-size interval
-
-
-def test_check_settled_uses_the_sequential_test_on_the_pl_order() -> None:
-    names = ["a", "b", "c"]
-    # b and c split every deal: b wins its first game, c the replay
-    vs_c = [r | {"id": r["id"] + 1000, "group": r["group"] + 1000, "seats": [x.replace("b", "c") for x in r["seats"]]}
-            for r in _wins(30, 1)]
-    strong = _wins(30, 2) + vs_c + [rec(200 + i, ["c", "b"] if i % 2 else ["b", "c"], [2, 1], 200 + i // 2)
-                                    for i in range(40)]
-    check = check_settled(strong, names, top=1)
-    assert check.order == ["a", "b", "c"] and check.settled
-    assert not check_settled(strong, names).settled  # b and c never differ
-    assert check.tests[0]["verdict"] == "settled"
-    assert [t["verdict"] for t in check_settled(strong, names).tests] == ["settled", "too few deals"]
-
-
-# ----- the SPRT ------------------------------------------------------------------------------
-
-
-def test_sprt_accepts_a_clearly_better_candidate_and_rejects_an_equal_one() -> None:
-    better = sprt([1.0] * 60 + [0.0] * 30 + [0.5] * 30, 0, 50, 0.05, 0.05)
-    assert better["decision"] == "H1" and better["llr"] >= better["upper"] == pytest.approx(math.log(20), abs=1e-3)
-    assert better["lower"] == pytest.approx(math.log(0.05), abs=1e-3)  # Wald's conservative bounds
-    equal = sprt([1.0, 0.0, 0.5] * 150, 0, 50, 0.05, 0.05)
-    assert equal["decision"] == "H0" and equal["llr"] <= equal["lower"]
-    assert sprt([], 0, 50, 0.05, 0.05)["decision"] is None
-    assert elo_to_score(0) == 0.5 and score_to_elo(elo_to_score(120)) == pytest.approx(120)
-
-
-def test_sprt_llr_is_that_of_the_trinomial_when_nothing_is_fitted() -> None:
-    """With scores already distributed as H1 says, the MLE under H1 is the data itself."""
-    s1 = elo_to_score(50)
-    scores = [1.0] * 40 + [0.0] * 40 + [0.5] * 20
-    t = sprt(scores, -50, 50, 0.05, 0.05)
-    assert t["llr"] == pytest.approx(0.0, abs=0.05)  # the middle of the two: equally likely
-    assert s1 > 0.5
-
-
-def test_deal_scores_against_a_baseline_and_the_field() -> None:
-    records = [rec(0, ["c", "b", "f"], [1, 2, 3], 0), rec(1, ["b", "f", "c"], [1, 2, 3], 0),
-               rec(2, ["f", "c", "b"], [1, 2, 3], 0)]
-    deals = paired_deals(records, ["c", "b", "f"])
-    assert list(deal_scores(deals, "c", "b")) == [1.0]  # c ahead of b in two of the deal's three games
-    assert list(deal_scores(deals, "c")) == [0.5]  # better than b, worse than f: half against the field
 # ----- the report ----------------------------------------------------------------------------
 
 
@@ -510,7 +409,7 @@ def test_a_board_of_early_stopping_uses_the_anytime_valid_test() -> None:
 
 
 def test_trueskill_draw_probability_from_the_variant_or_the_games() -> None:
-    from harness.tournament.ratings import Ratings, draw_probability_for, rules_draw_probability
+    from harness.ratings.trueskill import Ratings, draw_probability_for, rules_draw_probability
 
     assert draw_probability_for(2) == 0.059 and draw_probability_for(10) == 0.01
     assert 0.01 < draw_probability_for(5) < 0.059
@@ -635,7 +534,6 @@ def test_runner_sprt_accepts_a_better_candidate_and_reports_the_llr_as_it_goes(t
     looks = [s for s in seen if s]
     assert looks and all(s["sprt"]["lower"] < s["sprt"]["llr"] < s["sprt"]["upper"] for s in looks[:-1])
     assert looks[-1]["sprt"]["llr"] >= looks[-1]["sprt"]["upper"]
-    from harness.tournament.stats import progress_text
 
     assert progress_text(looks[-1]).startswith("LLR ") and progress_text(looks[-1]).endswith("H1 accepted")
     board = json.loads((cfg.output / "leaderboard.json").read_text())
@@ -743,27 +641,27 @@ def test_the_board_s_statistics_do_not_depend_on_the_chunk_size(monkeypatch: pyt
         order = sorted(range(len(records)), key=lambda k: (k % group, k // group))
         records = [dict(records[k], id=i, game=f"g{i:06d}") for i, k in enumerate(order)]
     if normal:
-        monkeypatch.setattr(stats, "EXACT_LIMIT", 10)
-    whole = stats.report(records, names, resamples=40, seed=5)[1]
-    theta, games = stats.pl_theta(records, names)
+        monkeypatch.setattr(plackett_luce, "EXACT_LIMIT", 10)
+    whole = report(records, names, resamples=40, seed=5)[1]
+    theta, games = pl_theta(records, names)
     assert whole["method"]["intervals"] == ("normal" if normal else "bootstrap")
     for chunk in (3, 7):
-        monkeypatch.setattr(stats, "CHUNK", chunk)
-        assert stats.report(records, names, resamples=40, seed=5)[1] == whole
-        th, g = stats.pl_theta(records, names)
+        monkeypatch.setattr(game_arrays, "CHUNK", chunk)
+        assert report(records, names, resamples=40, seed=5)[1] == whole
+        th, g = pl_theta(records, names)
         assert g == games and [th[e] for e in names] == pytest.approx([theta[e] for e in names], abs=1e-12)
 
 
 def test_kinds_of_game_counted_a_chunk_at_a_time_are_those_of_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
     names = [f"e{i}" for i in range(5)]
     arr = GameArrays.from_records(_pl_games(names, 300, [2, 3, 4], seed=8, group=2, ties=0.2), names)
-    kind, first = stats._game_kinds(arr)
-    monkeypatch.setattr(stats, "CHUNK", 7)
-    counted = stats._kind_counts(arr)
+    kind, first = game_arrays.game_kinds(arr)
+    monkeypatch.setattr(game_arrays, "CHUNK", 7)
+    counted = game_arrays.kind_counts(arr)
     assert counted is not None
     f, c = counted
     assert f.tolist() == first.tolist() and c.tolist() == np.bincount(kind).tolist()
-    assert stats._kind_counts(arr, len(first) - 1) is None and stats._kind_counts(arr, len(first)) is not None
+    assert game_arrays.kind_counts(arr, len(first) - 1) is None and game_arrays.kind_counts(arr, len(first)) is not None
 
 
 def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pattern(
@@ -771,7 +669,7 @@ def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pa
     """Games with shared places are taken a pattern at a time (table size and which places
     are shared), a few games at a time, and untied games straight from their order: each
     game gets exactly the stages `game_stages` gives it, with its seats."""
-    monkeypatch.setattr(stats, "CHUNK", 48)  # games with shared places taken 3 at a time
+    monkeypatch.setattr(game_arrays, "CHUNK", 48)  # games with shared places taken 3 at a time
     rng = random.Random(3)
     records = []
     for i in range(400):
@@ -783,7 +681,7 @@ def test_the_stages_of_games_with_shared_places_are_game_stages_worked_out_by_pa
     names = [f"e{k}" for k in range(9)]
     arr = GameArrays.from_records(records, names)
     got: dict[int, list] = {}
-    for who, w, chosen, game, seat in stats._game_blocks(arr, 0, arr.games):
+    for who, w, chosen, game, seat in plackett_luce.game_blocks(arr, 0, arr.games):
         for r in range(len(game)):
             g = int(game[r])
             assert [arr.seats[g, s] for s in seat[r]] == who[r].tolist()
@@ -800,10 +698,10 @@ def test_paired_deals_placed_by_counting_are_those_of_the_sort(monkeypatch: pyte
     its pair; the rows are exactly those of the sort of every row, a chunk of any size."""
     names = [f"e{i}" for i in range(6)]
     arr = GameArrays.from_records(_pl_games(names, 300, sizes, seed=group, group=group, ties=0.2), names)
-    monkeypatch.setattr(stats, "PAIRS_COUNTED", 0)
+    monkeypatch.setattr(paired, "PAIRS_COUNTED", 0)
     sorted_ = paired_deals(arr, names)
     monkeypatch.undo()
-    monkeypatch.setattr(stats, "CHUNK", chunk)
+    monkeypatch.setattr(game_arrays, "CHUNK", chunk)
     counted = paired_deals(arr, names)
     for k in ("pair", "group", "sign"):
         a, b = getattr(counted, k), getattr(sorted_, k)

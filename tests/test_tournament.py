@@ -494,8 +494,8 @@ def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
     rating all records at once, and the leaderboard built on the tally is the one built on
     the records; with a gap never filled too; the digest is `results_digest`'s."""
     from harness.tournament.journal import results_digest
-    from harness.tournament.ratings import Ratings
-    from harness.tournament.standings import build_leaderboard, tally_leaderboard
+    from harness.ratings.trueskill import Ratings
+    from harness.ratings.standings import build_leaderboard, tally_leaderboard
     from harness.tournament.tally import GameTally
 
     games = [{"id": i, "game": f"g{i}", "group": i, "seats": ["a", "b"], "places": [1, 2] if i % 3 else [2, 1],
@@ -535,7 +535,7 @@ def test_the_tally_hands_its_games_to_the_statistics_without_a_copy_that_later_g
     """`GameTally.arrays` reads the tally's own columns (no copy of the games), read-only;
     arrays taken earlier keep their games as more are added (a column that grows moves),
     and mixed table sizes are laid out as `GameArrays.from_records` does."""
-    from harness.tournament.stats import GameArrays
+    from harness.ratings.games import GameArrays
     from harness.tournament.tally import GameTally
 
     names = ["a", "b", "c", "d"]
@@ -561,7 +561,7 @@ def test_the_tally_hands_its_games_to_the_statistics_without_a_copy_that_later_g
 
 def _past_as_sets(records: list[dict], base: int, rate: bool) -> tuple:
     """What `Past.of` gives, computed from plain sets and dicts (the definition)."""
-    from harness.tournament.ratings import Ratings
+    from harness.ratings.trueskill import Ratings
 
     below = [r for r in records if r["id"] < base]
     played, groups, games, met, top = set(), {}, {}, {}, -1

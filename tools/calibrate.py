@@ -43,12 +43,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.ratings.significance import clopper_pearson  # noqa: E402
 from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.ratings import Ratings  # noqa: E402
+from harness.ratings.standings import build_leaderboard  # noqa: E402
+from harness.ratings.trueskill import Ratings  # noqa: E402
 from harness.tournament.runner import _stop_check  # noqa: E402
-from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
-from harness.tournament.standings import build_leaderboard  # noqa: E402
-from harness.tournament.stats import clopper_pearson, plan_rounds  # noqa: E402
+from harness.tournament.schedule import GameSpec, plan_rounds, schedule  # noqa: E402
 
 SHORT = {"phases": [1, 2]}
 TARGET_RATE, TARGET_UPPER = 0.05, 0.07
@@ -209,7 +209,8 @@ def rating_case(args: tuple[str, int]) -> list[bool]:
     tables, plain deals): does each entrant's 95 % interval of θ hold its true θ? The
     intervals as a board computes them (1,000 resamples, percentiles), the bootstrap
     exact or in its normal approximation."""
-    from harness.tournament import stats
+    from harness.ratings.bootstrap import DealBootstrap, NormalBootstrap, analyse
+    from harness.ratings.games import GameArrays
 
     method, seed = args
     rng = np.random.default_rng(seed)
@@ -217,9 +218,9 @@ def rating_case(args: tuple[str, int]) -> list[bool]:
     noise = -RATING_STEP * seats + rng.gumbel(size=seats.shape)
     places = (np.argsort(np.argsort(-noise, axis=1), axis=1) + 1).astype(np.int16)
     ids = np.arange(RATING_GAMES, dtype=np.int64)
-    arr = stats.GameArrays.build([f"e{i}" for i in range(RATING_ENTRANTS)], ids, -1 - ids, seats, places)
-    boot = (stats.NormalBootstrap if method == "normal" else stats.DealBootstrap)(arr, arr.entrants)
-    a = stats.analyse(arr, arr.entrants, seed=seed) if method == "exact" else None
+    arr = GameArrays.build([f"e{i}" for i in range(RATING_ENTRANTS)], ids, -1 - ids, seats, places)
+    boot = (NormalBootstrap if method == "normal" else DealBootstrap)(arr, arr.entrants)
+    a = analyse(arr, arr.entrants, seed=seed) if method == "exact" else None
     th = np.array([x for x, _ in boot.resamples(1000, seed)]) if a is None else np.array(a.samples)
     lo, hi = np.quantile(th, [0.025, 0.975], axis=0)
     truth = rating_truth()
@@ -237,8 +238,8 @@ def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]
     any order ever marked settled, and after how many games?"""
     from harness.tournament.league import Matchmaker
     from harness.tournament.runner import sequential_board
-    from harness.tournament.standings import tally_leaderboard
-    from harness.tournament.tally import GameTally
+    from harness.ratings.standings import tally_leaderboard
+    from harness.ratings.tally import Tally
 
     entrants, size, duplicate, sequential, seed = args
     cfg = parse_config({
@@ -249,7 +250,7 @@ def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]
     seq = sequential_board(cfg) if sequential is None else sequential
     mm, games = Matchmaker(cfg), DrawnGames(seed)
     records: dict[int, dict[str, Any]] = {}
-    tally = GameTally(cfg.standing, ratings=False)  # the board's TrueSkill decides no mark: not run
+    tally = Tally(cfg.standing, ratings=False)  # the board's TrueSkill decides no mark: not run
     looks = 0
     while len(records) < LEAGUE_BUDGET:
         for s in mm.round(len(records), cfg.entrants, records):

@@ -10,13 +10,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..referee.text import REORDERING
+from .columns import COLUMNS, STATS_COLUMNS
 
-
-COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
-           "mean_place", "mean_score", "mean_phases", "faults"]
-# Appended after COLUMNS in the CSV: the batch rating (the board's order), its interval,
-# whether the order against the next row is settled and the test's verdict (tournament/stats.py).
-STATS_COLUMNS = ["pl_strength", "ci_low", "ci_high", "settled_above", "next"]
 MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}
 MATRIX_MAX = 20
 """Entrants up to which leaderboard.md and stats.md show every pair as a matrix; beyond,

@@ -38,7 +38,7 @@ from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, h
 from .config import TournamentConfig
 from .executor import GameRunner, cpu_to_spare, watchdog_budget
 from .schedule import GameSpec
-from .spill import IndexSet
+from ..spill import IndexSet
 
 try:
     import distributed

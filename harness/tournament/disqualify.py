@@ -30,7 +30,7 @@ import numpy as np
 
 from .config import DisqualifyPolicy
 from .schedule import GameSpec, game_id
-from .spill import Column, empty
+from ..spill import Column, empty
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Mapping
 import orjson
 
 from ..report.files import MAX_LINE, NotAFileError, open_plain
-from .spill import IndexSet
+from ..spill import IndexSet
 
 CHAIN_FORMAT = "p10-chain/2"
 CHAIN_FORMATS = ("p10-chain/1", CHAIN_FORMAT)

@@ -31,10 +31,11 @@ from collections import Counter
 from typing import Any, Iterator, Mapping, Sequence
 
 from .config import SAMPLE_PER_ENTRANT, TournamentConfig
+from ..ratings.trueskill import Ratings, rules_draw_probability
+from ..seeds import derive_seed
 from .disqualify import BUILD_KEY, disqualifications, failed_builds, judges
 from .matching import match_tables
-from .ratings import Ratings, rules_draw_probability
-from .schedule import GameSpec, derive_seed, game_id
+from .schedule import GameSpec, game_id
 
 class Matchmaker:
     """The rounds of a league: fed the finished games, it matches the round that starts at

@@ -10,7 +10,7 @@ import random
 from collections import Counter
 from typing import Mapping, Sequence
 
-from .ratings import SIGMA
+from ..ratings.trueskill import SIGMA
 
 BETA = SIGMA / 2  # TrueSkill's performance spread (ratings.make_env)
 SHARE = 2  # an entrant sits at most at this many times its share of a round's tables

@@ -33,11 +33,13 @@ from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain
 from .keep import Deferred, FirstFaults
 from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
                      env_key, marker_genesis, marker_shape, read_secret, write_secret)
-from .ratings import Ratings, rules_draw_probability
+from ..ratings.paired import paired_deals
+from ..ratings.sprt import deal_scores, sprt
+from ..ratings.standings import tally_leaderboard
+from ..ratings.stopping import check_settled, stop_note
+from ..ratings.trueskill import Ratings, rules_draw_probability
 from .schedule import (CompactSchedule, GameSpec, PastReader, full_schedule, game_id, iter_schedule, played_as,
                        spec_of)
-from .standings import tally_leaderboard
-from .stats import check_settled, deal_scores, paired_deals, sprt, stop_note
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes, read_checkpoint
 
 _OWN = (SECRET, ENV_KEY, "games.jsonl", "leaderboard.md", "leaderboard.json", "leaderboard.csv", "head_to_head.csv",

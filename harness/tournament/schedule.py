@@ -24,9 +24,10 @@ from typing import Any, Container, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
-from .spill import Column
+from ..seeds import derive_seed
+from ..spill import Column
 
-__all__ = ["CompactSchedule", "Field", "GameSpec", "Past", "PastReader", "PlayedGames", "derive_seed", "full_schedule", "game_id", "iter_schedule", "schedule", "spec_of",
+__all__ = ["CompactSchedule", "Field", "GameSpec", "Past", "PastReader", "PlayedGames", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
            "tables_for"]
 
 
@@ -216,7 +217,7 @@ class PastReader:
         """The history read so far."""
         ratings: dict[str, tuple[float, float]] = {}
         if self.rate:
-            from .ratings import Ratings
+            from ..ratings.trueskill import Ratings
 
             rated = Ratings(sorted(self.games))
             names = self.played.names()
@@ -334,7 +335,7 @@ class CompactSchedule:
         return ScheduleSpan(self, a, b)
 
     def rounds(self, round_games: int) -> list["ScheduleSpan"]:
-        """`stats.plan_rounds` of the schedule: consecutive games, at least `round_games` a
+        """`plan_rounds` of the schedule: consecutive games, at least `round_games` a
         round, never splitting a deal group; the last round takes what is left."""
         out: list[ScheduleSpan] = []
         a = 0
@@ -373,6 +374,22 @@ class ScheduleSpan(Sequence[GameSpec]):
         return self.sched.specs(self.a, self.b)
 
 
+def plan_rounds(specs: Sequence[GameSpec], round_games: int) -> list[list[GameSpec]]:
+    """The schedule cut into rounds: consecutive games, at least `round_games` of them per
+    round, never splitting a deal group (a round ends only where the next game starts
+    another ``group``); the last round takes what is left."""
+    rounds: list[list[GameSpec]] = []
+    cur: list[GameSpec] = []
+    for spec in specs:
+        if len(cur) >= round_games and spec.group != cur[-1].group:
+            rounds.append(cur)
+            cur = []
+        cur.append(spec)
+    if cur:
+        rounds.append(cur)
+    return rounds
+
+
 def spec_of(rec: Mapping[str, Any]) -> "GameSpec":
     """The spec of a recorded game (history: the game as it was scheduled)."""
     return GameSpec(rec["id"], rec["game"], tuple(rec["seats"]), rec["seed"], rec.get("group", rec["id"]))
@@ -385,12 +402,6 @@ def played_as(spec: "GameSpec", rec: Mapping[str, Any]) -> bool:
     return (isinstance(out, list) and all(isinstance(e, str) and e in spec.seats for e in out)
             and (rec.get("game"), rec.get("seed"), [rec.get("seats"), out]) == (
                 spec.game, spec.seed, list(spec.seats_without(set(out)))))
-
-
-def derive_seed(seed: int, *parts: object) -> int:
-    """A 63-bit seed from the tournament seed and labels (stable across runs and machines)."""
-    text = ":".join([str(seed), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
 def game_id(index: int) -> str:
@@ -440,8 +451,8 @@ def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], pas
     short of the league's default `min_games` first, then close ratings and high
     uncertainty), seats in a random order."""
     from .config import LeaguePolicy
+    from ..ratings.trueskill import MU, SIGMA
     from .matching import match_tables
-    from .ratings import MU, SIGMA
 
     assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables", past.base))

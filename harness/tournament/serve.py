@@ -30,7 +30,7 @@ import yaml
 from ..report.files import (MAX_LINE, MAX_META, NotAFileError, load_yaml, open_plain, read_json, read_regular,
                              safe_folder)
 from .ledger import MARKER, marker_shape
-from .ratings import Ratings, Trail, draw_probability_for
+from ..ratings.trueskill import Ratings, Trail, draw_probability_for
 
 NEWEST = 10
 SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")

@@ -40,7 +40,7 @@ from .config import ConfigError, TournamentConfig, config_hash, parse_config
 from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
 from .keep import FirstFaults, at_fault, keeps
 from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
-from .ratings import rules_draw_probability
+from ..ratings.trueskill import rules_draw_probability
 from .disqualify import BUILD_KEY, Disqualification, failed_builds
 from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
 from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule, played_as

@@ -4,7 +4,7 @@
 
 Builds `tests/test_stats.py::_big(GAMES, WIDTH)` (100 entrants, random tables of WIDTH,
 places drawn from Plackett–Luce strengths, plain deals; with --tied every place shared),
-then times `stats.report` (1,000 resamples) by the process's CPU clock and, in a second
+then times `section.report` (1,000 resamples) by the process's CPU clock and, in a second
 run, measures its working memory beyond the games' own arrays with tracemalloc.
 """
 
@@ -21,7 +21,7 @@ for p in (ROOT, ROOT / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from harness.tournament import stats  # noqa: E402
+from harness.ratings.section import report  # noqa: E402
 from test_stats import _big  # noqa: E402
 
 
@@ -34,10 +34,10 @@ def main() -> None:
     arr = _big(a.games, a.width, False, tied=a.tied)
     size = sum(getattr(arr, k).nbytes for k in ("ids", "group", "size", "seats", "places"))
     t = time.process_time()
-    analysis, _ = stats.report(arr, arr.entrants)
+    analysis, _ = report(arr, arr.entrants)
     cpu = time.process_time() - t
     tracemalloc.start()
-    stats.report(arr, arr.entrants)
+    report(arr, arr.entrants)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     print(f"{a.games:,} games of {a.width}{', every place shared' if a.tied else ''}: the games' arrays "

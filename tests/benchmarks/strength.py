@@ -46,7 +46,9 @@ if str(ROOT) not in sys.path:
 from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
 from harness.tournament.schedule import seat_order  # noqa: E402
-from harness.tournament.stats import analyse, neighbour_tests, paired_deals  # noqa: E402
+from harness.ratings.bootstrap import analyse  # noqa: E402
+from harness.ratings.paired import paired_deals  # noqa: E402
+from harness.ratings.significance import neighbour_tests  # noqa: E402
 
 
 def play_deal(entrants: Sequence[str], deal: int, seed: int) -> list[dict[str, Any]]:

@@ -26,7 +26,10 @@ from strength import play_deal, solitaire, summary, wilson  # noqa: E402
 
 from harness.tournament.config import parse_config  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
-from harness.tournament.stats import analyse, check_settled, neighbour_tests, paired_deals  # noqa: E402
+from harness.ratings.bootstrap import analyse  # noqa: E402
+from harness.ratings.paired import paired_deals  # noqa: E402
+from harness.ratings.significance import neighbour_tests  # noqa: E402
+from harness.ratings.stopping import check_settled  # noqa: E402
 
 
 def _wins(records: list[dict], who: str) -> float:

@@ -19,7 +19,7 @@ from typing import Any
 from harness.tournament.config import parse_config
 from harness.tournament.league import Matchmaker
 from harness.tournament.schedule import schedule
-from harness.tournament.stats import check_settled
+from harness.ratings.stopping import check_settled
 
 ENTRANTS = [f"e{i}" for i in range(8)]  # e0 the strongest
 RATIO = 2.5  # P(e_k ahead of e_{k+1}) = 2.5 / 3.5 = 0.714

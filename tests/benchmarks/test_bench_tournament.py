@@ -22,7 +22,8 @@ from harness.tournament.config import parse_config
 from harness.tournament import executor
 from harness.tournament.executor import GameRunner, pin_to_cpu
 from harness.tournament.runner import run_tournament
-from harness.tournament.schedule import GameSpec, derive_seed, game_id
+from harness.seeds import derive_seed
+from harness.tournament.schedule import GameSpec, game_id
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]

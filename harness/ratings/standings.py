@@ -1,14 +1,18 @@
-"""Standings: ratings, per-entrant statistics and head-to-head from game records (or the
-running aggregates of them, `tally.GameTally`), with how sure the order is (`stats`)."""
+"""Standings: the leaderboard of the games, from their records or their running aggregates
+(`tally.Tally`): ratings, per-entrant statistics and head-to-head, with how sure the order
+is (`section`)."""
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..report.leaderboard import COLUMNS
-from .ratings import Ratings
-from .stats import CONFIDENCE, RESAMPLES, SPARSE_ABOVE, bootstrap_seed, report
-from .tally import GameTally
+from ..report.columns import COLUMNS
+from .bootstrap import RESAMPLES, bootstrap_seed
+from .paired import SPARSE_ABOVE
+from .section import report
+from .significance import CONFIDENCE
+from .tally import Tally
+from .trueskill import Ratings
 
 
 def build_leaderboard(
@@ -23,14 +27,14 @@ def build_leaderboard(
     (the runner rates games as they finish); otherwise they are rated with
     `draw_probability` (default: that of the standard game; the runner passes the
     variant's). The rest is `tally_leaderboard`'s."""
-    tally = GameTally(entrants, draw_probability, ratings=ratings is None)
+    tally = Tally(entrants, draw_probability, ratings=ratings is None)
     for r in sorted(records, key=lambda r: r["id"]):
         tally.add(r)
     return tally_leaderboard(tally, name, seed, disqualified, confidence, resamples, stopping, ratings, sequential)
 
 
 def tally_leaderboard(
-    tally: GameTally, name: str = "", seed: int | None = None, disqualified: Mapping[str, str] | None = None,
+    tally: Tally, name: str = "", seed: int | None = None, disqualified: Mapping[str, str] | None = None,
     confidence: float = CONFIDENCE, resamples: int = RESAMPLES, stopping: Mapping[str, Any] | None = None,
     ratings: Ratings | None = None, sequential: bool = False, bootstrap: int | None = None,
 ) -> dict[str, Any]:
@@ -45,10 +49,10 @@ def tally_leaderboard(
     "no evidence of a difference"). TrueSkill (μ, σ, μ − 3σ) is the other rating, shown
     beside it: `ratings` if given (e.g. a checkpoint of them), else the tally's own. With
     `sequential` (a tournament with early stopping) the test is the anytime-valid one. The
-    board's `statistics` section has the rest (`stats.report`); `stopping` (early
+    board's `statistics` section has the rest (`section.report`); `stopping` (early
     stopping's decision, from the runner) is kept as the board's `stopping`.
 
-    Sizes: with more than `stats.SPARSE_ABOVE` entrants, `head_to_head` (and the
+    Sizes: with more than `paired.SPARSE_ABOVE` entrants, `head_to_head` (and the
     statistics' `pairs_met`) list only the pairs that met; pairs not listed never met.
     """
     entrants = tally.entrants
@@ -56,29 +60,7 @@ def tally_leaderboard(
         ratings = tally.final_ratings()
     if ratings is None:
         raise ValueError("no TrueSkill ratings: the tally was kept without them and none were given")
-    sums = tally.sums
-    table = ratings.table()
-    rows: list[dict[str, Any]] = []
-    for i, e in enumerate(entrants):
-        mu, sigma = table[e]
-        games = sums["games"][i]
-        g = games or 1
-        rows.append({
-            "entrant": e,
-            "mu": round(mu, 3),
-            "sigma": round(sigma, 3),
-            "conservative": round(mu - 3 * sigma, 3),
-            "games": games,
-            "wins": sums["wins"][i],
-            "win_rate": round(sums["wins"][i] / g, 4),
-            "mean_place": round(sums["place"][i] / g, 3),
-            "mean_score": round(sums["score"][i] / g, 2),
-            "mean_phases": round(sums["phases"][i] / g, 3),
-            "faults": sums["faults"][i],
-            "fault_kinds": dict(sorted(tally.fault_kinds[i].items())),
-            "place_counts": {str(k): v for k, v in sorted(tally.place_counts[i].items())},
-            "disqualified": (disqualified or {}).get(e),
-        })
+    rows = _rows(tally, ratings, disqualified or {})
     dq = {e for e in entrants if (disqualified or {}).get(e)}
     boot = bootstrap_seed(seed) if bootstrap is None else bootstrap
     analysis, statistics = report(tally.arrays(), entrants, resamples, confidence, boot, last=dq, sequential=sequential)
@@ -110,3 +92,31 @@ def tally_leaderboard(
     if stopping is not None:
         board["stopping"] = dict(stopping)
     return board
+
+
+def _rows(tally: Tally, ratings: Ratings, disqualified: Mapping[str, str]) -> list[dict[str, Any]]:
+    """A row of the board per entrant, in the tally's order: TrueSkill and the sums."""
+    sums = tally.sums
+    table = ratings.table()
+    rows: list[dict[str, Any]] = []
+    for i, e in enumerate(tally.entrants):
+        mu, sigma = table[e]
+        games = sums["games"][i]
+        g = games or 1
+        rows.append({
+            "entrant": e,
+            "mu": round(mu, 3),
+            "sigma": round(sigma, 3),
+            "conservative": round(mu - 3 * sigma, 3),
+            "games": games,
+            "wins": sums["wins"][i],
+            "win_rate": round(sums["wins"][i] / g, 4),
+            "mean_place": round(sums["place"][i] / g, 3),
+            "mean_score": round(sums["score"][i] / g, 2),
+            "mean_phases": round(sums["phases"][i] / g, 3),
+            "faults": sums["faults"][i],
+            "fault_kinds": dict(sorted(tally.fault_kinds[i].items())),
+            "place_counts": {str(k): v for k, v in sorted(tally.place_counts[i].items())},
+            "disqualified": disqualified.get(e),
+        })
+    return rows
