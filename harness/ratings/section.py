@@ -49,7 +49,7 @@ def report(
             if sequential else "exact two-sided sign test (binomial, p = 1/2)")
     section = {
         "method": {
-            "rating": "Plackett-Luce on places, fitted on all games at once (MM, Hunter 2004); "
+            "rating": "Plackett-Luce on places, fitted on all games at once (maximum likelihood by Newton's method); "
                       "pl_strength = ln(strength); a shared place counts as every order of the tied "
                       f"entrants equally; prior: {prior:g} virtual win and loss per entrant against a "
                       "reference of strength 0; the leaderboard's order",
