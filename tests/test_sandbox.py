@@ -21,9 +21,11 @@ import yaml
 
 from harness.referee import BotProcess, BotSpec, BotStartError, Limits, TimeControl, handshake
 from harness.referee.process import describe_exit
-from harness.referee.sandbox import (
-    BotCgroup, BuildError, Sandbox, SandboxError, bwrap_available, detect_cgroups, prepare, resolve_mode, run_build,
-)
+from harness.sandbox.box import BuildError, Sandbox, SandboxError
+from harness.sandbox.build import run_build
+from harness.sandbox.cgroups import BotCgroup, detect_cgroups
+from harness.sandbox.modes import bwrap_available, resolve_mode
+from harness.sandbox.options import prepare
 from harness.tournament.config import ConfigError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +108,7 @@ def test_each_bot_hides_results_tournament_and_the_other_bots(tmp_path: Path) ->
 def _masked(spec: BotSpec) -> list[str]:
     """The folders a bot's sandbox covers with an empty tmpfs, as bwrap_options says now
     (not its scratch folders)."""
-    from harness.referee.sandbox import bwrap_options
+    from harness.sandbox.options import bwrap_options
 
     opts = bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None)
     return [opts[i + 1] for i, o in enumerate(opts) if o == "--tmpfs" and opts[i + 1] not in ("/tmp", "/dev/shm")]
@@ -166,7 +168,7 @@ def test_every_results_folder_a_bot_is_shown_is_masked_at_every_start(tmp_path: 
 def test_the_search_for_results_folders_goes_thousands_of_folders_deep(tmp_path: Path) -> None:
     """A build may nest folders far deeper than Python's recursion limit: the search
     still ends, and finds a results folder at the bottom."""
-    from harness.referee.sandbox import marked_folders
+    from harness.sandbox.marks import marked_folders
 
     deep = tmp_path
     for _ in range(1200):  # past the recursion limit (1000), inside PATH_MAX; made one by one, as
@@ -189,7 +191,7 @@ def test_a_bot_start_searches_a_folder_of_100k_folders_in_bounded_work(tmp_path:
     (here when the tournament file is read); a start then reads at most `START_ENTRIES`
     directory entries in `START_FOLDERS` folders, and still masks the results folder found
     deep down then, and one made at the top of the folder since."""
-    from harness.referee import sandbox
+    from harness.sandbox import options as sandbox
     from harness.tournament.ledger import CONCEAL
 
     own = tmp_path / "bot"
@@ -519,7 +521,7 @@ def test_without_a_cgroup_memory_that_forked_workers_share_is_counted_once(
     sum of their resident sizes is over it. Memory each worker holds of its own still
     counts in full (`test_memory_limit_across_setsid_children_is_named`)."""
     from harness.referee import process
-    from harness.referee.proctable import stat_fields, tree_stats
+    from harness.sandbox.proctable import stat_fields, tree_stats
 
     if mode == "auto" and not OK:
         pytest.skip(f"the sandbox cannot run here: {WHY}")
@@ -601,7 +603,7 @@ def test_unsandboxed_without_a_cgroup_children_that_leave_the_group_are_counted_
     towards its 200 MB limit, and are ended with it (they were not: they outlived the
     bot)."""
     from harness.referee import process
-    from harness.referee.proctable import stat_fields, tree_stats
+    from harness.sandbox.proctable import stat_fields, tree_stats
 
     monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
@@ -851,7 +853,7 @@ def test_a_build_run_by_root_owns_nothing_of_the_host(tmp_path: Path) -> None:
 ])
 def test_a_build_that_makes_too_much_is_an_error_and_leaves_no_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                       make: str, words: str) -> None:
-    import harness.referee.sandbox as sandbox
+    from harness.sandbox import tree as sandbox
 
     monkeypatch.setattr(sandbox, "BUILD_COPY_MB", 4)
     own = tmp_path / "own"
@@ -915,7 +917,7 @@ def _own_folder(tmp_path: Path) -> Path:
 
 
 def _needs_cgroup() -> None:
-    from harness.referee import sandbox
+    from harness.sandbox import cgroups as sandbox
 
     if sandbox.cgroups()[0] is None:
         pytest.skip("no cgroup can be made here")
@@ -924,7 +926,7 @@ def _needs_cgroup() -> None:
 @needs_bwrap
 def test_a_builds_endless_output_is_kept_to_its_end(tmp_path: Path) -> None:
     """A build that prints 200 MB: the harness keeps the last 256 KB, not all of it."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     box = Sandbox(mode="bwrap", own=str(tmp_path))
     out = run_build("b", ("python", "-c", "import sys\nfor i in range(200_000): sys.stdout.write('x' * 1000 + '\\n')\n"
@@ -940,7 +942,7 @@ def test_a_build_that_fills_the_disk_is_ended(tmp_path: Path, monkeypatch: pytes
     """Each file a build writes is capped; the disk it writes may grow by at most
     BUILD_DISK_MB and BUILD_DISK_FILES in all (here lowered to 40 MB and 3,000): past that
     the build is ended and the run stops with an error that says why."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
     monkeypatch.setattr(sandbox, "BUILD_DISK_FILES", 3000)
@@ -964,7 +966,7 @@ def test_a_builds_processes_are_bounded_and_none_outlives_it(tmp_path: Path, mon
     Where no cgroup can be made, it may start no more than that beyond what its user runs
     already (RLIMIT_NPROC), or is ended when the harness sees more. Whatever it leaves
     running is ended with it."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     if cgroup:
         _needs_cgroup()
@@ -998,7 +1000,7 @@ def test_without_a_cgroup_no_process_outlives_a_build(tmp_path: Path, monkeypatc
     """Where no cgroup can be made (an ordinary user without a delegated one), what a
     build leaves running (daemons in sessions of their own) is ended with the sandbox's
     init, which outlives the build's command, and the build does not wait for them."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     monkeypatch.setattr(sandbox, "cgroups", lambda: (None, "none here"))
     own = _own_folder(tmp_path)
@@ -1022,7 +1024,7 @@ def test_without_a_cgroup_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch
     """Where no cgroup can be made, a build process may not take more than BUILD_MEMORY_MB
     (here 150 MB) of address space, and a build whose processes hold more than that
     together is ended by the harness."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     monkeypatch.setattr(sandbox, "cgroups", lambda: (None, "none here"))
     monkeypatch.setattr(sandbox, "BUILD_MEMORY_MB", 150)
@@ -1065,7 +1067,7 @@ hold(60)
 def test_a_builds_memory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """All of a build's processes share BUILD_MEMORY_MB (here 100 MB): one that takes more
     is ended by the kernel, and the build fails."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     _needs_cgroup()
     monkeypatch.setattr(sandbox, "BUILD_MEMORY_MB", 100)
@@ -1081,7 +1083,7 @@ def test_a_build_that_fills_the_disk_and_ends_at_once_is_caught(tmp_path: Path, 
     """The disk is looked at once more when the build ends, so one that writes past the
     limit between two looks and ends at once fails too; and `fallocate`, which reserves
     space without a file growing, is unsupported in a build."""
-    from harness.referee import sandbox
+    from harness.sandbox import build as sandbox
 
     monkeypatch.setattr(sandbox, "BUILD_DISK_MB", 40)
     own = _own_folder(tmp_path)
@@ -1126,7 +1128,7 @@ def test_a_build_may_not_turn_an_authors_link_out_of_its_folder(tmp_path: Path, 
     leads into the folder while `sys` is a folder; a build that swaps `sys` for a link to
     /usr turns it to the host's /etc, and fails. A folder with more folders than can be
     looked at fails the build too, rather than leave links unlooked at."""
-    from harness.referee import sandbox
+    from harness.sandbox import tree as sandbox
 
     own = tmp_path / "own"
     (own / "sys").mkdir(parents=True)
@@ -1393,7 +1395,7 @@ def test_no_cgroups_means_per_process_limits_recorded(tmp_path: Path) -> None:
     (tmp_path / "proc" / "self" / "cgroup").write_text("0::/\n")
     backend, why = detect_cgroups(str(tmp_path / "proc"), str(tmp_path / "nothing"))
     assert backend is None and why
-    from harness.referee.sandbox import describe
+    from harness.sandbox.modes import describe
 
     d = describe(["bwrap"], None, why)
     assert d["per_process_only"] == ["memory_mb", "processes"]
@@ -1402,7 +1404,7 @@ def test_no_cgroups_means_per_process_limits_recorded(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not os.access("/sys/fs/cgroup", os.W_OK), reason="no writable cgroup file system here")
 def test_a_real_cgroup_is_removed_with_its_bot(tmp_path: Path) -> None:
-    from harness.referee.sandbox import cgroups
+    from harness.sandbox.cgroups import cgroups
 
     backend, why = cgroups()
     if backend is None:
@@ -1462,7 +1464,7 @@ def test_seccomp_refuses_the_keyring_watches_and_locks_and_allows_ordinary_calls
         machine: str, arch: int, keyctl: int, read: int, x32: bool, flock: int, fcntls: tuple[int, ...],
         watch: tuple[int, ...], io_setup: int, fchmodat: int, utimensat: int, setxattr: int, getxattr: int,
         timer: int) -> None:
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     prog = seccomp.program(machine)
     build = seccomp.program(machine, build=True)
@@ -1512,7 +1514,7 @@ def test_seccomp_refuses_another_processs_memory_and_descriptors(machine: str, a
     """`ptrace`, `process_vm_readv`, `process_vm_writev` and `pidfd_getfd` fail with
     EPERM in games and builds: a bot could otherwise rewrite its sandbox's init so that
     it outlives the harness and is not ended by its name; waiting for a child works."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     for build in (False, True):
         prog = seccomp.program(machine, build=build)
@@ -1534,7 +1536,7 @@ def test_seccomp_allows_only_unix_and_netlink_sockets(
     """AF_VSOCK's ports are one table for the whole machine, and IP sockets' counts,
     source ports and (on cgroup v1) buffers are the machine's: a socket of any family but
     AF_UNIX and AF_NETLINK is refused, in games and builds."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     prog = seccomp.program(machine, build=build)
     assert prog is not None
@@ -1559,7 +1561,7 @@ def test_seccomp_refuses_socket_cookies(machine: str, arch: int, socket: int, ge
     """Socket cookies come from one counter for the machine: SO_COOKIE and SO_NETNS_COOKIE
     are refused, and so is a NETLINK_SOCK_DIAG socket (its dumps hand out cookies); other
     options and netlink protocols are not."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     prog = seccomp.program(machine, build=build)
     assert prog is not None
@@ -1580,7 +1582,7 @@ def test_seccomp_refuses_socket_cookies(machine: str, arch: int, socket: int, ge
 def test_seccomp_refuses_fallocate_in_builds(machine: str, arch: int, fallocate: int) -> None:
     """`fallocate` reserves disk space at once without a file growing (past a build's disk
     watch and file-size limit): unsupported in builds; games write only their tmpfs."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     prog, build = seccomp.program(machine), seccomp.program(machine, build=True)
     assert prog is not None and build is not None
@@ -1594,7 +1596,7 @@ def test_seccomp_refuses_fallocate_in_builds(machine: str, arch: int, fallocate:
 def test_seccomp_makes_setsid_do_nothing_in_games(machine: str, arch: int, setsid: int, getsid: int) -> None:
     """Every new session numbers an autogroup from one counter for the machine: in games
     `setsid` succeeds and does nothing; a build's works."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     prog, build = seccomp.program(machine), seccomp.program(machine, build=True)
     assert prog is not None and build is not None
@@ -1654,7 +1656,7 @@ def test_seccomp_keeps_a_bot_from_writing_back_the_machines_files(
     `posix_fadvise` and `msync` with MS_SYNC return 0 without being made, in games and
     builds. The numbers come from the kernel's headers, and the filter's lists for this
     are exactly these calls."""
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     nr = syscall_numbers(arch)
     refused = [nr[n] for n in ("sync", "syncfs", "quotactl", "quotactl_fd")]
@@ -1675,7 +1677,7 @@ def test_seccomp_keeps_a_bot_from_writing_back_the_machines_files(
 
 
 def test_seccomp_has_no_filter_for_an_unknown_machine() -> None:
-    from harness.referee import seccomp
+    from harness.sandbox import seccomp
 
     assert seccomp.program("riscv64") is None
     assert seccomp.program("amd64") == seccomp.program("x86_64")
@@ -1688,7 +1690,7 @@ def test_a_sandboxed_process_cannot_reach_the_keyring_or_file_locks(tmp_path: Pa
     files, fcntl) still work."""
     import platform
 
-    from harness.referee.seccomp import program
+    from harness.sandbox.seccomp import program
 
     if program() is None or platform.machine() not in ("x86_64", "aarch64"):
         pytest.skip(f"no seccomp filter for {platform.machine()}")
@@ -1786,7 +1788,7 @@ def test_a_sandboxed_process_cannot_make_the_machine_write_back_its_files(tmp_pa
     mapped at, where made they fail. `msync` without MS_SYNC is made."""
     import platform
 
-    from harness.referee.seccomp import program
+    from harness.sandbox.seccomp import program
 
     arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(platform.machine())
     if not OK or program() is None or arch is None:
@@ -1836,7 +1838,7 @@ def test_a_sandboxed_process_can_make_no_vsock_or_ip_socket(tmp_path: Path) -> N
     session (and the machine's count of them) as it was."""
     import platform
 
-    from harness.referee.seccomp import program
+    from harness.sandbox.seccomp import program
 
     if program() is None or platform.machine() not in ("x86_64", "aarch64"):
         pytest.skip(f"no seccomp filter for {platform.machine()}")
@@ -1916,7 +1918,7 @@ def test_a_bot_can_neither_trace_nor_read_its_sandboxs_init(tmp_path: Path) -> N
     /proc/self/mountinfo shows anyway.)"""
     import platform
 
-    from harness.referee.seccomp import program
+    from harness.sandbox.seccomp import program
 
     if program() is None or platform.machine() not in ("x86_64", "aarch64"):
         pytest.skip(f"no seccomp filter for {platform.machine()}")
@@ -1939,7 +1941,7 @@ def test_a_builds_init_is_found_from_bwraps_info_written_in_pieces() -> None:
     to be bwrap's in the PID namespace bwrap named, and `end` kills it."""
     import json
 
-    from harness.referee.sandbox import _SandboxInit
+    from harness.sandbox.build import _SandboxInit
 
     r, w = os.pipe()
     p = subprocess.Popen(["bwrap", "--unshare-pid", "--ro-bind", "/", "/", "--info-fd", str(w), "sleep", "30"],

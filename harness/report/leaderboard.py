@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..referee.text import REORDERING
+from ..text import REORDERING
 
 
 COLUMNS = ["rank", "entrant", "mu", "sigma", "conservative", "games", "wins", "win_rate",
