@@ -8,6 +8,7 @@ import signal
 import stat
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..text import printable
@@ -77,35 +78,12 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
     (`_bring_back`): a failed build leaves its folder as it was."""
     timeout_s = timeout_s or box.build_timeout_s
     argv = harness_python(build)
-    inv: Invocation | None = None
-    info_r: int | None = None
-    info_w: int | None = None
-    copy = None
     own = os.path.realpath(box.own) if box.own else None
-    groups = None
-    build_cwd = cwd
-    note = ""
     try:  # where its links lead before it runs (see `links_out`)
         links_before = folder_links(own) if own and mode == "bwrap" else {}
     except BuildError as e:
         raise BuildError(f"bot {name!r}: {e}") from None
-    if mode == "bwrap":
-        if own:
-            copy, build_cwd, note = _stage(name, box.own or own, own, cwd)
-        try:
-            inv = prepare(argv, build_cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
-        except BaseException:
-            if copy is not None:
-                remove_stage(os.path.dirname(copy))
-            raise
-        cmd, run_env, fds, groups = inv.argv, inv.env, inv.pass_fds, inv.extra_groups
-        # bwrap writes the host pid of the sandbox's init here: when the build's command
-        # ends, the init may live on with what the build left running (ended with it).
-        info_r, info_w = os.pipe()
-        cmd = [cmd[0], "--info-fd", str(info_w), *cmd[1:]]
-        fds = (*fds, info_w)
-    else:
-        cmd, run_env, fds = argv, {**os.environ, **env}, ()
+    run = _launch(name, argv, cwd, env, box, mode, scratch_mb, own)
     cgroup = None
     backend, _ = cgroups()
     if backend is not None:
@@ -114,36 +92,80 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         except OSError:
             cgroup = None  # bounded per process and watched instead (below)
     try:
-        try:
-            p = subprocess.Popen(cmd, cwd=cwd, env=run_env, pass_fds=fds, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                 extra_groups=groups, preexec_fn=_build_setup(mode, cgroup))
-        except (OSError, subprocess.SubprocessError) as e:  # (bwrap itself, when sandboxed)
-            raise (SandboxError if mode == "bwrap" else BuildError)(
-                f"bot {name!r}: build command {argv[0]!r} could not start: "
-                f"{getattr(e, 'strerror', None) or e}") from None
-        finally:
-            if inv is not None:
-                inv.close()
-            if info_w is not None:
-                os.close(info_w)
-        out, why = _watch_build(p, timeout_s, [d for d in (copy, own, cwd) if d], cgroup, info_r)
+        p = _start(name, argv, cwd, run, mode, cgroup)
+        out, why = _watch_build(p, timeout_s, [d for d in (run.copy, own, cwd) if d], cgroup, run.info_r)
         if why is None and p.returncode != 0:
             why = f"exit code {sandbox_exit_code(p.returncode) if mode == 'bwrap' else p.returncode}"
-        text = note + out.decode("utf-8", "replace")
+        text = run.note + out.decode("utf-8", "replace")
         if why is not None:
             last = " | ".join(printable(t.strip()) for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
             raise BuildError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
-        if copy is not None and own is not None:
-            _bring_back(name, copy, own, links_before)
+        if run.copy is not None and own is not None:
+            _bring_back(name, run.copy, own, links_before)
         return text
     finally:
-        if info_r is not None:
-            os.close(info_r)
+        if run.info_r is not None:
+            os.close(run.info_r)
         if cgroup is not None:
             cgroup.remove()  # and whatever the build left running
+        if run.copy is not None:
+            remove_stage(os.path.dirname(run.copy))
+
+
+@dataclass
+class _Launch:
+    """How a build starts: its command line, environment, the descriptors it is passed and
+    its supplementary groups; when sandboxed, its prepared start, the pipe bwrap writes its
+    init's pid to, the copy of its folder it works on and a note for its output."""
+
+    cmd: list[str]
+    env: dict[str, str]
+    fds: tuple[int, ...] = ()
+    groups: list[int] | None = None
+    inv: Invocation | None = None
+    info_r: int | None = None
+    info_w: int | None = None
+    copy: str | None = None
+    note: str = ""
+
+
+def _launch(name: str, argv: list[str], cwd: str | None, env: Mapping[str, str], box: Sandbox, mode: str,
+            scratch_mb: int | None, own: str | None) -> _Launch:
+    """How the build `argv` starts: plainly (`mode` "none"), or in its sandbox on a copy of
+    its folder `own` (`_stage`; removed again where the sandbox cannot be prepared)."""
+    if mode != "bwrap":
+        return _Launch(argv, {**os.environ, **env})
+    copy, build_cwd, note = _stage(name, box.own or own, own, cwd) if own else (None, cwd, "")
+    try:
+        inv = prepare(argv, build_cwd, env, box, scratch_mb or 1024, writable_own=True, own_source=copy)
+    except BaseException:
         if copy is not None:
             remove_stage(os.path.dirname(copy))
+        raise
+    # bwrap writes the host pid of the sandbox's init here: when the build's command
+    # ends, the init may live on with what the build left running (ended with it).
+    info_r, info_w = os.pipe()
+    cmd = [inv.argv[0], "--info-fd", str(info_w), *inv.argv[1:]]
+    return _Launch(cmd, inv.env, (*inv.pass_fds, info_w), inv.extra_groups, inv, info_r, info_w, copy, note)
+
+
+def _start(name: str, argv: Sequence[str], cwd: str | None, run: _Launch, mode: str,
+           cgroup: BotCgroup | None) -> subprocess.Popen[bytes]:
+    """Start a build as `run` says; then our ends of what it was passed are closed.
+    SandboxError where bwrap cannot start, BuildError where its own command cannot."""
+    try:
+        return subprocess.Popen(run.cmd, cwd=cwd, env=run.env, pass_fds=run.fds, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                extra_groups=run.groups, preexec_fn=_build_setup(mode, cgroup))
+    except (OSError, subprocess.SubprocessError) as e:  # (bwrap itself, when sandboxed)
+        raise (SandboxError if mode == "bwrap" else BuildError)(
+            f"bot {name!r}: build command {argv[0]!r} could not start: "
+            f"{getattr(e, 'strerror', None) or e}") from None
+    finally:
+        if run.inv is not None:
+            run.inv.close()
+        if run.info_w is not None:
+            os.close(run.info_w)
 
 
 def _stage(name: str, named: str, own: str, cwd: str | None) -> tuple[str, str | None, str]:

@@ -165,6 +165,30 @@ def bwrap_options(
                 raise SandboxError(f"{a!r}, which the bot's command, cwd or mounts name, now leads to {r!r}, which "
                                    "it did not when the tournament was read (a link its build made?)")
     cwd = os.path.realpath(cwd or os.getcwd())
+    opts = _base_options(userns, scratch_mb)
+    harness_py = uses_harness_python(argv)
+    needed = _needed(argv, cwd, box, harness_py)
+    # Bind the outermost of the needed paths (a folder inside another comes with it).
+    bound: list[str] = []
+    for p in sorted(set(needed), key=len):
+        if not any(under(p, b) for b in bound) and not any(under(p, s) for s in SYSTEM_PATHS):
+            bound.append(p)
+    secret = _secret(argv, cwd, box, needed, bound)
+    own = os.path.realpath(box.own) if box.own else None
+    if writable_own and own:
+        _check_writable(own, [h for h in box.hide] + secret)
+    for p in bound:
+        opts += ["--ro-bind", p, p]
+    opts += _masks(_hidden(box, needed, bound, secret, harness_py), needed, bound, secret)
+    if writable_own and own:
+        opts += ["--bind", own_source or own, own]
+    opts += ["--chdir", cwd]
+    return opts
+
+
+def _base_options(userns: int | None, scratch_mb: int | None) -> list[str]:
+    """What every sandbox has: its namespaces and user, the system's folders, a few files of
+    `/etc`, a fresh `/proc`, a read-only `/dev` of `DEVICES` and the scratch."""
     if userns is None:
         opts = ["--unshare-all", "--unshare-user", "--disable-userns"]
     else:
@@ -190,8 +214,14 @@ def bwrap_options(
     if scratch_mb:
         opts += ["--size", str(scratch_mb << 20)]
     opts += ["--tmpfs", SCRATCH, "--dir", SHM, "--symlink", SHM, "/dev/shm", "--remount-ro", "/dev"]
+    return opts
+
+
+def _needed(argv: Sequence[str], cwd: str, box: Sandbox, harness_py: bool) -> list[str]:
+    """The host paths a bot must be shown: its working folder, the harness's Python where it
+    runs that, its program when that lies outside the system's folders, what its command
+    names, its own folder and its mounts. SandboxError for one inside `SANDBOX_OWN`."""
     needed: list[str] = [cwd]
-    harness_py = uses_harness_python(argv)
     if harness_py:
         needed += python_paths() + [harness_package()]
     prog = argv[0] if argv else ""
@@ -199,43 +229,42 @@ def bwrap_options(
     if found and not any(under(os.path.realpath(found), s) for s in SYSTEM_PATHS):
         needed.append(os.path.realpath(found))  # a program outside /usr: the file itself
     needed += command_paths(argv, cwd)
-    own = os.path.realpath(box.own) if box.own else None
-    if own:
-        needed.append(own)
-    mounts = [os.path.realpath(m) for m in box.mounts]
-    needed += mounts
+    if box.own:
+        needed.append(os.path.realpath(box.own))
+    needed += [os.path.realpath(m) for m in box.mounts]
     for p in needed:
         made = next((k for k in SANDBOX_OWN if under(p, k) and not under(p, "/dev/shm")), None)
         if made is not None:
             raise SandboxError(f"{p!r} (the bot's command, cwd, own folder or mounts) cannot be shown in the sandbox: "
                                f"it lies in {made}, which the sandbox makes its own")
-    # Bind the outermost of the needed paths (a folder inside another comes with it).
-    bound: list[str] = []
-    for p in sorted(set(needed), key=len):
-        if not any(under(p, b) for b in bound) and not any(under(p, s) for s in SYSTEM_PATHS):
-            bound.append(p)
+    return needed
+
+
+def _secret(argv: Sequence[str], cwd: str, box: Sandbox, needed: Sequence[str], bound: Sequence[str]) -> list[str]:
+    """What no bot may see: `box.secret`, and the folders `box.conceal` marks in the bound
+    folders now (not when the tournament was read). SandboxError where a path the bot needs
+    or its command names lies inside one."""
     secret = [os.path.realpath(x) for x in box.secret]
-    if box.conceal:  # what the bound folders hold now (not what they held when the tournament was read)
+    if box.conceal:
         installed = python_paths() + [harness_package()]
         masked_whole = [h for h in (os.path.realpath(x) for x in box.hide) if not any(under(n, h) for n in needed)]
         for b in bound:
             if os.path.isdir(b) and not any(under(b, k) for k in installed):
                 secret += [f for f in marked_at_start(b, box.conceal, masked_whole) if f not in secret]
     named = [os.path.realpath(os.path.join(cwd, w)) for w in argv[1:] if w and not w.startswith("-")]
-    for p in needed + named:
+    for p in [*needed, *named]:
         for x in secret:
             if under(p, x):
                 raise SandboxError(f"{p!r} (the bot's command, cwd, own folder or mounts) lies inside {x!r}, "
                                    "which no bot may see")
-    if writable_own and own:
-        _check_writable(own, [h for h in box.hide] + secret)
-    for p in bound:
-        opts += ["--ro-bind", p, p]
-    # Hide what lies inside a bound folder but is not the bot's: a folder is covered by an
-    # empty tmpfs, and the needed paths inside it are bound again on top of that; a file
-    # by /dev/null. A hidden folder that the bot needs whole (its cwd is the tournament's
-    # folder) stays, and what is hidden inside it is masked in turn.
-    hide = [os.path.realpath(h) for h in box.hide] + secret
+    return secret
+
+
+def _hidden(box: Sandbox, needed: Sequence[str], bound: Sequence[str], secret: Sequence[str],
+            harness_py: bool) -> list[str]:
+    """What lies inside a bound folder but is not the bot's: `box.hide`, the secret paths,
+    a bound folder's `.git`, the folder holding a results folder, and the harness."""
+    hide = [os.path.realpath(h) for h in box.hide] + list(secret)
     # A repository's history holds every committed file, the masked ones too (other bots'
     # folders, tournament files): a bound folder's .git is covered unless the bot names it.
     for b in bound:
@@ -251,6 +280,15 @@ def bwrap_options(
             hide.append(parent)
     if not harness_py:
         hide.append(harness_package())
+    return hide
+
+
+def _masks(hide: Sequence[str], needed: Sequence[str], bound: Sequence[str], secret: Sequence[str]) -> list[str]:
+    """The options that hide `hide`: a folder is covered by an empty tmpfs, and the needed
+    paths inside it are bound again on top of that; a file by /dev/null. A hidden folder
+    that the bot needs whole (its cwd is the tournament's folder) stays, and what is
+    hidden inside it is masked in turn."""
+    opts: list[str] = []
     layers: list[tuple[str, bool]] = [(b, True) for b in bound]  # (path, shown)
 
     def shown(path: str) -> bool:
@@ -277,9 +315,6 @@ def bwrap_options(
             opts += ["--ro-bind", "/dev/null", h]
     for m in masks:
         opts += ["--remount-ro", m]
-    if writable_own and own:
-        opts += ["--bind", own_source or own, own]
-    opts += ["--chdir", cwd]
     return opts
 
 
