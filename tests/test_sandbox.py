@@ -568,28 +568,36 @@ def test_without_a_cgroup_memory_held_in_in_memory_files_counts(
     """Where no cgroup can be made, 240 MiB written into four in-memory files
     (`memfd_create`, each under `file_mb`, none mapped: no process's pages, so no resident
     or proportional size shows them) count towards a 200 MB limit: the watchdog ends the
-    bot."""
+    bot. The bot fills them only once its handshake is done (when told to): filled before,
+    the watchdog, which looks while the harness waits for the hello reply, could end it
+    during its handshake on a slow start."""
     from harness.referee import process
 
     if mode == "auto" and not OK:
         pytest.skip(f"the sandbox cannot run here: {WHY}")
     monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
-        import os
-        from harness.players import GreedyStrategy
-        from harness.sdk import StrategyBot, run
+        import os, sys
 
+        sys.stdin.readline()
+        print('{"type": "hello", "name": "hoarder"}', flush=True)
+        sys.stdin.readline()  # told to fill them
         held = []
         for _ in range(4):
             fd = os.memfd_create("hold")
             for _ in range(60):
                 os.write(fd, b"\\1" * (1 << 20))
             held.append(fd)
-        run(StrategyBot(GreedyStrategy(), name="hoarder"))
+        sys.stdin.readline()  # held until it is ended
     """, Limits(memory_mb=200, cpu_s=None), mode=mode)
     try:
         handshake(bot, "limited", TimeControl(startup_ms=30000))
         assert bot.cgroup is None
+        bot.send(b"fill\n")
+        bot.resume()  # (stopped between its turns)
+        deadline = time.monotonic() + 60  # (no process reads its stdout now: no watchdog looks)
+        while bot.usage()[1] <= 240 and bot.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert bot.usage()[1] > 240, bot.usage()
         with pytest.raises(process.LimitExceeded, match="200 MiB"):
             bot.check_limits(force=True)
@@ -602,30 +610,36 @@ def test_unsandboxed_without_a_cgroup_children_that_leave_the_group_are_counted_
     """`sandbox: none` and no cgroup: two children that leave the bot's process group
     (`setpgid`) holding 120 MiB each (each under its address-space limit of 200 MB) count
     towards its 200 MB limit, and are ended with it (they were not: they outlived the
-    bot)."""
+    bot). They fill their memory once the bot's handshake is done (when told to), so that
+    the watchdog does not end the bot during its handshake on a slow start."""
     from harness.referee import process
     from harness.sandbox.proctable import stat_fields, tree_stats
 
     monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
-        import os, time
+        import os, sys, time
 
-        for _ in range(2):  # (before the imports: each child's address space stays small)
+        r, w = os.pipe()
+        for _ in range(2):
             if os.fork() == 0:
                 os.setpgid(0, 0)
+                os.read(r, 1)  # told to fill it
                 held = bytearray(120 << 20)
                 for i in range(0, len(held), 4096):
                     held[i] = 1
                 time.sleep(60)
                 os._exit(0)
-        from harness.players import GreedyStrategy
-        from harness.sdk import StrategyBot, run
-
-        run(StrategyBot(GreedyStrategy(), name="leaver"))
+        sys.stdin.readline()
+        print('{"type": "hello", "name": "leaver"}', flush=True)
+        sys.stdin.readline()
+        os.write(w, b"ff")
+        sys.stdin.readline()
     """, Limits(memory_mb=200, cpu_s=None), mode="none")
     try:
         handshake(bot, "limited", TimeControl(startup_ms=30000))
         assert bot.proc is not None
+        bot.send(b"fill\n")
+        bot.resume()  # (stopped between its turns)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and bot.usage()[1] < 240:
             time.sleep(0.1)
