@@ -96,7 +96,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     from rich.console import Console
 
     from .report.leaderboard import print_leaderboard
-    from .referee.sandbox import SandboxError
+    from .sandbox.box import SandboxError
     from .tournament.config import ConfigError, load_config, with_sandbox
     from .tournament.dask_executor import ClusterError
     from .tournament.executor import ExecutorError
@@ -418,7 +418,8 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
     """Command-line bots in their sandbox (`--sandbox`, default auto): warns when they run
     without one, runs their builds; `Error:` where bwrap is asked for and cannot run, or a
     build fails. Returns the specs by name."""
-    from .referee.sandbox import SandboxError, run_build
+    from .sandbox.box import SandboxError
+    from .sandbox.build import run_build
     from .tournament.config import contain
     from .tournament.runner import sandbox_state
 

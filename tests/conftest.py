@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from harness.referee import BotProcess, BotSpec, TimeControl, handshake
-from harness.referee.sandbox import Sandbox
+from harness.sandbox.box import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous: the bundled bots answer in milliseconds; tests that are about time pass their own.

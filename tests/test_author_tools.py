@@ -299,7 +299,7 @@ print("secret: " + ("readable" if os.access(SECRET, os.R_OK) else "unreadable"),
 def test_ask_runs_the_bot_in_its_sandbox_as_a_tournament_would(tmp_path: Path, mode: str) -> None:
     """`ask --sandbox` (default auto) contains the bot as `run` and `check-bot` do: a file
     outside the folders it is given is not there for it."""
-    from harness.referee.sandbox import bwrap_available
+    from harness.sandbox.modes import bwrap_available
 
     ok, why = bwrap_available()
     if mode == "bwrap" and not ok:

@@ -16,7 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.referee.sandbox import BuildError, Sandbox, bwrap_available, run_build
+from harness.sandbox.box import BuildError, Sandbox
+from harness.sandbox.build import run_build
+from harness.sandbox.modes import bwrap_available
 from harness.tournament.config import load_config
 from harness.tournament import runner
 from harness.tournament.runner import run_tournament
@@ -242,7 +244,7 @@ def test_a_build_that_fails_after_it_ran_leaves_its_folder_exactly_as_it_was(tmp
     and a file by a folder, and a link; then it left a link out of its folder, or made more
     than may be copied back (found when part of it is back): the folder holds what it held
     (names, contents, modes, owners, times), and nothing is set aside in it."""
-    from harness.referee import sandbox
+    from harness.sandbox import tree as sandbox
 
     own = tmp_path / "own"
     (own / "dir").mkdir(parents=True)

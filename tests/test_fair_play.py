@@ -395,7 +395,7 @@ def test_waiting_processes_of_an_entrant_share_its_memory_limit(tmp_path: Path) 
     memory in each is held to one `memory_mb` across them: the process holding most is
     ended between games and started afresh when needed, with no fault. A bot within its
     limit keeps all of its processes."""
-    from harness.referee.sandbox import cgroups
+    from harness.sandbox.cgroups import cgroups
 
     backend, why = cgroups()
     if backend is None:

@@ -762,13 +762,13 @@ def test_verify_works_out_no_sandbox(finished, tmp_path, monkeypatch) -> None:
     """verify runs no bot, so it does not work out what each bot's sandbox would show: with
     the bots' folders unknown that walked the whole file system once for each bot (minutes
     for a field of 100)."""
-    from harness.referee import sandbox
+    from harness.sandbox import marks, options
 
     def walked(*args, **kwargs):
         raise AssertionError("verify worked out a sandbox")
 
-    monkeypatch.setattr(sandbox, "bwrap_options", walked)
-    monkeypatch.setattr(sandbox, "marked_folders", walked)
+    monkeypatch.setattr(options, "bwrap_options", walked)
+    monkeypatch.setattr(marks, "marked_folders", walked)
     out, _ = copy(finished, tmp_path)
     assert invoke("verify", out).exit_code == 0
 

@@ -17,7 +17,9 @@ import pytest
 
 from harness.engine import Rules
 from harness.referee import BotProcess, BotSpec, Limits, TimeControl, handshake, play_game
-from harness.referee.sandbox import Sandbox, bwrap_available, harness_package
+from harness.sandbox.box import Sandbox
+from harness.sandbox.modes import bwrap_available
+from harness.sandbox.paths import harness_package
 
 OK, WHY = bwrap_available()
 MODES = ["bwrap", "none"]
@@ -257,7 +259,7 @@ def test_the_next_start_ends_bots_a_killed_harness_left(tmp_path: Path) -> None:
     cgroups of a harness process that is gone are emptied and removed at the next start."""
     import subprocess
 
-    from harness.referee.sandbox import cgroups, sweep
+    from harness.sandbox.cgroups import cgroups, sweep
 
     backend, why = cgroups()
     if backend is None:

@@ -22,7 +22,7 @@ from harness.engine import Rules
 from harness.referee import (
     BotProcess, BotSpec, BotStartError, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
-from harness.referee.sandbox import bwrap_available
+from harness.sandbox.modes import bwrap_available
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "bots"))
@@ -306,7 +306,7 @@ def assert_readable_log(text: str, notes: int | None = None) -> list[str]:
     """A bot's log as a host reads it: every line is the bot's (after "| ") or the
     harness's (after "[p10-tourney] "); nothing in it acts on a terminal or reorders
     text. Returns the harness's lines."""
-    from harness.referee.text import REORDERING
+    from harness.text import REORDERING
 
     assert text.endswith("\n")
     lines = text.split("\n")[:-1]

@@ -15,7 +15,10 @@ import pytest
 import yaml
 
 from harness.referee.process import printable, stderr_gist
-from harness.referee.sandbox import Sandbox, SandboxError, bwrap_available, bwrap_options, run_build
+from harness.sandbox.box import Sandbox, SandboxError
+from harness.sandbox.build import run_build
+from harness.sandbox.modes import bwrap_available
+from harness.sandbox.options import bwrap_options
 from harness.tournament.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[1]

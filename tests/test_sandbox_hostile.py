@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.referee.sandbox import bwrap_available, harness_package
+from harness.sandbox.modes import bwrap_available
+from harness.sandbox.paths import harness_package
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = ROOT / "tests" / "hostile_bots" / "attacker.py"

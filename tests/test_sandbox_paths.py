@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.referee.sandbox import bwrap_available, command_file, command_paths, named_path, sandbox_argv
+from harness.sandbox.modes import bwrap_available
+from harness.sandbox.paths import command_file, command_paths, named_path, sandbox_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT = ROOT / "bots/templates/python/bot.py"  # the standard library only: runs in any sandbox

@@ -193,7 +193,7 @@ def test_a_kit_builds_in_the_sandbox_with_its_build_command(tmp_path: Path, buil
     """`build: ./run --build` in the sandbox: the kit's folder is writable only while it
     builds; then every check passes with the folder read-only."""
     build("c", built)
-    from harness.referee.sandbox import bwrap_available
+    from harness.sandbox.modes import bwrap_available
 
     ok, why = bwrap_available()
     if not ok:

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from harness.referee import BotDied, BotProcess, BotSpec, Limits, TimeControl, handshake
 from harness.referee.process import LimitExceeded
-from harness.referee.sandbox import Sandbox, cgroups
+from harness.sandbox.box import Sandbox
+from harness.sandbox.cgroups import cgroups
 from harness.tournament.config import DisqualifyPolicy, load_config
 from harness.tournament.disqualify import DisqualificationGate, disqualifications
 from harness.tournament.runner import _play

@@ -18,7 +18,7 @@ from ..engine import Game, IllegalMove, Rules
 from ..referee import BotDied, BotProcess, BotSpec, BotStartError, BotTimeout, LineTooLong, TimeControl
 from ..referee import MalformedMessage, decode, encode, handshake
 from ..referee.codec import as_int, parse_reply
-from ..referee.sandbox import Sandbox
+from ..sandbox.box import Sandbox
 from .context import what_to_change
 from .schemas import Schemas
 

@@ -14,7 +14,7 @@ from ..referee import (
     BotProcess, BotSpec, BotStartError, Fault, FaultPolicy, GameResult, TimeControl, handshake, play_game,
 )
 from ..referee.process import describe_exit
-from ..referee.sandbox import Sandbox
+from ..sandbox.box import Sandbox
 from .scenarios import Scenario
 from .schemas import Schemas
 from .tap import Entry, TappedProcess

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import click
 
-from ..referee.text import printable
+from ..text import printable
 from .context import brief
 from .runner import CheckResult, Report
 from .tap import Entry

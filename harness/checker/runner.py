@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from .checks import CHECKS, Check
 from .context import CheckFailed, Context
-from ..referee.sandbox import Sandbox
+from ..sandbox.box import Sandbox
 from .tap import Entry
 
 NAMES = tuple(c.name for c in CHECKS)

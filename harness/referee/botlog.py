@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO
 
-from .text import printable, printable_lines, utf8_decoder
+from ..text import printable, printable_lines, utf8_decoder
 
 BOT = "| "
 """What starts every line a bot wrote."""

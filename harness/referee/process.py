@@ -16,15 +16,18 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .botlog import StderrLog
-from .rlimits import pin as pin_rlimits
-from .proctable import cpu_seconds as _cpu
-from .proctable import group_usage, thread_stats, tree_stats, tree_usage
-from .proctable import stat_fields as _stat
-from .sandbox import (BASH, BotCgroup, Sandbox, SandboxError, cgroups, harness_python, prepare, resolve_mode,
-                      sandbox_exit_code)
-from .scratch import ScratchWatch, says_scratch_full
-from .scratch import limit_text as scratch_limit_text
-from .text import printable
+from ..sandbox.box import BASH, Sandbox, SandboxError
+from ..sandbox.cgroups import BotCgroup, cgroups
+from ..sandbox.modes import resolve_mode
+from ..sandbox.options import prepare, sandbox_exit_code
+from ..sandbox.paths import harness_python
+from ..sandbox.proctable import cpu_seconds as _cpu
+from ..sandbox.proctable import group_usage, thread_stats, tree_stats, tree_usage
+from ..sandbox.proctable import stat_fields as _stat
+from ..sandbox.rlimits import pin as pin_rlimits
+from ..sandbox.scratch import ScratchWatch, says_scratch_full
+from ..sandbox.scratch import limit_text as scratch_limit_text
+from ..text import printable
 
 DEFAULT_LINE_CAP = 1 << 20  # 1 MiB (protocol: Transport)
 DEFAULT_LOG_CAP = 1 << 20

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..referee.text import REORDERING
+from ..text import REORDERING
 from .columns import COLUMNS, STATS_COLUMNS
 
 MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}

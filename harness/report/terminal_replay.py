@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..referee.text import printable
+from ..text import printable
 from .site import _hand_ends, _meld_label, _rules_summary, replay_frames
 
 __all__ = ["print_replay", "card_text", "CARD_STYLES"]

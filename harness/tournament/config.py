@@ -19,8 +19,10 @@ import yaml
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
-from ..referee.sandbox import MODES as SANDBOX_MODES
-from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links, harness_python
+from ..sandbox.box import MODES as SANDBOX_MODES
+from ..sandbox.box import Sandbox, SandboxError
+from ..sandbox.options import bwrap_options
+from ..sandbox.paths import command_file, command_links, harness_python
 from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")

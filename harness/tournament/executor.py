@@ -16,7 +16,8 @@ from multiprocess.connection import wait as mp_wait
 
 from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
 from ..referee.process import become_subreaper, reap_orphans
-from ..referee.sandbox import SandboxError, resolve_mode
+from ..sandbox.box import SandboxError
+from ..sandbox.modes import resolve_mode
 from .config import TournamentConfig
 from .keep import may_keep
 from .schedule import GameSpec

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..referee import BotSpec
-from ..referee.sandbox import command_file
+from ..sandbox.paths import command_file
 
 MAX_FILES = 2000
 MAX_BYTES = 64 * 1024 * 1024

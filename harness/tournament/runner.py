@@ -21,7 +21,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import yaml
 
 from ..referee import BotSpec
-from ..referee.sandbox import BuildError, cgroups, describe, resolve_mode, run_build
+from ..sandbox.box import BuildError
+from ..sandbox.build import run_build
+from ..sandbox.cgroups import cgroups
+from ..sandbox.modes import describe, resolve_mode
 from ..report.files import MAX_META, TMP_PREFIX, load_yaml, read_json, read_regular, write_whole
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig

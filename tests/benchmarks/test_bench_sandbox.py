@@ -24,7 +24,8 @@ import pytest
 from harness.engine import Rules
 from harness.players import play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
-from harness.referee.sandbox import Sandbox, bwrap_available
+from harness.sandbox.box import Sandbox
+from harness.sandbox.modes import bwrap_available
 from harness.tournament.config import parse_config, with_sandbox
 from harness.tournament.runner import run_tournament
 from test_bench_referee import Recording, replies_files  # the same recording greedy player
@@ -96,7 +97,7 @@ def test_cost_of_a_bot_start_in_a_folder_of_100k_folders(benchmark, tmp_path: Pa
     makes once (the first `marked_at_start`: what every start made before), and start to hello of
     the instant bot in that folder next to the same bot in a folder of its own (after a
     first start of each, which searches the whole folder)."""
-    from harness.referee import sandbox
+    from harness.sandbox import marks as sandbox
     from harness.tournament.ledger import CONCEAL
 
     replies = tmp_path / "r.jsonl"

@@ -1,6 +1,6 @@
 """A sandboxed bot's scratch seen from the harness: whether it is full.
 
-The kernel holds a bot to its scratch: one tmpfs of `scratch_mb` (`sandbox.SCRATCH`, which
+The kernel holds a bot to its scratch: one tmpfs of `scratch_mb` (`box.SCRATCH`, which
 `/dev/shm` leads into), the only place it can write; a write past it fails with ENOSPC.
 The watchdog must also name the limit, as it names the others, and end the bot that
 reached it. `ScratchWatch` holds a descriptor of that tmpfs, opened through `/proc` once
@@ -15,7 +15,7 @@ import os
 from typing import Callable, Sequence
 
 from .proctable import stat_fields
-from .sandbox import SCRATCH
+from .box import SCRATCH
 
 
 def limit_text(scratch_mb: int | None) -> str:

@@ -1,6 +1,6 @@
 """Putting a bot's folder back as it was before a build's work was copied into it.
 
-What the copy back changes (`sandbox.unstage_build`) is noted as it goes: each entry it
+What the copy back changes (`tree.unstage_build`) is noted as it goes: each entry it
 makes, each it replaces (first moved aside, whole, into a folder of its own inside the
 bot's folder: the same file system, so a rename and nothing copied), and the times of
 every folder it writes in. `Undo.rollback` moves everything back, so that the folder
