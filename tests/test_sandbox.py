@@ -2021,3 +2021,27 @@ def test_a_builds_init_is_found_from_bwraps_info_written_in_pieces() -> None:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+
+
+@needs_bwrap
+def test_a_bot_folder_of_thousands_of_results_folders_to_mask_still_starts(tmp_path: Path) -> None:
+    """Each results folder inside a bot's folder is masked by options of its own, and
+    bubblewrap reads the options from a descriptor: written into a pipe, options past its
+    64 KiB blocked the harness for ever (one entrant stopped the tournament). Now the
+    sandbox starts, and every one of them is masked."""
+    import signal as _signal
+
+    from harness.tournament.ledger import CONCEAL
+
+    own = tmp_path / "bot"
+    for i in range(2000):
+        d = own / f"results-folder-with-a-long-name-{i:05}"
+        d.mkdir(parents=True)
+        (d / "seed.secret").write_text("123\n")
+    box = Sandbox(mode="bwrap", own=str(own), conceal=CONCEAL)
+    _signal.alarm(300)  # a harness blocked writing the options fails here instead of hanging the suite
+    try:
+        res = in_box(own, "cat results-folder-with-a-long-name-01999/seed.secret; echo done", box)
+    finally:
+        _signal.alarm(0)
+    assert res.stdout.strip().splitlines()[-1] == "done" and "123" not in res.stdout, res
