@@ -21,7 +21,7 @@ from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
 from ..referee.sandbox import MODES as SANDBOX_MODES
 from ..referee.sandbox import Sandbox, SandboxError, bwrap_options, command_file, command_links, harness_python
-from .ledger import CONCEAL
+from ..ledger.marker import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")

@@ -17,7 +17,7 @@ from multiprocess.connection import wait as mp_wait
 from ..referee import BotError, BotProcess, BotStartError, handshake, play_game
 from ..referee.process import become_subreaper, reap_orphans
 from .config import TournamentConfig
-from .keep import may_keep
+from ..ledger.keep import may_keep
 from .schedule import GameSpec
 
 

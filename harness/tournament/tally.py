@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from .disqualify import Disqualification, earlier, failed_builds
-from .journal import JournalError, JournalState, digest_bytes, iter_chain
+from ..ledger.journal import JournalError, JournalState, digest_bytes, iter_chain
 from .ratings import Ratings
 from .spill import Column, empty
 from .stats import CHUNK, GameArrays, rows_where

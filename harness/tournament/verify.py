@@ -37,9 +37,10 @@ from ..report.files import MAX_META, load_yaml, not_plain, open_plain, read_json
 from ..report.leaderboard import write_leaderboard
 from ..referee.redact import WITHHELD
 from .config import ConfigError, TournamentConfig, config_hash, parse_config
-from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
-from .keep import FirstFaults, at_fault, keeps
-from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
+from ..ledger.journal import CHAIN_FORMAT, JournalError, JournalState, journal_lines, scan_chain
+from ..ledger.keep import FirstFaults, at_fault, keeps
+from ..ledger.marker import check_published, marker_genesis, read_marker
+from ..ledger.seeds import SECRET, SeedError, SeedState, commitment, read_secret
 from .ratings import rules_draw_probability
 from .disqualify import BUILD_KEY, Disqualification, failed_builds
 from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
@@ -385,7 +386,7 @@ def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[st
     if not lines:
         return
     with open_plain(path) as f:
-        for raw in itertools.islice(f, lines):
+        for raw in itertools.islice(journal_lines(f), lines):
             if replayed and raw.count(b'"replay"') == 1 and b'"replay":null' in raw:
                 continue
             yield orjson.loads(raw)
