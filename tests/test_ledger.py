@@ -502,7 +502,8 @@ def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_p
 
     from harness.engine import Rules
     from harness.ledger.keep import FirstFaults
-    from harness.tournament.verify import Verification, _check_replays
+    from harness.tournament.verify_read import Verification
+    from harness.tournament.verify_replays import check_replays
 
     (tmp_path / "replays").mkdir()
     (tmp_path / "replays" / "g999999999999.jsonl").write_text("{}\n")
@@ -510,7 +511,7 @@ def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_p
     recs = [{"id": 0, "game": "g000000", "replay": "replays/g999999999999.jsonl"}]
     tracemalloc.start()
     try:
-        _check_replays(v, tmp_path, SimpleNamespace(rules=Rules(), replays="all"), recs,  # type: ignore[arg-type]
+        check_replays(v, tmp_path, SimpleNamespace(rules=Rules(), replays="all"), recs,  # type: ignore[arg-type]
                        FirstFaults(), None)
         peak = tracemalloc.get_traced_memory()[1]
     finally:

@@ -410,7 +410,7 @@ def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_game
 
     from harness.ledger.keep import Deferred, FirstFaults
     from harness.tournament.schedule import GameSpec, game_id
-    from harness.tournament.verify import _not_kept
+    from harness.tournament.verify_replays import not_kept
 
     rng = random.Random(5)
     names = ["a", "b", "c", "d"]
@@ -423,7 +423,7 @@ def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_game
     whole = FirstFaults()
     for r in recs.values():
         whole.add(r)
-    want = [i for i in recs if _not_kept("sample", recs[i], whole, {s.index for s in specs if s.sample}) is None]
+    want = [i for i in recs if not_kept("sample", recs[i], whole, {s.index for s in specs if s.sample}) is None]
     for trial in range(20):
         deferred = Deferred("sample", FirstFaults())
         todo = deferred.track(iter(specs))
