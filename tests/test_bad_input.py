@@ -14,8 +14,8 @@ import yaml
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.tournament.journal import chained_line
-from harness.tournament.ledger import marker_genesis, read_marker
+from harness.ledger.journal import chained_line
+from harness.ledger.marker import marker_genesis, read_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = f"{sys.executable} {ROOT / 'bots/python/greedy.py'}"

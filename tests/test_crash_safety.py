@@ -22,7 +22,7 @@ import orjson
 import pytest
 import yaml
 
-from harness.tournament.journal import Journal, JournalError, genesis, read_chain, read_journal
+from harness.ledger.journal import Journal, JournalError, genesis, read_chain, read_journal
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "P10_CRASH_MARK"

@@ -22,7 +22,7 @@ distributed = pytest.importorskip(
 from harness.cli import main  # noqa: E402
 from harness.tournament.config import parse_config  # noqa: E402
 from harness.tournament.dask_executor import LOG_DIR_ENV, ClusterError, DaskExecutor, check_report  # noqa: E402
-from harness.tournament.journal import read_journal  # noqa: E402
+from harness.ledger.journal import read_journal  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
 from harness.tournament.schedule import schedule  # noqa: E402
 

@@ -24,7 +24,7 @@ from harness.referee.referee import MAX_EXTRA_LINES, RAW_KEEP, RECORDING_CAP, Re
 from harness.report.site import read_replay
 from harness.engine import Rules
 from harness.tournament.config import parse_config
-from harness.tournament.journal import read_journal
+from harness.ledger.journal import read_journal
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import schedule
 

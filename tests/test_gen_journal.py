@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main as cli
-from harness.tournament.journal import read_journal
+from harness.ledger.journal import read_journal
 from harness.tournament.runner import prepare_output
 from harness.tournament.schedule import schedule
 from harness.tournament.verify import verify_results
@@ -210,8 +210,8 @@ def _rechain(out: Path, lines: list[bytes]) -> None:
 
     import orjson
 
-    from harness.tournament.journal import chained_line
-    from harness.tournament.ledger import marker_genesis, read_marker
+    from harness.ledger.journal import chained_line
+    from harness.ledger.marker import marker_genesis, read_marker
 
     head = marker_genesis(read_marker(out))
     data = []

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.tournament.config import load_config
 from harness.tournament.identity import bot_folder, fingerprint
-from harness.tournament.journal import read_journal
+from harness.ledger.journal import read_journal
 from harness.tournament.runner import ResultsError, run_tournament
 from harness.tournament.schedule import schedule
 from harness.tournament.verify import verify_results

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.tournament.config import load_config
-from harness.tournament.journal import ChainError, Journal, JournalError, chained_line, genesis, read_chain
-from harness.tournament.ledger import marker_genesis, read_marker
+from harness.ledger.journal import ChainError, Journal, JournalError, chained_line, genesis, read_chain
+from harness.ledger.marker import marker_genesis, read_marker
 from harness.tournament.runner import ResultsError, run_tournament
 from test_bad_input import invoke, one_error  # one `Error:` line, no traceback
 
@@ -413,7 +413,7 @@ def test_a_journal_of_another_tournament_is_refused_at_line_1(tmp_path) -> None:
 
 
 def test_the_chain_covers_durations_and_order_but_the_digest_does_not(tmp_path) -> None:
-    from harness.tournament.journal import results_digest
+    from harness.ledger.journal import results_digest
 
     a = [{"id": 0, "places": [1, 2], "duration_s": 1.0}, {"id": 1, "places": [2, 1], "duration_s": 2.0}]
     b = [{"id": 1, "places": [2, 1], "duration_s": 0.3}, {"id": 0, "places": [1, 2], "duration_s": 0.1}]
@@ -444,7 +444,7 @@ def test_results_of_the_previous_format_are_refused(finished, tmp_path) -> None:
 def test_a_chained_line_with_an_impossible_game_index_is_refused_cleanly(tmp_path: Path, index: object) -> None:
     """A games.jsonl rewritten with its chain recomputed still cannot name a game index
     below 0 or beyond any schedule (a bitmap of it would take the machine's memory)."""
-    from harness.tournament.journal import Journal, JournalError, read_chain, scan_chain
+    from harness.ledger.journal import Journal, JournalError, read_chain, scan_chain
 
     path = tmp_path / "games.jsonl"
     j = Journal(path, "0" * 64)
@@ -455,6 +455,32 @@ def test_a_chained_line_with_an_impossible_game_index_is_refused_cleanly(tmp_pat
         read_chain(path, "0" * 64, repair=False)
     with pytest.raises(JournalError, match="line 2 is not a game record"):
         scan_chain(path, "0" * 64, repair=False)
+
+
+def test_every_reader_of_the_journal_refuses_a_link_and_bounds_its_lines(tmp_path: Path) -> None:
+    """games.jsonl as a link (to a journal elsewhere, or to /dev/zero) is read by no
+    reader: they share one opening and one line reader; a line longer than any record
+    is read as a torn tail, never held whole."""
+    from harness.ledger.journal import iter_chain, scan_chain
+    from harness.report.files import MAX_LINE
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    j = Journal(elsewhere, "0" * 64)
+    j.append({"id": 0, "game": "g000000"})
+    j.close()
+    path = tmp_path / "games.jsonl"
+    path.symlink_to(elsewhere)
+    for read in (lambda: read_chain(path, "0" * 64), lambda: scan_chain(path, "0" * 64),
+                 lambda: iter_chain(path, "0" * 64, lambda rec: None)):
+        with pytest.raises(JournalError, match="is a link"):
+            read()
+    assert elsewhere.read_bytes().count(b"\n") == 1  # not cut through the link either
+    path.unlink()
+    shutil.copy(elsewhere, path)
+    with open(path, "ab") as f:
+        f.write(b"x" * (2 * MAX_LINE) + b"\n")
+    state = read_chain(path, "0" * 64, repair=False)
+    assert list(state.games) == [0] and state.torn == 2 * MAX_LINE + 1
 
 
 def test_verify_run_from_inside_the_results_folder(finished, tmp_path) -> None:
@@ -475,8 +501,9 @@ def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_p
     from types import SimpleNamespace
 
     from harness.engine import Rules
-    from harness.tournament.keep import FirstFaults
-    from harness.tournament.verify import Verification, _check_replays
+    from harness.ledger.keep import FirstFaults
+    from harness.tournament.verify_read import Verification
+    from harness.tournament.verify_replays import check_replays
 
     (tmp_path / "replays").mkdir()
     (tmp_path / "replays" / "g999999999999.jsonl").write_text("{}\n")
@@ -484,7 +511,7 @@ def test_verify_keeps_its_memory_whatever_game_index_a_forged_record_names(tmp_p
     recs = [{"id": 0, "game": "g000000", "replay": "replays/g999999999999.jsonl"}]
     tracemalloc.start()
     try:
-        _check_replays(v, tmp_path, SimpleNamespace(rules=Rules(), replays="all"), recs,  # type: ignore[arg-type]
+        check_replays(v, tmp_path, SimpleNamespace(rules=Rules(), replays="all"), recs,  # type: ignore[arg-type]
                        FirstFaults(), None)
         peak = tracemalloc.get_traced_memory()[1]
     finally:

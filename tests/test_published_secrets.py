@@ -18,7 +18,7 @@ import yaml
 
 from harness.referee.redact import HOST, WITHHELD, Redactor, host_root, shown_path
 from harness.tournament.identity import fingerprint
-from harness.tournament.ledger import ENV_KEY
+from harness.ledger.seeds import ENV_KEY
 from harness.tournament.serve import make_server
 from test_bad_input import invoke
 

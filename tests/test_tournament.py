@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.tournament.config import ConfigError, load_config, parse_config
-from harness.tournament.journal import read_journal
+from harness.ledger.journal import read_journal
 from harness.tournament.runner import ResultsError, run_tournament
 from harness.tournament.schedule import schedule
 
@@ -368,7 +368,7 @@ def test_a_bot_that_faults_in_every_game_keeps_a_few_replays_whatever_the_parall
     sample` only its first FAULT_REPLAYS such games keep their replays (by game index),
     besides the games the schedule samples: the same games with -j1, -j2, and over an
     interrupted run resumed; verify agrees; `replays: failed` keeps them all."""
-    from harness.tournament.keep import FAULT_REPLAYS
+    from harness.ledger.keep import FAULT_REPLAYS
     from harness.tournament.verify import verify_results
 
     bots = [{"name": "greedy", "cmd": GREEDY}, {"name": "greedy2", "cmd": GREEDY},
@@ -408,9 +408,9 @@ def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_game
     replays that verify's rule keeps from the whole journal."""
     import random
 
-    from harness.tournament.keep import Deferred, FirstFaults
+    from harness.ledger.keep import Deferred, FirstFaults
     from harness.tournament.schedule import GameSpec, game_id
-    from harness.tournament.verify import _not_kept
+    from harness.tournament.verify_replays import not_kept
 
     rng = random.Random(5)
     names = ["a", "b", "c", "d"]
@@ -423,7 +423,7 @@ def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_game
     whole = FirstFaults()
     for r in recs.values():
         whole.add(r)
-    want = [i for i in recs if _not_kept("sample", recs[i], whole, {s.index for s in specs if s.sample}) is None]
+    want = [i for i in recs if not_kept("sample", recs[i], whole, {s.index for s in specs if s.sample}) is None]
     for trial in range(20):
         deferred = Deferred("sample", FirstFaults())
         todo = deferred.track(iter(specs))
@@ -493,7 +493,7 @@ def test_the_tally_rates_games_in_index_order_as_they_arrive() -> None:
     at most every `leader_every_s`; once every game is in, the ratings are exactly those of
     rating all records at once, and the leaderboard built on the tally is the one built on
     the records; with a gap never filled too; the digest is `results_digest`'s."""
-    from harness.tournament.journal import results_digest
+    from harness.ledger.journal import results_digest
     from harness.ratings.trueskill import Ratings
     from harness.ratings.standings import build_leaderboard, tally_leaderboard
     from harness.tournament.tally import GameTally

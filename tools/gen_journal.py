@@ -57,8 +57,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.tournament.config import DisqualifyPolicy, TournamentConfig, parse_config  # noqa: E402
-from harness.tournament.journal import Journal  # noqa: E402
-from harness.tournament.ledger import MARKER  # noqa: E402
+from harness.ledger.journal import Journal  # noqa: E402
+from harness.ledger.marker import MARKER  # noqa: E402
 from harness.ratings.trueskill import Ratings, rules_draw_probability  # noqa: E402
 from harness.tournament.runner import prepare_output, publish  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402

@@ -19,11 +19,11 @@ import yaml
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
+from ..ledger.marker import CONCEAL
 from ..sandbox.box import MODES as SANDBOX_MODES
 from ..sandbox.box import Sandbox, SandboxError
 from ..sandbox.options import bwrap_options
 from ..sandbox.paths import command_file, command_links, harness_python
-from .ledger import CONCEAL
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")

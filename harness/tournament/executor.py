@@ -19,7 +19,7 @@ from ..referee.process import become_subreaper, reap_orphans
 from ..sandbox.box import SandboxError
 from ..sandbox.modes import resolve_mode
 from .config import TournamentConfig
-from .keep import may_keep
+from ..ledger.keep import may_keep
 from .schedule import GameSpec
 
 

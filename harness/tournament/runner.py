@@ -32,10 +32,11 @@ from .identity import fingerprint
 from .disqualify import (BUILD_KEY, Disqualification, DisqualificationGate, build_disqualification, build_record,
                          disqualifications, judges)
 from .league import Matchmaker, budget_met, next_start
-from .journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
-from .keep import Deferred, FirstFaults
-from .ledger import (ENV_KEY, FORMAT, MARKER, SECRET, SeedError, SeedState, check_published, commitment, draw_seed,
-                     env_key, marker_genesis, marker_shape, read_secret, write_secret)
+from ..ledger.journal import CHAIN_FORMAT, Journal, JournalError, iter_chain, read_chain, scan_chain
+from ..ledger.keep import Deferred, FirstFaults
+from ..ledger.marker import FORMAT, MARKER, check_published, marker_genesis, marker_shape
+from ..ledger.seeds import (ENV_KEY, SECRET, SeedError, SeedState, commitment, draw_seed, env_key, read_secret,
+                            write_secret)
 from ..ratings.paired import paired_deals
 from ..ratings.sprt import deal_scores, sprt
 from ..ratings.standings import tally_leaderboard

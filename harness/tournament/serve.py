@@ -27,17 +27,16 @@ from typing import Any
 import orjson
 import yaml
 
-from ..report.files import (MAX_LINE, MAX_META, NotAFileError, load_yaml, open_plain, read_json, read_regular,
+from ..report.files import (MAX_META, NotAFileError, load_yaml, open_plain, read_json, read_regular,
                              safe_folder)
-from .ledger import MARKER, marker_shape
+from ..ledger.journal import journal_lines
+from ..ledger.marker import MARKER, marker_shape
 from ..ratings.trueskill import Ratings, Trail, draw_probability_for
 
 NEWEST = 10
 SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")
 """What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
 writes, by name."""
-_READ = 16 << 20
-"""Bytes of games.jsonl read in one poll at most (a long journal is taken in over polls)."""
 _ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
 _PLACEHOLDER = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{name}</title>
@@ -86,22 +85,14 @@ class LiveView:
                 self._reset()
                 self.inode = st.st_ino
             f.seek(self.offset)
-            while self.offset < st.st_size:  # in chunks: what is held is bounded, not the journal
-                data = f.read(min(st.st_size - self.offset, _READ))
-                end = data.rfind(b"\n") + 1
-                if not end:
-                    if len(data) < MAX_LINE:
-                        return  # a line still being written
-                    end = len(data)  # a line longer than any record: skipped, not held
-                for line in data[:end].splitlines():
-                    try:
-                        rec = orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        continue
-                    if isinstance(rec, dict):
-                        self._add(rec)
-                self.offset += end
-                f.seek(self.offset)
+            for raw in journal_lines(f, skip_long=True):  # bounded lines: a line longer than any record is skipped
+                self.offset = f.tell()
+                try:
+                    rec = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    rec = None
+                if isinstance(rec, dict):
+                    self._add(rec)
 
     def _add(self, rec: dict[str, Any]) -> None:
         seats, places = rec.get("seats") or [], rec.get("places") or []

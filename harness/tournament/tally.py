@@ -15,7 +15,7 @@ from ..ratings import games
 from ..ratings.tally import Tally
 from ..ratings.trueskill import Ratings
 from .disqualify import Disqualification, earlier, failed_builds
-from .journal import JournalError, JournalState, digest_bytes, iter_chain
+from ..ledger.journal import JournalError, JournalState, digest_bytes, iter_chain
 
 
 class GameTally(Tally):

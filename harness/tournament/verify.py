@@ -19,60 +19,31 @@ are matched from the games before them.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import shutil
 import tempfile
 from bisect import bisect_right
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 import orjson
-import yaml
 
-from ..engine import IllegalMove
-from ..engine.replay import replay_game
-from ..report.files import MAX_META, load_yaml, not_plain, open_plain, read_json, read_regular
+from ..ledger.journal import CHAIN_FORMAT, JournalError, JournalState, journal_lines, scan_chain
+from ..ledger.marker import check_published, marker_genesis, read_marker
+from ..ledger.seeds import SECRET, SeedError, SeedState, commitment, read_secret
+from ..report.files import MAX_META, not_plain, open_plain, read_json
 from ..report.leaderboard import write_leaderboard
-from ..referee.redact import WITHHELD
-from .config import ConfigError, TournamentConfig, config_hash, parse_config
-from .journal import CHAIN_FORMAT, JournalError, JournalState, scan_chain
-from .keep import FirstFaults, at_fault, keeps
-from .ledger import SECRET, check_published, SeedError, SeedState, commitment, marker_genesis, read_marker, read_secret
-from ..ratings.trueskill import rules_draw_probability
-from .disqualify import BUILD_KEY, Disqualification, failed_builds
+from .config import TournamentConfig
+from .disqualify import Disqualification
 from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
-from .schedule import CompactSchedule, Field, GameSpec, Past, PastReader, game_id, iter_schedule, played_as
+from .schedule import CompactSchedule, Field, GameSpec, Past, game_id, iter_schedule, played_as
 from .tally import GameTally
+from .verify_read import Reading, Verification, config_bound, field_records, is_integer, read_config
+from .verify_replays import check_replays
 
 PUBLISHED = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "head_to_head.csv", "stats.md")
 
-
-@dataclass
-class Check:
-    """One check's verdict: passed (True), failed (False) or not possible here (None)."""
-
-    name: str
-    ok: bool | None
-    detail: str
-
-
-@dataclass
-class Verification:
-    """Every check made of a results folder, in order."""
-
-    results: Path
-    checks: list[Check] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """No check failed."""
-        return all(c.ok is not False for c in self.checks)
-
-    def add(self, name: str, ok: bool | None, detail: str) -> bool | None:
-        self.checks.append(Check(name, ok, detail))
-        return ok
 
 
 def check_journal(results: Path) -> JournalState:
@@ -88,213 +59,55 @@ def check_journal(results: Path) -> JournalState:
     return journal
 
 
-def _config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
-    """The tournament's config from config.resolved.yaml, checked against tournament.json."""
-    path = results / "config.resolved.yaml"
-    try:
-        resolved = load_yaml(read_regular(path, MAX_META))
-    except (OSError, ValueError, RecursionError, yaml.YAMLError) as e:
-        raise ValueError(f"{path}: unreadable ({e})") from None
-    if not isinstance(resolved, dict):
-        raise ValueError(f"{path}: not a resolved config")
-    try:
-        digest = config_hash(resolved)
-    except (TypeError, ValueError, AttributeError) as e:  # (a YAML date, bots not a list of bots): not a run's
-        raise ValueError(f"{path}: not a resolved config ({e})") from None
-    if digest != meta["config_sha256"]:
-        raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
-    data = dict(resolved)
-    bots = data.get("bots") or []
-    # Nothing is run: the bots' folders need not be here, nor may the folder verify is run
-    # from (the results folder itself, say) count as theirs; and how they would be
-    # contained (not in config_sha256) is not worked out: that walks their folders, here
-    # the whole file system, once for each bot.
-    data["bots"] = [{k: v for k, v in b.items() if k not in ("cwd", "sandbox", "mounts", "build")}
-                    if isinstance(b, dict) else b for b in (bots if isinstance(bots, list) else [bots])]
-    data["base_dir"] = "/"
-    data["sandbox"] = "none"
-    data.setdefault("seating", "rotate")  # left out where it changes nothing, and by versions before it
-    try:
-        cfg = parse_config(data, str(path))
-    except ConfigError as e:
-        raise ValueError(str(e)) from None
-    if cfg.config_sha256() != meta["config_sha256"] and not _shows_the_host(resolved):
-        raise ValueError(f"{path}: reads back as another config")  # cannot happen for a file the runner wrote
-    return with_fields(cfg, meta)
-
-
-def _shows_the_host(resolved: Mapping[str, Any]) -> bool:
-    """Whether a resolved config was written by a version that published the bots' env:
-    values and the host's paths as they are (it reads back in the form that hides them)."""
-    bots = resolved.get("bots")
-    return isinstance(bots, list) and any(
-        isinstance(b, dict) and (isinstance(b.get("env"), dict) and any(v != WITHHELD for v in b["env"].values())
-                                 or any(isinstance(w, str) and w.startswith("/") for w in b.get("cmd") or []))
-        for b in bots)
-
-
-def with_fields(cfg: TournamentConfig, meta: Mapping[str, Any]) -> TournamentConfig:
-    """`cfg` (the current field's config) with the fields and every entrant that ever
-    played, and whether the games budget changed after a board was published, as
-    tournament.json records them."""
-    cfg = replace(cfg, budget_changed=bool(meta.get("budget_changed")))
-    fields = tuple(Field(int(f["start"]), tuple(f["entrants"]), tuple(f.get("challengers") or ()))
-                   for f in meta.get("fields") or [])
-    order = tuple(meta.get("entrants") or ())
-    if not fields:
-        return cfg
-    if fields[-1].entrants != tuple(cfg.entrants):
-        raise ValueError(f"tournament.json: the last field's entrants {list(fields[-1].entrants)} are not those of "
-                         f"config.resolved.yaml {cfg.entrants}")
-    return replace(cfg, fields=fields, field_order=order)
-
-
-class _Reading:
-    """What verify keeps of games.jsonl while its chain is checked, one line at a time: the
-    running aggregates of the published lines (the first `published`), the history before
-    each field's start (`PastReader`: the games before it as arrays) over every line, and
-    that before the current field over the published lines; for a league only, every
-    record."""
-
-    def __init__(self, cfg: TournamentConfig, published: int) -> None:
-        self.published = published
-        self.league = cfg.format == "league"
-        random = cfg.format == "random"
-        self.tally = GameTally(cfg.standing, draw_probability=rules_draw_probability(cfg.rules))
-        fields = cfg.fields if cfg.fields and not self.league else ()
-        self.fields = [PastReader(f.start, random) for f in fields]
-        self.before = PastReader(0 if self.league else cfg.base, random)  # the published games before this field
-        self.games: dict[int, dict[str, Any]] = {}  # a league's records, in line order
-        self.line = 0
-        self.untallied: str | None = None  # why a published record could not be counted
-        self.malformed: str | None = None  # the first record of another shape
-        self.last_seat: dict[str, int] = {}  # entrant -> the highest published game index it sat in
-        self.firsts = FirstFaults()  # each entrant's first games with a fault, over every line
-
-    def add(self, rec: dict[str, Any]) -> None:
-        """Take the record of the next line (one not of the shape the runner writes is
-        noted in `malformed`, and nothing more is taken)."""
-        self.line += 1
-        i = rec["id"]
-        if self.malformed is not None:
-            return
-        why = _record_shape(rec)
-        if why is not None:
-            self.malformed = f"game {i} (line {self.line}) is not a record the runner writes: {why}"
-            return
-        if self.league:
-            self.games[i] = rec
-        self.firsts.add(rec)
-        for f in self.fields:
-            f.add(rec)
-        if self.line > self.published:
-            return
-        self.before.add(rec)
-        for s in rec["seats"]:
-            self.last_seat[s] = max(i, self.last_seat.get(s, -1))
-        try:
-            self.tally.add(rec)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
-            if self.untallied is None:
-                self.untallied = f"game {i} (line {self.line}) cannot be counted ({type(e).__name__}: {e})"
-
-    def pasts(self) -> list[Past]:
-        """The history before each field's start, from every line."""
-        return [f.past() for f in self.fields] or [Past()]
-
-
-def _config_bound(meta: Mapping[str, Any]) -> bool:
-    """The whole config is bound by the chain: it binds the settings (`p10-chain/2`) and
-    the config is still the one the chain starts from."""
-    return meta.get("chain") == CHAIN_FORMAT and meta["config_sha256"] == (
-        meta.get("chain_config_sha256") or meta["config_sha256"])
-
-
-def _field_records(meta: Mapping[str, Any], cfg: TournamentConfig) -> str | None:
-    """What in tournament.json's record of the fields no run writes (None: nothing): an
-    entrant that is in no field; or, where the config is still the one the chain starts
-    from (so no run changed the field or the budget), a change of field, a retired entrant
-    or a changed budget recorded all the same."""
-    fields = meta.get("fields") or []
-    entrants = meta.get("entrants") or {}
-    seated = {e for f in fields for e in f["entrants"]}
-    ghosts = [e for e in entrants if fields and e not in seated]
-    if ghosts:
-        return f"{len(ghosts)} entrants ({', '.join(g[:40] for g in ghosts[:3])}) are in no field"
-    if not _config_bound(meta):
-        return None
-    if len(fields) > 1 or (fields and fields[0]["start"] != 0) or meta.get("retired") or meta.get("budget_changed") \
-            or (entrants and set(entrants) != set(cfg.entrants)):
-        return ("it records a change of field, a retired entrant or a changed budget, but its config is the one "
-                "the chain starts from, which a run that made such a change would have changed too")
-    return None
-
-
-def _integer(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _record_shape(rec: Mapping[str, Any]) -> str | None:
-    """What is wrong with the shape of a game record (None: it is the runner's shape)."""
-    if rec.get("game") != game_id(rec["id"]):
-        return f"its game {str(rec.get('game'))[:40]!r} is not the id of game {rec['id']}"
-    if not (_integer(rec.get("seed")) and _integer(rec.get("group"))):
-        return "its seed or group is not an integer"
-    seats = rec.get("seats")
-    least = 0 if rec.get("reason") == "not_played" else 1  # (a table of entrants all disqualified)
-    if not (isinstance(seats, list) and least <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
-        return f"its seats are not a list of {least} to {MAX_TABLE} names"
-    for key in ("places", "scores", "phases"):
-        v = rec.get(key)
-        if not (isinstance(v, list) and len(v) == len(seats) and all(_integer(x) for x in v)):
-            return f"its {key} are not a number for each seat"
-    if not (isinstance(rec.get("faults"), list) and isinstance(rec.get("forfeits"), list)):
-        return "its faults or forfeits are not lists"
-    builds = rec.get(BUILD_KEY)
-    if builds is not None and not (isinstance(builds, list) and len(list(failed_builds(rec))) == len(builds)
-                                   and all(d.entrant in (rec.get("disqualified") or ()) for d in failed_builds(rec))):
-        return f"its {BUILD_KEY} is not a list of the failed builds of entrants left out of it"
-    replay = rec.get("replay")
-    if replay is not None and replay != f"replays/{rec['game']}.jsonl":
-        return f"its replay {str(replay)[:60]!r} is not replays/{rec['game']}.jsonl"
-    return None
-
-
-MAX_TABLE = 6
-"""Seats at a table at most (R1)."""
-
-
 def verify_results(results: Path, replays: bool = True, expect_head: str | None = None) -> Verification:
     """Check everything in results folder `results` that can be checked (see the module).
     `expect_head`: the journal head (or its first hex digits) published elsewhere, which
     the published games must end at: it pins a folder whose tournament.json could have
     been rewritten with its journal."""
     v = Verification(results)
+    bound = _check_folder(v, results)
+    if bound is None:
+        return v
+    meta, cfg = bound
+    reading = _check_chain(v, results, meta, cfg, expect_head)
+    if reading is None:
+        return v
+    cfg, sampled = _check_games(v, results, meta, cfg, reading)
+    if replays and not v.ok:
+        v.add("replays", None, "not played again: an earlier check failed")
+    elif replays:
+        records = _records(results / "games.jsonl", reading.line, replayed=True)
+        check_replays(v, results, cfg, records, reading.firsts, sampled)
+    return v
+
+
+def _check_folder(v: Verification, results: Path) -> tuple[dict[str, Any], TournamentConfig] | None:
+    """tournament.json and the config it binds (None: a check of them failed)."""
     for name in _PLAIN_FILES:
         why = not_plain(results / name, 1 << 62 if name == "games.jsonl" else MAX_META)
         if why is not None:
             v.add("results", False, why)
-            return v
+            return None
     try:
         meta = read_marker(results)
     except ValueError as e:
         v.add("results", False, str(e))
-        return v
+        return None
     try:
-        cfg = _config(results, meta)
+        cfg = read_config(results, meta)
     except ValueError as e:
         v.add("config", False, str(e))
-        return v
+        return None
     if meta.get("chain") == CHAIN_FORMAT and cfg.settings_sha256() != meta["chain_settings_sha256"]:
         v.add("config", False, "config.resolved.yaml's settings (all but the bots and a random or league budget) "
                                f"are not those the chain starts from ({meta['chain_settings_sha256'][:16]}…): "
                                "the config was changed")
-        return v
-    why = _field_records(meta, cfg)
+        return None
+    why = field_records(meta, cfg)
     if why is not None:
         v.add("config", False, f"tournament.json: {why}")
-        return v
-    whole = _config_bound(meta)
+        return None
+    whole = config_bound(meta)
     v.add("config", True, f"config.resolved.yaml hashes to tournament.json's config_sha256 "
                           f"({meta['config_sha256'][:16]}…)" + (
                               ", the config the chain starts from: all of it is bound" if whole else
@@ -303,50 +116,67 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
                               "tournament.json's fields, are the host's word" if meta.get("chain") == CHAIN_FORMAT
                               else " (a folder of format p10-chain/1: its settings are not bound by the chain, and "
                                    "its bots, budget and fields are the host's word)"))
+    return meta, cfg
 
+
+def _check_chain(v: Verification, results: Path, meta: Mapping[str, Any], cfg: TournamentConfig,
+                 expect_head: str | None) -> Reading | None:
+    """games.jsonl read once: its chain, its records' shape, the published line and the
+    expected head; what is kept of it (None: a check failed)."""
     path = results / "games.jsonl"
     published = meta.get("games")
-    reading = _Reading(cfg, published if isinstance(published, int) and published > 0 else 0)
+    reading = Reading(cfg, published if isinstance(published, int) and published > 0 else 0)
     try:
         journal = scan_chain(path, marker_genesis(meta), mark=reading.published, each=reading.add, repair=False)
     except JournalError as e:
         v.add("chain", False, str(e))
-        return v
+        return None
     n = journal.lines
     if journal.torn:
         v.add("chain", False, f"{journal.torn:,} bytes follow its last whole line ({n}): a published folder ends "
                               "at a line's end (a run stopped while writing one mends it when run again)")
-        return v
+        return None
     v.add("chain", True, f"{n} lines, every one chained to the one before from the genesis; last link "
                          f"{(journal.head or '')[:16]}…")
     if reading.malformed is not None:
         v.add("records", False, reading.malformed)
-        return v
+        return None
     try:
         check_published(meta, journal, path)
     except JournalError as e:
         v.add("published", False, str(e))
-        return v
+        return None
     published = meta["games"]
     head = str(meta.get("journal_head") or "")
     extra = f"; {n - published} games after it are not published yet (run again to publish them)" if n > published else ""
     v.add("published", True, f"the results were published after line {published}, whose link tournament.json "
                              f"holds: journal head {head}{extra}")
-    if expect_head is not None:
-        want = expect_head.strip().lower()
-        if not head.startswith(want):
-            v.add("head", False, f"the published journal head is {head}, not the expected {want}: these are not "
-                                 "the results that head pinned")
-            return v
-        if n > published:
-            v.add("head", False, f"{n - published} lines follow the expected head {want}: the pinned results end "
-                                 "there (a site or report made from this folder would show games nobody pinned)")
-            return v
-        v.add("head", True, f"the published journal head is the expected one ({want}), and the journal ends there")
+    if expect_head is not None and not _check_head(v, head, expect_head, n - published):
+        return None
+    return reading
 
+
+def _check_head(v: Verification, head: str, expect_head: str, unpublished: int) -> bool:
+    """The published journal head is the expected one, and no line follows it."""
+    want = expect_head.strip().lower()
+    if not head.startswith(want):
+        return bool(v.add("head", False, f"the published journal head is {head}, not the expected {want}: these "
+                                         "are not the results that head pinned"))
+    if unpublished > 0:
+        return bool(v.add("head", False, f"{unpublished} lines follow the expected head {want}: the pinned results "
+                                         "end there (a site or report made from this folder would show games "
+                                         "nobody pinned)"))
+    return bool(v.add("head", True, f"the published journal head is the expected one ({want}), and the journal "
+                                    "ends there"))
+
+
+def _check_games(v: Verification, results: Path, meta: Mapping[str, Any], cfg: TournamentConfig,
+                 reading: Reading) -> tuple[TournamentConfig, set[int] | None]:
+    """The seed, every game against its schedule and the published leaderboards; the
+    config with its seed where it is known, and the games the schedule samples (replays:
+    sample), where that is known."""
     state = SeedState.from_json(meta)
     seed = _check_seed(v, results, meta, state, cfg)
-    sampled: set[int] | None = None  # the games the schedule samples (replays: sample), where it is known
     seed_failed = v.checks[-1].ok is False
     if seed is None:
         v.add("schedule", None, "not checked: the seed is not known here (" + (
@@ -356,20 +186,17 @@ def verify_results(results: Path, replays: bool = True, expect_head: str | None 
             v.add("leaderboard", None, "not recomputed: the seed check failed")
         else:
             _check_without_seed(v, results, cfg, reading, meta, state)
-    else:
-        cfg = cfg.with_seed(seed)
-        sampled = set()
-        if cfg.format == "league":
-            if _check_league(v, cfg, reading.games, sampled):
-                records = dict(itertools.islice(reading.games.items(), published))  # the published lines
-                _check_published(v, results, cfg, reading, meta, records)
-        elif _check_schedule(v, cfg, _records(path, n), n, reading.pasts(), sampled):
-            _check_published(v, results, cfg, reading, meta)
-    if replays and not v.ok:
-        v.add("replays", None, "not played again: an earlier check failed")
-    elif replays:
-        _check_replays(v, results, cfg, _records(path, n, replayed=True), reading.firsts, sampled)
-    return v
+        return cfg, None
+    cfg = cfg.with_seed(seed)
+    sampled: set[int] = set()
+    n = reading.line
+    if cfg.format == "league":
+        if _check_league(v, cfg, reading.games, sampled):
+            records = dict(itertools.islice(reading.games.items(), meta["games"]))  # the published lines
+            _check_published(v, results, cfg, reading, meta, records)
+    elif _check_schedule(v, cfg, _records(results / "games.jsonl", n), n, reading.pasts(), sampled):
+        _check_published(v, results, cfg, reading, meta)
+    return cfg, sampled
 
 
 _PLAIN_FILES = ("tournament.json", "games.jsonl", "config.resolved.yaml", "leaderboard.json", "leaderboard.md",
@@ -385,7 +212,7 @@ def _records(path: Path, lines: int, replayed: bool = False) -> Iterator[dict[st
     if not lines:
         return
     with open_plain(path) as f:
-        for raw in itertools.islice(f, lines):
+        for raw in itertools.islice(journal_lines(f), lines):
             if replayed and raw.count(b'"replay"') == 1 and b'"replay":null' in raw:
                 continue
             yield orjson.loads(raw)
@@ -534,7 +361,7 @@ def _check_league(v: Verification, cfg: TournamentConfig, games: Mapping[int, Ma
     return True
 
 
-def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, reading: _Reading,
+def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, reading: Reading,
                         meta: Mapping[str, Any], state: SeedState) -> None:
     """Without the seed, the leaderboards are recomputed from the published games all the
     same, with the disqualifications they claim: only those are judged from the schedule,
@@ -563,7 +390,7 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
         if not isinstance(claimed, list):
             raise TypeError("not a list")
         dqs = [Disqualification(d["entrant"], d["reason"], d["from_index"]) for d in claimed]
-        if not all(isinstance(d.entrant, str) and isinstance(d.reason, str) and _integer(d.from_index) for d in dqs):
+        if not all(isinstance(d.entrant, str) and isinstance(d.reason, str) and is_integer(d.from_index) for d in dqs):
             raise TypeError("not names, reasons and game indexes")
     except (TypeError, KeyError) as e:
         v.add("leaderboard", False, f"leaderboard.json's disqualifications are not a list the runner writes ({e})")
@@ -574,7 +401,7 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
         return
     stats = published.get("statistics")
     bootstrap = stats.get("seed") if isinstance(stats, dict) else None
-    if not _integer(bootstrap):
+    if not is_integer(bootstrap):
         v.add("leaderboard", False, "leaderboard.json's statistics have no bootstrap seed")
         return
     sandbox = meta.get("sandbox")
@@ -597,7 +424,7 @@ def _check_without_seed(v: Verification, results: Path, cfg: TournamentConfig, r
 
 
 def _impossible_disqualification(dqs: list[Disqualification], cfg: TournamentConfig,
-                                 reading: _Reading) -> str | None:
+                                 reading: Reading) -> str | None:
     """Why the claimed disqualifications cannot be true of the published games whatever the
     seed (an entrant not in the field, one named twice, a game index no round can start
     at, one that plays after it, a failed build not as the games record it, or one left
@@ -650,7 +477,7 @@ def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
     return finished, stopping if finished else None, specs()
 
 
-def _check_published(v: Verification, results: Path, cfg: TournamentConfig, reading: _Reading,
+def _check_published(v: Verification, results: Path, cfg: TournamentConfig, reading: Reading,
                      meta: Mapping[str, Any], records: Mapping[int, Mapping[str, Any]] | None = None) -> None:
     """Recompute the leaderboard files from the published games (their running aggregates,
     or a league's `records`) and compare them with the published ones."""
@@ -701,147 +528,4 @@ def _compare_board(v: Verification, results: Path, cfg: TournamentConfig, board:
                                f"tournament.json's sandbox record, the host's word: no game shows it){more}")
     return True
 
-
-def _check_replays(v: Verification, results: Path, cfg: TournamentConfig,
-                   games: Iterable[Mapping[str, Any]], firsts: FirstFaults, sampled: set[int] | None) -> None:
-    """Play every kept replay again through the engine; its end must be the game's record.
-    The games that keep one are those the rule keeps (`keep`): `firsts` counts every
-    game's faults; `sampled`, the games the schedule samples, where the seed is known
-    (without it, which clean games `replays: sample` keeps is not known here). `games`:
-    the records, in any order; a failure is reported for the lowest game index that
-    fails."""
-    from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
-
-    if (results / "replays").is_symlink():
-        v.add("replays", False, "replays/ is a link: a results folder's replays are its own files")
-        return
-    rules = cfg.rules.to_dict()
-    checked = 0
-    failed: tuple[int, str] | None = None
-    named = bytearray()  # by game index: a record names replays/g<index>.jsonl (a bit each, not a set)
-    far: set[int] = set()  # indexes past _NAMED_BITS (a forged record's): memory as their count, not their size
-    for r in games:
-        rel = r.get("replay")
-        if not rel:
-            continue
-        k = _replay_index(str(rel))
-        if k is not None and k >= _NAMED_BITS:
-            far.add(k)
-        elif k is not None:
-            if k // 8 >= len(named):
-                named.extend(bytes(k // 8 + 1 - len(named)))
-            named[k // 8] |= 1 << (k % 8)
-        why = _not_kept(cfg.replays, r, firsts, sampled)
-        if why and cfg.replays == "sample" and r.get("faults"):
-            why = None  # versions whose `sample` kept every game with a fault kept it: it shows that game only
-        if why:
-            if failed is None or r["id"] < failed[0]:
-                failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
-            continue
-        path = results / str(rel)
-        try:
-            # Read once (what is hashed is what is played again), as a plain file of a
-            # bounded size; one that is not what its record hashed is played again only
-            # when it is small, to say where it differs.
-            data = read_regular(path, MAX_REPLAY_FILE)
-            want = r.get("replay_sha256")  # in records since replays are hashed (not in older results)
-            changed = want is not None and hashlib.sha256(data).hexdigest() != want
-            why = None
-            if not changed or len(data) <= _EXPLAIN_BYTES:
-                header, actions, result = read_replay(path, data)
-                why = _replay_mismatch(header, actions, result, r, rules)
-            if why is None and changed:
-                why = ("its bytes are not those its game's record hashed (replay_sha256): it was changed"
-                       + ("" if len(data) > _EXPLAIN_BYTES else ", though it ends as recorded"))
-        except (OSError, ValueError, KeyError, TypeError, IllegalMove, RecursionError) as e:
-            why = f"cannot be played again: {e}"
-        if why:
-            if failed is None or r["id"] < failed[0]:
-                failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
-            continue
-        checked += 1
-
-    def is_named(k: int | None) -> bool:
-        if k is None or k >= _NAMED_BITS:
-            return k in far
-        return k // 8 < len(named) and bool(named[k // 8] >> (k % 8) & 1)
-
-    if cfg.replays != "none":  # every entrant's first games with a fault keep theirs under any other
-        for who, first in firsts.first.items():
-            gone = [i for i in first if not is_named(i)]
-            if gone and (failed is None or gone[0] < failed[0]):
-                failed = (gone[0], f"game {game_id(gone[0])} names no replay, but it is one of the first {firsts.k} "
-                                   f"games with a fault of {who[:40]!r}, whose replays replays: {cfg.replays} keeps")
-    unnamed = sorted(f"replays/{p.name}" for p in (results / "replays").glob("*.jsonl")
-                     if not is_named(_replay_index(f"replays/{p.name}"))) if (results / "replays").is_dir() else []
-    if failed is not None:
-        v.add("replays", False, failed[1])
-    elif unnamed:
-        v.add("replays", False, f"{unnamed[0]} is named by no game's record"
-              + (f" (and {len(unnamed) - 1} more)" if len(unnamed) > 1 else "") + ": it is not this tournament's")
-    elif checked:
-        v.add("replays", True, f"{checked} replays played again through the engine: every game ends as recorded")
-    else:
-        v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
-
-
-def _not_kept(mode: str, rec: Mapping[str, Any], firsts: FirstFaults, sampled: set[int] | None) -> str | None:
-    """Why the rule (`keep.keeps`) keeps no replay of game record `rec` (None: it may)."""
-    i = rec["id"]
-    faulted = at_fault(rec)
-    first = firsts.among(i, faulted)
-    if keeps(mode, True if sampled is None else i in sampled, bool(faulted), first):
-        return None
-    if mode == "sample" and faulted:
-        return (f"replays: sample keeps the replays of an entrant's first {firsts.k} games with a fault of its own, "
-                f"and this is a later one of each entrant at fault ({', '.join(e[:40] for e in faulted[:3])}), "
-                "nor one of the first games the schedule samples")
-    return f"replays: {mode} keeps no replay of a game " + ("with" if faulted else "without") + " a fault" + (
-        " that the schedule does not sample" if mode == "sample" else "")
-
-
-_EXPLAIN_BYTES = 4 << 20
-"""A replay whose hash is not its record's is played again to say why only up to this size
-(a genuine one is some tens of kB)."""
-
-_NAMED_BITS = 1 << 27
-"""Game indexes below which `_check_replays` keeps a bit each (16 MiB at most)."""
-
-
-def _replay_index(rel: str) -> int | None:
-    """The game index of a replay's name as the runner writes it (replays/ and the game's
-    `game_id`, "replays/g000012.jsonl": 12), or None for another name."""
-    stem = rel[len("replays/"):-len(".jsonl")] if rel.startswith("replays/") and rel.endswith(".jsonl") else ""
-    digits = stem[1:]
-    k = int(digits) if digits.isascii() and digits.isdigit() else None
-    return k if k is not None and game_id(k) == stem else None
-
-
-def _replay_mismatch(header: Mapping[str, Any], actions: list[dict[str, Any]], result: Mapping[str, Any] | None,
-                     rec: Mapping[str, Any], rules: Mapping[str, Any]) -> str | None:
-    """Why the replay does not end as `rec` says (None: it does)."""
-    names = [p["name"] for p in header["players"]]
-    if (header.get("game"), header.get("seed"), names) != (rec["game"], rec["seed"], rec["seats"]):
-        return "its header is not this game's (id, seed or seats)"
-    if header.get("rules") != rules or header.get("deck"):
-        return "its header has other rules, or stacked deals, than the tournament's"
-    game = replay_game(header, actions)
-    if game.decision is not None:
-        return "the recorded actions stop before the game ends"
-    places = game.places(rec["forfeits"])
-    firsts = [s for s, p in enumerate(places) if p == 1]
-    got = {"places": places, "scores": [p.score for p in game.players], "phases": [p.completed for p in game.players],
-           "winner": firsts[0] if len(firsts) == 1 else None, "hands": game.hand_no,
-           "stalled_hands": game.stalled_hands, "reason": game.end_reason}
-    for k, want in got.items():
-        if rec.get(k) != want:
-            return f"played again, its {k} is {want}, but games.jsonl records {rec.get(k)}"
-    if result is None:
-        return "it has no result line"
-    said = {"places": result.get("places"), "scores": result.get("scores"), "phases": result.get("phases_completed"),
-            "winner": result.get("winner"), "reason": result.get("reason")}
-    for k, want in said.items():
-        if got[k] != want:
-            return f"its result line says {k} {want}, but played again it is {got[k]}"
-    return None
 

@@ -32,7 +32,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -115,38 +115,6 @@ class JournalState:
         return self.marks.get(line)
 
 
-def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalState:
-    """Read games.jsonl, checking every line's chain link from `start` (the genesis; None:
-    links are not checked, only read). A torn last line is dropped (and cut off if
-    `repair`); any other damage raises `JournalError` naming the first bad line."""
-    if not path.exists():
-        return JournalState({}, start, [])
-    data = path.read_bytes()
-    games: dict[int, dict[str, Any]] = {}
-    links: list[str] = []
-    prev = start
-    lines = data.split(b"\n")
-    good_end = 0
-    for i, line in enumerate(lines):
-        n = i + 1
-        if i == len(lines) - 1:
-            if line:  # no newline after it: the torn tail of an interrupted write
-                break
-            good_end = len(data)
-            break
-        rec, h = _checked(line, n, prev, path)
-        prev = h
-        if rec["id"] in games:
-            raise JournalError(f"{path}: game {rec['id']} is recorded twice (line {n})")
-        games[rec["id"]] = rec
-        links.append(h)
-        good_end += len(line) + 1
-    if repair and good_end < len(data):
-        with open(path, "r+b") as f:
-            f.truncate(good_end)
-    return JournalState(games, prev, links)
-
-
 MAX_GAMES = 1 << 30  # game indices are below this (the sets of games done are bitmaps of it: 128 MB at most)
 
 
@@ -173,6 +141,54 @@ def _checked(line: bytes, n: int, prev: str | None, path: Path) -> tuple[dict[st
     return rec, h
 
 
+def journal_lines(f: BinaryIO, skip_long: bool = False) -> Iterator[bytes]:
+    """The one reader of games.jsonl's lines: each whole line from `f`'s position, with
+    its newline, no line held longer than `MAX_LINE`. It stops at the torn tail (a last
+    line without its newline) and at a line longer than any record (one a forged file
+    holds: read as a torn tail); with `skip_long`, such a line is read through to its
+    newline, never held, and handed over as a bare newline (a reader that follows a
+    growing file goes on past it)."""
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if raw.endswith(b"\n"):
+            yield raw
+        elif not skip_long or len(raw) <= MAX_LINE:
+            return
+        else:
+            while raw and not raw.endswith(b"\n"):
+                raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            yield b"\n"
+
+
+def open_journal(path: Path) -> BinaryIO | None:
+    """games.jsonl opened to read (`open_plain`), or None if it is missing; a link, a pipe
+    or a device raises `JournalError`."""
+    try:
+        return open_plain(path)
+    except FileNotFoundError:
+        return None
+    except NotAFileError as e:
+        raise JournalError(str(e)) from None
+
+
+def read_chain(path: Path, start: str | None, repair: bool = True) -> JournalState:
+    """Read games.jsonl, checking every line's chain link from `start` (the genesis; None:
+    links are not checked, only read), keeping every record and link. A torn last line is
+    dropped (and cut off if `repair`); any other damage raises `JournalError` naming the
+    first bad line."""
+    games: dict[int, dict[str, Any]] = {}
+    links: list[str] = []
+
+    def keep(rec: dict[str, Any], h: str) -> None:
+        games[rec["id"]] = rec
+        links.append(h)
+
+    state = _walk(path, start, 0, keep, repair)
+    return JournalState(games, state.head, links, torn=state.torn)
+
+
 def iter_chain(path: Path, start: str | None, each: Callable[[dict[str, Any]], None]) -> JournalState:
     """`read_chain` one line at a time, nothing repaired: each record is handed to `each`
     and not kept (the state's `games` and `links` are empty; `head` and `lines` are
@@ -187,23 +203,23 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
     and dropped; a torn last line is cut off if `repair`. The state has the head, the
     number of lines, the highest game index (`top`) and the link after line `mark`
     (`link_after(mark)`), and no records or links. Memory: a bit per game index."""
+    return _walk(path, start, mark, None if each is None else lambda rec, h: each(rec), repair)
+
+
+def _walk(path: Path, start: str | None, mark: int, each: Callable[[dict[str, Any], str], None] | None,
+          repair: bool) -> JournalState:
+    """Check every whole line of games.jsonl from `start`, handing each record and its
+    link to `each`; cut a torn tail off if `repair` (see `scan_chain`)."""
     seen = IndexSet()
     prev = start
-    n = 0
+    n = good_end = 0
     top = -1
-    good_end = 0
     marks: dict[int, str] = {}
-    if not path.exists():
+    f = open_journal(path)
+    if f is None:
         return JournalState({}, start, [], lines=0)
-    try:
-        f = open_plain(path)
-    except NotAFileError as e:
-        raise JournalError(str(e)) from None
     with f:
-        while True:
-            raw = f.readline(MAX_LINE + 1)
-            if not raw.endswith(b"\n"):
-                break  # the torn tail of an interrupted write (or a line longer than any record)
+        for raw in journal_lines(f):
             rec, prev = _checked(raw[:-1], n + 1, prev, path)
             n += 1
             i = rec["id"]
@@ -215,7 +231,7 @@ def scan_chain(path: Path, start: str | None, mark: int = 0, each: Callable[[dic
                 marks[n] = prev
             good_end += len(raw)
             if each is not None:
-                each(rec)
+                each(rec, prev)
         torn = os.fstat(f.fileno()).st_size - good_end
     if repair and torn > 0:
         with open(path, "r+b") as f:
