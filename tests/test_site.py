@@ -95,7 +95,7 @@ def test_entrants_show_games_faults_reasons_and_replay_links(site: Path) -> None
         assert f'data-entrant="{name}"' in cards
     assert "timeout × 1" in cards and "malformed × 1" in cards
     assert "no reply within 1000 ms to a draw request" in cards
-    assert "reply is not a JSON object: &#x27;draw deck&#x27;" in cards
+    assert "reply is not a JSON object: &#39;draw deck&#39;" in cards
     assert 'href="replay.html#game=g000003"' in cards
     games = page[page.index('id="games-table"'):]
     assert games.count("<tr data-entrants=") == 6
@@ -176,7 +176,7 @@ def test_names_from_the_data_are_escaped_everywhere(tmp_path: Path) -> None:
         assert "onerror=\"alert" not in text, name
     page = files["index.html"]
     assert page.count("</script>") == page.count("<script")  # no script closed early
-    assert "&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;&#x27;x" in page
+    assert "&lt;/script&gt;&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&amp;amp;&#39;x" in page
     assert page.count('<tr data-entrant="') == 4
 
 
