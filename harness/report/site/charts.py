@@ -182,31 +182,25 @@ def history(data: SiteData) -> dict[str, Any] | None:
 
 # --------------------------------------------------------------------------- head to head
 
-def _varints(values: Iterable[int]) -> bytes:
-    """Unsigned LEB128: 7 bits a byte, low bits first."""
-    out = bytearray()
-    for v in values:
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-    return bytes(out)
-
-
 def _pair_counts(names: list[str], h2h: HeadToHead) -> bytes:
     """For each pair i < j (row i, in the order of `names`) ahead, behind and tied of i
-    against j, as varints: a pair that never met is three zero bytes, so only the pairs
-    that met are looked at (a few thousand of 1,000 entrants' 500,000 pairs)."""
+    against j, as unsigned LEB128 varints (7 bits a byte, low bits first): a pair that never
+    met is three zero bytes, so only the pairs that met are looked at (a few thousand of
+    1,000 entrants' 500,000 pairs)."""
     index = {n: i for i, n in enumerate(names)}
     out = bytearray()
     for i, a in enumerate(names):
         row = h2h.get(a) or {}
-        met = sorted((j, b) for b in row if (j := index.get(b, -1)) > i)
         at = i + 1
-        for j, b in met:
+        for j, b in sorted((j, b) for b in row if (j := index.get(b, -1)) > i):
             c = row[b] or {}
-            out += bytes(3 * (j - at))
-            out += _varints((int(c.get("ahead", 0) or 0), int(c.get("behind", 0) or 0), int(c.get("tied", 0) or 0)))
+            if j > at:
+                out += bytes(3 * (j - at))
+            for v in (int(c.get("ahead", 0) or 0), int(c.get("behind", 0) or 0), int(c.get("tied", 0) or 0)):
+                while v >= 0x80:
+                    out.append((v & 0x7F) | 0x80)
+                    v >>= 7
+                out.append(v)
             at = j + 1
         out += bytes(3 * (len(names) - at))
     return bytes(out)

@@ -180,16 +180,6 @@ def entrant_cards(data: SiteData, replay_index: list[dict[str, Any]]) -> list[Ca
 
 
 @dataclass(slots=True)
-class Seat:
-    """One seat of a game in the games table: "2. name", and "105 · ph 3 · forfeit"."""
-
-    seat: int
-    first: bool
-    label: str
-    extra: str
-
-
-@dataclass(slots=True)
 class GameFault:
     """A fault in the games table: whose, its kind and reason."""
 
@@ -211,16 +201,12 @@ class GameRow:
     duration_s: Any
     duration: str
     entrants: str  # the seats' entrants as JSON, for the filter
-    seats: list[Seat]  # in the order of their places
+    seats: list[tuple[int, bool, str, str]]  # seat, first?, "2. name", "105 · ph 3 · forfeit": by place
     faults: list[GameFault]
     replay: bool
 
 
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
-def _seats(g: Mapping[str, Any]) -> list[Seat]:
+def _seats(g: Mapping[str, Any]) -> list[tuple[int, bool, str, str]]:
     """A game's seats in the order of their places."""
     seats = [str(s) for s in g.get("seats") or []]
     places = list(g.get("places") or [])
@@ -235,12 +221,13 @@ def _seats(g: Mapping[str, Any]) -> list[Seat]:
     out = []
     for s in sorted(range(len(seats)), key=by_place):
         place = places[s] if s < len(places) else "?"
-        extra = _text(scores[s] if s < len(scores) else "")
+        score = scores[s] if s < len(scores) else ""
+        extra = "" if score is None else str(score)
         if s < len(phases):
-            extra += " · ph " + _text(phases[s])
+            extra += " · ph " + ("" if phases[s] is None else str(phases[s]))
         if s in forfeits:
             extra += " · forfeit"
-        out.append(Seat(s, place == 1, f"{_text(place)}. {seats[s]}", extra))
+        out.append((s, place == 1, f"{'' if place is None else place}. {seats[s]}", extra))
     return out
 
 
