@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,7 @@ def test_entrants_show_games_faults_reasons_and_replay_links(site: Path) -> None
         assert f'data-entrant="{name}"' in cards
     assert "timeout × 1" in cards and "malformed × 1" in cards
     assert "no reply within 1000 ms to a draw request" in cards
-    assert "reply is not a JSON object: &#x27;draw deck&#x27;" in cards
+    assert "reply is not a JSON object: &#39;draw deck&#39;" in cards
     assert 'href="replay.html#game=g000003"' in cards
     games = page[page.index('id="games-table"'):]
     assert games.count("<tr data-entrants=") == 6
@@ -176,8 +177,90 @@ def test_names_from_the_data_are_escaped_everywhere(tmp_path: Path) -> None:
         assert "onerror=\"alert" not in text, name
     page = files["index.html"]
     assert page.count("</script>") == page.count("<script")  # no script closed early
-    assert "&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;&#x27;x" in page
+    assert "&lt;/script&gt;&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&amp;amp;&#39;x" in page
     assert page.count('<tr data-entrant="') == 4
+
+
+SCRIPT = "</script><script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+BIDI = "\u202eevil\u2066 x\u2069\u200f \x1b[31m\x07\x00'&amp;"  # bidi overrides and control characters
+HOSTILE = {"greedy": "g" + SCRIPT, "random": "r" + IMG, "cautious": "c" + BIDI}
+
+
+def dressed(tmp_path: Path, hostile: bool) -> Path:
+    """The fixture's results with three entrants renamed and every fault reason, one fault
+    kind, the tournament's name, the trusted list and the containment note rewritten: with
+    HOSTILE's names and their strings (`hostile`), or with plain ones of the same roles."""
+    results = _results(tmp_path / ("hostile" if hostile else "plain"))
+    names = HOSTILE if hostile else {old: old + "-x" for old in HOSTILE}
+    for old, new in names.items():
+        _rename(results, old, new)
+    text = SCRIPT + IMG + BIDI if hostile else "plain words"
+    lb = json.loads((results / "leaderboard.json").read_text())
+    lb.update(name="T" + text, trusted=[names["greedy"]], sandbox={"mode": "none", "note": text})
+    (results / "leaderboard.json").write_text(json.dumps(lb))
+    games = [json.loads(line) for line in (results / "games.jsonl").read_text().splitlines()]
+    for g in games:
+        for f in g["faults"]:
+            f["reason"] = text
+        if g["faults"]:
+            g["faults"][0]["kind"] = IMG if hostile else "plain"
+    (results / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in games))
+    return results
+
+
+class _Parsed(HTMLParser):
+    """A page as the browser's tokenizer sees it: its tags with their attribute names
+    (`shape`), the decoded attribute values, and the text of each <script>."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.shape: list[tuple[str, ...]] = []
+        self.attrs: list[tuple[str, str, str | None]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._in: dict[str, str | None] | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.shape.append((tag, *(k for k, _ in attrs)))
+        self.attrs += [(tag, k, v) for k, v in attrs]
+        if tag == "script":
+            self._in = dict(attrs)
+            self.scripts.append((self._in, ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        self.shape.append(("/" + tag,))
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            self.scripts[-1] = (self._in, self.scripts[-1][1] + data)
+
+
+def test_hostile_names_and_reasons_stay_text_and_data(tmp_path: Path) -> None:
+    """Entrant names, fault reasons and kinds with `</script>`, a quote that closes an
+    attribute, an <img onerror>, bidi overrides and control characters: every page has
+    exactly the tags and attributes of the same site with plain strings, every attribute
+    and every JSON data block holds the hostile strings back exactly, and the replay's
+    script holds no `<` at all."""
+    plain, evil = build_site(dressed(tmp_path, False)), build_site(dressed(tmp_path, True))
+    for page in ("index.html", "replay.html"):
+        p, e = _Parsed(_read(plain, page)), _Parsed(_read(evil, page))
+        assert e.shape == p.shape, page  # not one element or attribute more, none less
+        assert len(e.scripts) == len(p.scripts)
+    index = _Parsed(_read(evil, "index.html"))
+    rows = [v for tag, k, v in index.attrs if tag == "tr" and k == "data-entrant"]
+    assert sorted(rows) == sorted([*HOSTILE.values(), "greedy-js"])  # each name back, character for character
+    assert any(k == "class" and v == "tag " + IMG for _, k, v in index.attrs)
+    assert any(k == "title" and v == SCRIPT + IMG + BIDI for _, k, v in index.attrs)  # a fault's reason
+    data = {a.get("id"): json.loads(body) for a, body in index.scripts if a.get("type") == "application/json"}
+    assert set(HOSTILE.values()) <= set(data["h2h-data"]["names"]) and set(HOSTILE.values()) <= set(data["history-data"]["names"])
+    for a, body in index.scripts:
+        assert a.get("type") != "application/json" or "<" not in body  # no data block can close its script
+    replay = _read(evil, "replays/g000003.js")
+    assert "<" not in replay and ">" not in replay and "&" not in replay
+    assert set(_replay_payload(evil)["players"]) == {*HOSTILE.values(), "greedy-js"}
 
 
 def test_nothing_is_loaded_from_the_network(site: Path) -> None:

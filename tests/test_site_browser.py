@@ -257,7 +257,9 @@ class DevTools:
             if "method" in reply:
                 self.events.append(reply)
 
-    def open(self, url: str) -> None:
+    def open(self, url: str, before: str | None = None) -> None:
+        """Load `url` and wait until its script has rendered it; `before`: a script run in
+        the page before any of its own."""
         target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
         self.call("Network.enable")
@@ -266,6 +268,8 @@ class DevTools:
         self.call("Log.enable")
         self.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
         self.call("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        if before:
+            self.call("Page.addScriptToEvaluateOnNewDocument", {"source": before})
         self.call("Page.navigate", {"url": url})
         self.wait_for("document.body && document.body.getAttribute('data-rendered') === '1'")
 
@@ -413,6 +417,41 @@ def test_replay_viewer_answers_real_key_presses_and_buttons(browser: DevTools, s
                      "document.getElementById('scrub').dispatchEvent(new Event('input'));window.scrollTo(0,0)")
         browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 890})
         browser.screenshot(DOCS / "replay.png")
+
+
+ALERTS = "window.__alerts = 0; window.alert = window.confirm = window.prompt = function () { window.__alerts++; };"
+
+
+def test_hostile_names_run_no_script_and_read_as_text(browser: DevTools, tmp_path: Path) -> None:
+    """Entrant names, fault reasons and the tournament's name with `</script><script>`,
+    `"><img onerror>`, bidi overrides and control characters: no script of theirs runs,
+    no element of theirs appears, and the pages show them as text."""
+    from test_site import HOSTILE, dressed  # the same hostile results as the page-level test
+
+    site = build_site(dressed(tmp_path, True))
+    # the HTML parser's only changes: a NUL in an attribute becomes U+FFFD, in text it is dropped
+    shown = sorted(n.replace("\x00", "\ufffd") for n in HOSTILE.values())
+    text = sorted(n.replace("\x00", "") for n in HOSTILE.values())
+    browser.open((site / "index.html").as_uri(), before=ALERTS)
+    rows = "Array.from(document.querySelectorAll('#leaderboard-table tbody tr')).map(r => r.dataset.entrant)"
+    assert sorted(browser.eval(rows)) == sorted([*shown, "greedy-js"])
+    links = "Array.from(document.querySelectorAll('#leaderboard-table a.entrant')).map(a => a.textContent)"
+    assert sorted(browser.eval(links)) == sorted([*text, "greedy-js"])
+    assert browser.eval("document.getElementById('title').textContent").startswith("T</script><script>")
+    browser.click("#filter-faults")  # the games table's script reads the names back from data-entrants
+    browser.wait_for("document.getElementById('games-count').textContent === '1 of 6 games'")
+    assert browser.eval("document.querySelectorAll('img').length") == 0
+    assert browser.eval("window.__alerts") == 0
+    assert browser.eval("document.getElementById('js-errors').dataset.count") == "0", _console_errors(browser)
+    if _has_replay(site):
+        browser.open((site / "replay.html").as_uri() + "#game=g000003", before=ALERTS)
+        players = browser.eval("document.getElementById('players').textContent")
+        assert all(n in players for n in ("g" + "</script>", "r\"><img src=x"))
+        assert browser.eval("document.querySelectorAll('img').length") == 0
+        assert browser.eval("window.__alerts") == 0
+        assert browser.eval("document.getElementById('js-errors').dataset.count") == "0", _console_errors(browser)
+    assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
+    _check_local_only(browser)
 
 
 # ----------------------------------------------------------------------------- a big field

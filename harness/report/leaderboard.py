@@ -223,6 +223,86 @@ def head_to_head_csv(board: Mapping[str, Any]) -> str:
     return buf.getvalue()
 
 
+def _stats_ratings(board: Mapping[str, Any], conf: str) -> list[str]:
+    """stats.md's ratings: each entrant's PL strength and mean place, with their intervals."""
+    out = ["## Ratings", "",
+           "PL strength: ln of the Plackett–Luce strength, fitted on all games at once; between two "
+           "entrants, P(a ahead of b) = 1 / (1 + e^(b − a)); it orders the leaderboard. Intervals: percentiles "
+           "of the bootstrap resamples of whole deals (they describe the rating; the marks come from the "
+           "paired deal tests below).", "",
+           f"| entrant | games | PL strength | {conf} interval | mean place | {conf} interval |", "|---|---|---|---|---|---|"]
+    ents = board["statistics"]["entrants"]
+    for row in board["entrants"]:
+        e = ents[row["entrant"]]
+        ci = "" if e["ci_low"] is None else f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+        pci = "" if e["place_ci_low"] is None else f"[{e['place_ci_low']:.3f}, {e['place_ci_high']:.3f}]"
+        mp = "" if e["mean_place"] is None else f"{e['mean_place']:.3f}"
+        out.append(f"| {row['entrant']} | {e['games']} | {e['pl_strength']:.3f} | {ci} | {mp} | {pci} |")
+    return out
+
+
+def _stats_neighbours(board: Mapping[str, Any], conf: str) -> list[str]:
+    """stats.md's neighbours: each entrant against the next one, and the order line."""
+    seq = board["statistics"].get("test") == "sequential"
+    out = ["", "## Neighbours", "",
+           "Each entrant against the next one in the leaderboard's order, on the deal groups both played: "
+           "the deals the upper and the lower did better on (placed ahead more often in the deal's games) and "
+           "the level ones, the share of the informative deals the upper did better on with its "
+           f"{conf} interval (½: no difference), the p-value of \"equally strong\" "
+           + ("(anytime-valid: it may be looked at after every round)" if seq else "(exact two-sided sign test)")
+           + " and Holm's adjusted p-value over every pair, the verdict and, where a difference is plausible, "
+           "about how many more games (played as so far) would settle it. "
+           f"{promise(board)}", "",
+           "| upper | lower | PL diff | deals | upper better | lower better | level | share [interval] | p | "
+           "p (Holm) | verdict | more games to settle |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for nb in board["statistics"]["neighbours"]:
+        share = "" if nb["share"] is None else f"{nb['share']:.3f} [{nb['share_low']:.3f}, {nb['share_high']:.3f}]"
+        more = "0" if nb["settled"] else "" if nb["games_to_settle"] is None else f"≈ {nb['games_to_settle']}"
+        out.append(f"| {nb['upper']} | {nb['lower']} | {_fmt(nb['diff'])} | {nb['deals']} | {nb['upper_better']} | "
+                   f"{nb['lower_better']} | {nb['level']} | {share} | {nb['p_value']:.4g} | {nb['p_adjusted']:.4g} | "
+                   f"{nb['verdict']} | {more} |")
+    line = order_line(board)
+    return out + (["", f"Order: {line}  {ORDER_KEY}"] if line else [])
+
+
+def _stats_pairs_met(names: list[str], met: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """stats.md's games each pair met: a matrix up to MATRIX_MAX entrants, else a summary."""
+    out = ["", "## Games each pair met", ""]
+    if len(names) > MATRIX_MAX:
+        counts = sorted(v for a in names for v in met.get(a, {}).values() if v)
+        pairs = len(names) * (len(names) - 1)
+        spread = (f"; games per pair that met: {counts[0]} to {counts[-1]}, median {counts[len(counts) // 2]}"
+                  if counts else "")
+        return out + [f"{len(names)} entrants: {len(counts) // 2} of {pairs // 2} pairs met{spread}. Every pair that "
+                      "met is in leaderboard.json (statistics.pairs_met) and head_to_head.csv."]
+    out += ["| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    for a in names:
+        out.append(f"| {a} | " + " | ".join("—" if a == b else str(met[a].get(b, 0)) for b in names) + " |")
+    return out
+
+
+def _stats_luck(names: list[str], luck: Mapping[str, Any]) -> list[str]:
+    """stats.md's luck: how much of the variance of a place a duplicate deal cancels."""
+    out = ["", "## Luck", "",
+           "How much of the variance of an entrant's place a duplicate deal cancels. Per entrant, at each "
+           "table (the same opponents) and over its deal groups of k games each: V_game is the variance of "
+           "its place in one game, V_deal the variance of its place averaged over a group's k games. If the "
+           "k games of a deal were independent, V_deal would be V_game / k; the luck share is "
+           "1 − k · V_deal / V_game, the part of the per-game variance that cancels within a deal (0: none, "
+           "1: all; negative: the games of a deal go the same way). Efficiency 1 / (1 − share) is how many "
+           "plain-deal games one duplicate game is worth for the precision of a mean place.", ""]
+    if luck["share"] is None:
+        return out + ["Not measured: no deal was replayed (plain deals), so deal luck cannot be told apart from "
+                      "the rest of the variance."]
+    out += [f"Luck share (all entrants): **{luck['share']:.3f}**; efficiency {luck['efficiency']}.", "",
+            "| entrant | k | games | V_game | V_deal | luck share |", "|---|---|---|---|---|---|"]
+    for e in names:
+        b = luck["by_entrant"].get(e)
+        out.append(f"| {e} | {b['k']} | {b['games']} | {b['v_game']} | {b['v_deal']} | {b['share']:.3f} |" if b
+                   else f"| {e} | | | | | |")
+    return out
+
+
 def to_stats_markdown(board: Mapping[str, Any]) -> str:
     """The board's `statistics` section as Markdown (stats.md)."""
     st = board["statistics"]
@@ -233,77 +313,10 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
     stop = stop_line(board)
     if stop:
         out += [stop, ""]
-    out += ["## Ratings", "",
-            "PL strength: ln of the Plackett–Luce strength, fitted on all games at once; between two "
-            "entrants, P(a ahead of b) = 1 / (1 + e^(b − a)); it orders the leaderboard. Intervals: percentiles "
-            "of the bootstrap resamples of whole deals (they describe the rating; the marks come from the "
-            "paired deal tests below).", "",
-            f"| entrant | games | PL strength | {conf} interval | mean place | {conf} interval |", "|---|---|---|---|---|---|"]
-    ents = st["entrants"]
-    for row in board["entrants"]:
-        e = ents[row["entrant"]]
-        ci = "" if e["ci_low"] is None else f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
-        pci = "" if e["place_ci_low"] is None else f"[{e['place_ci_low']:.3f}, {e['place_ci_high']:.3f}]"
-        mp = "" if e["mean_place"] is None else f"{e['mean_place']:.3f}"
-        out.append(f"| {row['entrant']} | {e['games']} | {e['pl_strength']:.3f} | {ci} | {mp} | {pci} |")
-    seq = st.get("test") == "sequential"
-    out += ["", "## Neighbours", "",
-            "Each entrant against the next one in the leaderboard's order, on the deal groups both played: "
-            "the deals the upper and the lower did better on (placed ahead more often in the deal's games) and "
-            "the level ones, the share of the informative deals the upper did better on with its "
-            f"{conf} interval (½: no difference), the p-value of \"equally strong\" "
-            + ("(anytime-valid: it may be looked at after every round)" if seq else "(exact two-sided sign test)")
-            + " and Holm's adjusted p-value over every pair, the verdict and, where a difference is plausible, "
-            "about how many more games (played as so far) would settle it. "
-            f"{promise(board)}", "",
-            "| upper | lower | PL diff | deals | upper better | lower better | level | share [interval] | p | "
-            "p (Holm) | verdict | more games to settle |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for nb in st["neighbours"]:
-        share = "" if nb["share"] is None else f"{nb['share']:.3f} [{nb['share_low']:.3f}, {nb['share_high']:.3f}]"
-        more = "0" if nb["settled"] else "" if nb["games_to_settle"] is None else f"≈ {nb['games_to_settle']}"
-        out.append(f"| {nb['upper']} | {nb['lower']} | {_fmt(nb['diff'])} | {nb['deals']} | {nb['upper_better']} | "
-                   f"{nb['lower_better']} | {nb['level']} | {share} | {nb['p_value']:.4g} | {nb['p_adjusted']:.4g} | "
-                   f"{nb['verdict']} | {more} |")
-    line = order_line(board)
-    if line:
-        out += ["", f"Order: {line}  {ORDER_KEY}"]
     names = [row["entrant"] for row in board["entrants"]]
-    met = st["pairs_met"]
-    out += ["", "## Games each pair met", ""]
-    if len(names) > MATRIX_MAX:
-        counts = sorted(v for a in names for v in met.get(a, {}).values() if v)
-        pairs = len(names) * (len(names) - 1)
-        spread = (f"; games per pair that met: {counts[0]} to {counts[-1]}, median {counts[len(counts) // 2]}"
-                  if counts else "")
-        out.append(f"{len(names)} entrants: {len(counts) // 2} of {pairs // 2} pairs met{spread}. Every pair that "
-                   "met is in leaderboard.json (statistics.pairs_met) and head_to_head.csv.")
-    else:
-        out += ["| | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-        for a in names:
-            out.append(f"| {a} | " + " | ".join("—" if a == b else str(met[a].get(b, 0)) for b in names) + " |")
-    luck = st["luck"]
-    out += ["", "## Luck", "",
-            "How much of the variance of an entrant's place a duplicate deal cancels. Per entrant, at each "
-            "table (the same opponents) and over its deal groups of k games each: V_game is the variance of "
-            "its place in one game, V_deal the variance of its place averaged over a group's k games. If the "
-            "k games of a deal were independent, V_deal would be V_game / k; the luck share is "
-            "1 − k · V_deal / V_game, the part of the per-game variance that cancels within a deal (0: none, "
-            "1: all; negative: the games of a deal go the same way). Efficiency 1 / (1 − share) is how many "
-            "plain-deal games one duplicate game is worth for the precision of a mean place.", ""]
-    if luck["share"] is None:
-        out.append("Not measured: no deal was replayed (plain deals), so deal luck cannot be told apart from "
-                   "the rest of the variance.")
-    else:
-        out += [f"Luck share (all entrants): **{luck['share']:.3f}**; efficiency {luck['efficiency']}.", "",
-                "| entrant | k | games | V_game | V_deal | luck share |", "|---|---|---|---|---|---|"]
-        for e in names:
-            b = luck["by_entrant"].get(e)
-            if b:
-                out.append(f"| {e} | {b['k']} | {b['games']} | {b['v_game']} | {b['v_deal']} | {b['share']:.3f} |")
-            else:
-                out.append(f"| {e} | | | | | |")
-    m = st["method"]
-    out += ["", "## Method", ""] + [f"- {k.replace('_', ' ')}: {v}." for k, v in m.items()]
+    out += _stats_ratings(board, conf) + _stats_neighbours(board, conf)
+    out += _stats_pairs_met(names, st["pairs_met"]) + _stats_luck(names, st["luck"])
+    out += ["", "## Method", ""] + [f"- {k.replace('_', ' ')}: {v}." for k, v in st["method"].items()]
     return "\n".join(out) + "\n"
 
 

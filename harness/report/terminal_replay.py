@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import printable
-from .site import _hand_ends, _meld_label, _rules_summary, replay_frames
+from .site.replays import hand_ends, meld_label, replay_frames, rules_summary
 
 __all__ = ["print_replay", "card_text", "CARD_STYLES"]
 
@@ -94,7 +94,7 @@ def _print_table(console: Console, frame: Mapping[str, Any], before: Sequence[An
         if not isinstance(m, Mapping) or old.get(m.get("id")) == m.get("cards"):
             continue
         line = Text()
-        line.append(f"      table #{m.get('id')} {_name(names, m.get('owner'))}, {_meld_label(m)}: ", style="dim")
+        line.append(f"      table #{m.get('id')} {_name(names, m.get('owner'))}, {meld_label(m)}: ", style="dim")
         line.append_text(_cards(m.get("cards") or []))
         console.print(line)
 
@@ -134,7 +134,7 @@ def print_replay(path: Path, console: Console | None = None) -> None:
     title = Text()
     title.append(printable(f"Game {header.get('game', '?')}"), style="bold")
     title.append(printable(f"  seed {header.get('seed')}"), style="dim")
-    summary = printable(_rules_summary(rules))
+    summary = printable(rules_summary(rules))
     if summary:
         title.append(f"  {summary}", style="dim")
     console.print(title)
@@ -143,7 +143,7 @@ def print_replay(path: Path, console: Console | None = None) -> None:
         console.print(Text("The replay holds no moves.", style="yellow"))
         return
 
-    ends = {e["start"]: e for e in _hand_ends(frames, result)}
+    ends = {e["start"]: e for e in hand_ends(frames, result)}
     ends_by_last = {e["end"]: e for e in ends.values()}
     prev_table: Any = None
     prev_hands: list[Any] = []
