@@ -5,6 +5,7 @@ counts, and the first games (of the games table and of the replays)."""
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,8 @@ from typing import Any, Iterator, Mapping
 import orjson
 import yaml
 
-from ..files import MAX_LINE, MAX_META, load_yaml, open_plain, read_json, read_regular
+from ...ledger.journal import journal_lines
+from ..files import MAX_META, load_yaml, open_plain, read_json, read_regular
 
 MAX_GAME_ROWS = 2000
 """Games listed in the games table at most."""
@@ -144,13 +146,8 @@ def _games(path: Path, warnings: list[str], lines: int | None = None) -> Iterato
     if not path.exists():
         return
     bad = 0
-    read = 0
     with open_plain(path) as f:
-        while lines is None or read < lines:
-            line = f.readline(MAX_LINE + 1)
-            if not line.endswith(b"\n"):
-                break  # a torn last line, as `verify` and the leaderboard leave it out
-            read += 1
+        for line in itertools.islice(journal_lines(f), lines):  # (a torn last line is left out, as verify does)
             if not line.strip():
                 continue
             try:
