@@ -25,8 +25,6 @@ def check_replays(v: Verification, results: Path, cfg: TournamentConfig,
     (without it, which clean games `replays: sample` keeps is not known here). `games`:
     the records, in any order; a failure is reported for the lowest game index that
     fails."""
-    from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
-
     if (results / "replays").is_symlink():
         v.add("replays", False, "replays/ is a link: a results folder's replays are its own files")
         return
@@ -53,23 +51,7 @@ def check_replays(v: Verification, results: Path, cfg: TournamentConfig,
             if failed is None or r["id"] < failed[0]:
                 failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
             continue
-        path = results / str(rel)
-        try:
-            # Read once (what is hashed is what is played again), as a plain file of a
-            # bounded size; one that is not what its record hashed is played again only
-            # when it is small, to say where it differs.
-            data = read_regular(path, MAX_REPLAY_FILE)
-            want = r.get("replay_sha256")  # in records since replays are hashed (not in older results)
-            changed = want is not None and hashlib.sha256(data).hexdigest() != want
-            why = None
-            if not changed or len(data) <= _EXPLAIN_BYTES:
-                header, actions, result = read_replay(path, data)
-                why = _replay_mismatch(header, actions, result, r, rules)
-            if why is None and changed:
-                why = ("its bytes are not those its game's record hashed (replay_sha256): it was changed"
-                       + ("" if len(data) > _EXPLAIN_BYTES else ", though it ends as recorded"))
-        except (OSError, ValueError, KeyError, TypeError, IllegalMove, RecursionError) as e:
-            why = f"cannot be played again: {e}"
+        why = _replay_differs(results / str(rel), r, rules)
         if why:
             if failed is None or r["id"] < failed[0]:
                 failed = (r["id"], f"{rel} (game {r.get('game')}): {why}")
@@ -98,6 +80,29 @@ def check_replays(v: Verification, results: Path, cfg: TournamentConfig,
         v.add("replays", True, f"{checked} replays played again through the engine: every game ends as recorded")
     else:
         v.add("replays", None, "no replays kept (replays: none, or no game failed with replays: failed)")
+
+
+def _replay_differs(path: Path, r: Mapping[str, Any], rules: Mapping[str, Any]) -> str | None:
+    """Why the replay at `path` is not that of game record `r` (None: it is)."""
+    from ..report.site import MAX_REPLAY_FILE, read_replay  # the one reader of replay files
+
+    try:
+        # Read once (what is hashed is what is played again), as a plain file of a
+        # bounded size; one that is not what its record hashed is played again only
+        # when it is small, to say where it differs.
+        data = read_regular(path, MAX_REPLAY_FILE)
+        want = r.get("replay_sha256")  # in records since replays are hashed (not in older results)
+        changed = want is not None and hashlib.sha256(data).hexdigest() != want
+        why = None
+        if not changed or len(data) <= _EXPLAIN_BYTES:
+            header, actions, result = read_replay(path, data)
+            why = _replay_mismatch(header, actions, result, r, rules)
+        if why is None and changed:
+            why = ("its bytes are not those its game's record hashed (replay_sha256): it was changed"
+                   + ("" if len(data) > _EXPLAIN_BYTES else ", though it ends as recorded"))
+    except (OSError, ValueError, KeyError, TypeError, IllegalMove, RecursionError) as e:
+        why = f"cannot be played again: {e}"
+    return why
 
 
 def not_kept(mode: str, rec: Mapping[str, Any], firsts: FirstFaults, sampled: set[int] | None) -> str | None:
