@@ -195,7 +195,7 @@ class TournamentConfig:
             "name": self.name,
             "seed": "secret" if self.secret_seed else self.seed,
             "bots": [
-                {"name": b.name, "cmd": [self._shown_word(w) for w in b.argv],
+                {"name": b.name, "cmd": [shown_path(w, self.root) if os.path.isabs(w) else words(w) for w in b.argv],
                  "cwd": shown_path(b.cwd, self.root) if b.cwd else b.cwd, "env": {k: WITHHELD for k in b.env},
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
                  "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
@@ -215,11 +215,6 @@ class TournamentConfig:
         } | ({"seating": self.seating} if self.seating_applies() else {}) | ({"stop_when": self.stop_when, "stop": self._stop_settings()} if self.stop_when else {}) | (
             {"league": asdict(self.league)} if self.format == "league" else {}) | (
             {"trusted": [b.name for b in self.bots if b.name in self.trusted]} if self.trusted else {})
-
-    def _shown_word(self, word: str) -> str:
-        """A word of a bot's command as published: a path by `shown_path`, the host's
-        folders inside other words masked."""
-        return shown_path(word, self.root) if os.path.isabs(word) else self.redactor(secrets=False).text(word)
 
     def redactor(self, secrets: bool = True, host_env: bool = False) -> Redactor:
         """What masks the host's folders (and with `secrets`, the bots' `env:` values, and
