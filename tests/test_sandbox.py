@@ -317,8 +317,11 @@ def test_a_sandboxed_process_sees_only_what_it_is_given(tmp_path: Path) -> None:
     assert "scratch" in out and "home=/tmp" in out
     env_names = set(next(t for t in lines if t.startswith("ENV: ")).split()[1:])
     shell_own = {"PWD", "SHLVL", "_", "OLDPWD"}  # what sh itself sets
+    from harness.sandbox.toolchains import host_toolchains, toolchain_env
+
+    toolchain = set(toolchain_env(host_toolchains()))  # RUSTUP_HOME where rustup's cargo is on PATH
     assert env_names - shell_own == {"HOME", "LANG", "MINE", "PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
-                                     "TMPDIR"}
+                                     "TMPDIR"} | toolchain
     assert "root:" not in out  # /etc/shadow is not there
 
 

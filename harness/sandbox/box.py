@@ -116,6 +116,9 @@ class Sandbox:
     - `own`: the bot's own folder (its `cwd:` if the config sets one, else its command's
       folder): read-only in games, writable while `build` runs.
     - `build`: a command run once before the bot's first start (see `run_build`).
+    - `outputs`: what its build makes, as path patterns in its own folder (None: the
+      starter kits' defaults); not part of its fingerprint.
+    - `ignore`: what else of its own folder is not part of its fingerprint.
     - `conceal`: what marks a folder the bot may never see wherever it lies in the folders
       it is shown ((file name, text the file must hold or None), see `marked_folders`):
       looked for at every start (`marked_at_start`), so that one made after the tournament
@@ -134,5 +137,7 @@ class Sandbox:
     own: str | None = None
     build: tuple[str, ...] | None = None
     build_timeout_s: int = 300
+    outputs: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
     conceal: tuple[tuple[str, str | None], ...] = ()
     links: tuple[tuple[str, str], ...] | None = None

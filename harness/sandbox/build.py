@@ -18,6 +18,7 @@ from .options import Invocation, drops_root, prepare, sandbox_exit_code
 from .paths import harness_python, under
 from .proctable import tasks_of, tree_load
 from .rlimits import pin as pin_rlimits
+from .toolchains import missing_program
 from .tree import folder_links, links_out, remove_stage, stage_build, unstage_build
 from .undo import UndoError
 
@@ -99,7 +100,9 @@ def run_build(name: str, build: Sequence[str], cwd: str | None, env: Mapping[str
         text = run.note + out.decode("utf-8", "replace")
         if why is not None:
             last = " | ".join(printable(t.strip()) for t in text.strip().splitlines()[-5:] if t.strip()) or "no output"
-            raise BuildError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}")
+            hint = missing_program(text, box.mounts, run.env.get("PATH")) if mode == "bwrap" else None
+            raise BuildError(f"bot {name!r}: build {' '.join(build)!r} failed ({why}); its output ends: {last}"
+                             + (f"; {hint}" if hint else ""))
         if run.copy is not None and own is not None:
             _bring_back(name, run.copy, own, links_before)
         return text

@@ -15,6 +15,7 @@ from .marks import marked_at_start
 from .modes import system_binds
 from .paths import command_links, command_paths, harness_package, python_paths, sandbox_argv, under, uses_harness_python
 from .seccomp import program as seccomp_program
+from .toolchains import host_toolchains, toolchain_env
 
 
 def _minimal_passwd() -> tuple[bytes, bytes]:
@@ -220,7 +221,9 @@ def _base_options(userns: int | None, scratch_mb: int | None) -> list[str]:
 def _needed(argv: Sequence[str], cwd: str, box: Sandbox, harness_py: bool) -> list[str]:
     """The host paths a bot must be shown: its working folder, the harness's Python where it
     runs that, its program when that lies outside the system's folders, what its command
-    names, its own folder and its mounts. SandboxError for one inside `SANDBOX_OWN`."""
+    names, its own folder, its mounts and the toolchains of the usual installers
+    (`toolchains`; not one that would show a folder it may not see). SandboxError for one
+    inside `SANDBOX_OWN`."""
     needed: list[str] = [cwd]
     if harness_py:
         needed += python_paths() + [harness_package()]
@@ -232,6 +235,8 @@ def _needed(argv: Sequence[str], cwd: str, box: Sandbox, harness_py: bool) -> li
     if box.own:
         needed.append(os.path.realpath(box.own))
     needed += [os.path.realpath(m) for m in box.mounts]
+    closed = (*box.secret, *box.hide)
+    needed += [p for t in host_toolchains() for p in t.shown if not any(under(p, c) or under(c, p) for c in closed)]
     for p in needed:
         made = next((k for k in SANDBOX_OWN if under(p, k) and not under(p, "/dev/shm")), None)
         if made is not None:
@@ -368,7 +373,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
         # that the build does not hold it.
         command = [BASH, "-c", f'exec {userns}<&-; exec "$@"', "p10-build", *command]
     full = ["bwrap", "--args", str(fds[-1]), "--", *command]
-    run_env = dict(BASE_ENV)
+    run_env = {**BASE_ENV, **toolchain_env(host_toolchains())}
     run_env.update(env)
     shared = (userns,) if userns is not None else ()
     return Invocation(full, run_env, tuple(fds) + keep + shared, fds, [] if drop else None)

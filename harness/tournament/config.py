@@ -24,6 +24,7 @@ from ..sandbox.box import MODES as SANDBOX_MODES
 from ..sandbox.box import Sandbox, SandboxError
 from ..sandbox.options import bwrap_options
 from ..sandbox.paths import command_file, command_links, harness_python
+from .identity import PatternError, file_patterns
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -309,7 +310,8 @@ TOP_KEYS = {
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
     "sandbox", "trusted", "league", "seating",
 }
-BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted",
+            "outputs", "ignore"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
@@ -685,7 +687,17 @@ def _bot_sandbox(src: str, where: str, b: Mapping[str, Any], default: str, base:
     else:
         script = command_file(argv, str(cwd))
         own = os.path.dirname(script) if script else str(cwd.resolve())
-    return Sandbox(mode=mode, mounts=tuple(mounts), own=own, build=build_argv, build_timeout_s=timeout)
+    return Sandbox(mode=mode, mounts=tuple(mounts), own=own, build=build_argv, build_timeout_s=timeout,
+                   outputs=_patterns(src, f"{where}.outputs", b.get("outputs")), ignore=_patterns(
+                       src, f"{where}.ignore", b.get("ignore")) or ())
+
+
+def _patterns(src: str, key: str, value: Any) -> tuple[str, ...] | None:
+    """A bot's `outputs:` or `ignore:` (`identity.file_patterns`), None where not given."""
+    try:
+        return None if value is None else file_patterns(value)
+    except PatternError as e:
+        raise _err(src, key, str(e)) from None
 
 
 def with_sandbox(cfg: TournamentConfig, mode: str | None) -> TournamentConfig:

@@ -1,5 +1,5 @@
-//! A small complete p10/1 bot in Rust, on serde_json (Debian: librust-serde-json-dev).
-//! Copy it and improve it.
+//! A small complete p10/1 bot in Rust, on the standard library alone (its JSON reader is
+//! `json.rs`): it builds with no crates and no network. Copy it and improve it.
 //!
 //! It draws from the deck, lays its phase when the referee's options.lay offers one, makes
 //! the offered hits that cannot conflict (at most one per run), and discards a Skip if it
@@ -8,7 +8,9 @@
 //!
 //! The two functions to make smarter first: `choose_draw` and `choose_discard`.
 
-use serde_json::{json, Value};
+mod json;
+
+use json::Value;
 use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
 
@@ -89,7 +91,7 @@ fn play(msg: &Value) -> Value {
     let state = &msg["state"];
     let options = &msg["options"]; // Null when absent: indexing a Value never panics
     let mut hand = strings(&state["cards"]);
-    let mut reply = json!({"id": msg["id"]});
+    let mut reply = Value::object(vec![("id", msg["id"].clone())]);
 
     if let Some(lay) = options["lay"].as_array() {
         // options.lay is one legal way to lay the whole phase: send it as it is.
@@ -98,7 +100,7 @@ fn play(msg: &Value) -> Value {
                 take(&mut hand, &card);
             }
         }
-        reply["lay"] = options["lay"].clone();
+        reply.set("lay", options["lay"].clone());
     } else if let Some(hits) = options["hits"].as_array() {
         // Each offered hit is legal alone; two on one run may conflict, so one per run.
         let runs: HashSet<u64> = state["table"]
@@ -119,7 +121,7 @@ fn play(msg: &Value) -> Value {
             chosen.push(hit.clone()); // keeps "end" where it is needed
         }
         if !chosen.is_empty() {
-            reply["hits"] = Value::Array(chosen);
+            reply.set("hits", Value::Array(chosen));
         }
     }
 
@@ -127,9 +129,9 @@ fn play(msg: &Value) -> Value {
         // an empty hand went out without a discard (R3.5)
         let discard = choose_discard(&hand);
         if discard == "S" {
-            reply["skip"] = skip_target(state);
+            reply.set("skip", skip_target(state));
         }
-        reply["discard"] = Value::String(discard);
+        reply.set("discard", Value::String(discard));
     }
     reply
 }
@@ -142,7 +144,7 @@ fn main() {
             Ok(line) => line,
             Err(_) => break,
         };
-        let msg: Value = match serde_json::from_str(&line) {
+        let msg = match Value::parse(&line) {
             Ok(v) => v,
             Err(e) => {
                 eprintln!("{NAME}: ignoring a line that is not JSON: {e}");
@@ -150,14 +152,19 @@ fn main() {
             }
         };
         match msg["type"].as_str().unwrap_or("") {
-            "hello" => send(&mut out, &json!({"type": "hello", "name": NAME, "version": VERSION})),
-            "request" if msg["decision"] == "draw" => {
-                send(&mut out, &json!({"id": msg["id"], "draw": choose_draw(&msg["state"])}))
-            }
+            "hello" => send(
+                &mut out,
+                &Value::object(vec![("type", Value::str("hello")), ("name", Value::str(NAME)), ("version", Value::str(VERSION))]),
+            ),
+            "request" if msg["decision"] == "draw" => send(
+                &mut out,
+                &Value::object(vec![("id", msg["id"].clone()), ("draw", Value::str(choose_draw(&msg["state"])))]),
+            ),
             "request" => send(&mut out, &play(&msg)),
-            "game_start" => eprintln!("{NAME}: game {}, seat {}", msg["game"], msg["seat"]),
+            // as_str: the game id as text (Display would print it as JSON, in quotes)
+            "game_start" => eprintln!("{NAME}: game {}, seat {}", msg["game"].as_str().unwrap_or("?"), msg["seat"]),
             // The referee refused our last reply: the reason names the rule.
-            "error" => eprintln!("{NAME}: error on request {}: {}", msg["id"], msg["reason"]),
+            "error" => eprintln!("{NAME}: error on request {}: {}", msg["id"], msg["reason"].as_str().unwrap_or("")),
             "bye" => break,
             _ => {} // hand_end, game_end and unknown types need no answer
         }
