@@ -46,7 +46,9 @@ def _describe(ev: Mapping[str, Any], names: Sequence[str]) -> str | None:
 
 def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One frame per step: the start, every action, and every hand's end (before the next
-    deal). Each frame is the full state (all hands) plus `seat`, `text` and `events`."""
+    deal). Each frame is the full state (all hands) plus `seat`, `text` and `events`; an
+    action's frame also `fallback` (true: the referee played it for the bot) and `faults`
+    (those that led to it) where its action line has them."""
     rules = Rules.from_dict(header["rules"])
     names = [p["name"] for p in header["players"]]
     deck = Deck.from_dict(header["deck"]) if header.get("deck") else None
@@ -54,11 +56,15 @@ def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> l
                 hand_snapshots=True)
     out: list[dict[str, Any]] = []
 
-    def add(snap: dict[str, Any], seat: int | None, events: list[dict[str, Any]]) -> None:
+    def add(snap: dict[str, Any], seat: int | None, events: list[dict[str, Any]],
+            action: Mapping[str, Any] | None = None) -> None:
         texts = [t for t in (_describe(e, names) for e in events) if t]
         for p in snap["players"]:
             p["name"] = names[p["seat"]]
-        out.append({**snap, "seat": seat, "text": "; ".join(texts), "events": events})
+        # what the replay says of the action besides the move: played for the bot (a
+        # fallback), and the faults that led to it
+        said = {k: action[k] for k in ("fallback", "faults") if action is not None and action.get(k)}
+        out.append({**snap, "seat": seat, "text": "; ".join(texts), "events": events, **said})
 
     evs = game.start()
     add(game.snapshot(), None, evs)
@@ -69,11 +75,11 @@ def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> l
         evs = game.apply(action_from_json(a["action"], game.decision))
         cut = next((i for i, e in enumerate(evs) if e["e"] == "hand_end"), None)
         if cut is None:
-            add(game.snapshot(), seat, evs)
+            add(game.snapshot(), seat, evs, a)
             continue
         end_snap = dict(game.last_hand_snapshot or game.snapshot())
         end_snap["hand_end"] = {k: v for k, v in evs[cut].items() if k != "e"}
-        add(end_snap, seat, evs[: cut + 1])
+        add(end_snap, seat, evs[: cut + 1], a)
         rest = evs[cut + 1 :]
         if rest:
             add(game.snapshot(), None, rest)

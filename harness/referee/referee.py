@@ -374,10 +374,13 @@ class Referee:
             if not seat.forfeit:
                 self._send(seat, encode(build(seat.n)))
 
-    def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
-        """Record a fault; `reason` made `_short` by the caller (it may quote the bot)."""
+    def _fault(self, seat: _Seat, kind: str, reason: str, strike: bool = False) -> None:
+        """Record a fault (in the replay too, where the turn it happened at is); `reason`
+        made `_short` by the caller (it may quote the bot); `strike`: it counts as one."""
         self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
         seat.faults += 1
+        self._rec({"type": "fault", "seat": seat.n, "kind": kind, "reason": reason,
+                   **({"strike": seat.strikes} if strike else {})})
         if self.on_event:
             self.on_event("fault", {"seat": seat.n, "entrant": seat.entrant, "kind": kind, "reason": reason})
 
@@ -622,7 +625,7 @@ class Referee:
                 kind, reason = "illegal", str(e)
             reason = _short(reason)  # it may quote the whole reply: kept out of the records
             seat.strikes += 1
-            self._fault(seat, kind, reason)
+            self._fault(seat, kind, reason, strike=True)
             retry = seat.strikes < policy.max_strikes and attempt < policy.retries
             self._send(seat, encode({"type": "error", "id": rid, "reason": reason, "fault": kind,
                                      "strikes": seat.strikes, "retry": retry}))

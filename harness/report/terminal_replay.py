@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import printable
-from .site.replays import hand_ends, meld_label, replay_frames, rules_summary
+from .site.replays import fault_text, hand_ends, meld_label, replay_frames, rules_summary
 
 __all__ = ["print_replay", "card_text", "CARD_STYLES"]
 
@@ -159,6 +159,11 @@ def print_replay(path: Path, console: Console | None = None) -> None:
             prev_table = None
         seat = f.get("seat")
         text = str(f.get("text") or "")
+        for fault in f.get("faults") or []:
+            console.print(Text(f"{f.get('turn', ''):>5}  " + printable(fault_text(fault, _name(names, fault.get("seat")))),
+                               style="bold red"))
+        if f.get("fallback"):
+            text = f"{text} (played instead, by the referee)"
         if seat is not None or (text and i not in ends):
             line = Text()
             line.append(f"{f.get('turn', ''):>5}  ", style="dim")

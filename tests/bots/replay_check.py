@@ -196,6 +196,8 @@ def check_replay(lines: list[bytes]) -> dict[str, Any]:
         elif t == "note":
             if "forfeits" in rec["text"]:
                 forfeited.add(rec["seat"])
+        elif t == "fault":  # where it happened; its seat's next action is the one it led to
+            assert isinstance(rec["seat"], int) and rec["kind"] and rec["reason"], rec
         else:
             raise AssertionError(f"unexpected replay line {rec}")
     assert game.over, "the replay's actions do not finish the game"

@@ -128,6 +128,11 @@
     var who = f.seat !== null && f.seat !== undefined ? playerName(f.seat) : null;
     if (who !== null && String(f.text || '').indexOf(who) !== 0) action.appendChild(el('b', null, who + ':'));
     richText(action, f.text || (st.pos === 0 ? 'The cards are dealt.' : ''));
+    faultsAt(st.pos).forEach(function (ft) {
+      var line = el('div', 'fault bad', faultText(ft));
+      line.setAttribute('data-fault-frame', String(ft.frame));
+      action.appendChild(line);
+    });
     var gained = drawnCards(f, st.pos > 0 ? st.frames[st.pos - 1] : null);
     if (gained.length === 1 && !new RegExp('\\b' + gained[0] + '\\b').test(f.text || '')) {
       action.appendChild(el('span', 'muted', '\u00a0· card drawn:'));
@@ -194,6 +199,17 @@
     } catch (e) { /* some browsers refuse for file:// pages; the viewer works without it */ }
   }
 
+  // The faults that led to frame `pos` (a replay with fault lines knows their frames).
+  function faultsAt(pos) {
+    return ((st.data && st.data.faults) || []).filter(function (ft) { return ft.frame === pos; });
+  }
+  function faultText(ft) {
+    var s = 'Fault: ' + playerName(ft.seat) + ' — ' + ft.kind + (ft.strike ? ' (strike ' + ft.strike + ')' : '');
+    s += ft.reason ? ': ' + ft.reason : '';
+    if (ft.instead) s += ' · played instead: ' + ft.instead;
+    return s;
+  }
+
   function renderLog(f) {
     var log = clear($('hand-log'));
     var k = handIndex(st.pos);
@@ -201,7 +217,7 @@
     var first = Math.max(start, st.pos - 200);
     for (var i = first; i <= st.pos; i++) {
       var fr = st.frames[i];
-      var li = el('li', i === st.pos ? 'cur' : '');
+      var li = el('li', (i === st.pos ? 'cur' : '') + (faultsAt(i).length ? ' fault' : ''));
       var name = fr.seat !== null && fr.seat !== undefined ? playerName(fr.seat) : null;
       if (name !== null && String(fr.text || '').indexOf(name) !== 0) li.appendChild(el('b', null, name + ': '));
       li.appendChild(document.createTextNode(fr.text || ''));
@@ -260,7 +276,18 @@
       }).join(', ')));
     }
     (d.faults || []).forEach(function (f) {
-      info.appendChild(el('div', 'bad', 'Fault: ' + playerName(f.seat) + ' — ' + f.kind + (f.reason ? ': ' + f.reason : '')));
+      if (f.frame === undefined || f.frame === null) {  // an older replay: the game's record, no turn
+        info.appendChild(el('div', 'bad', 'Fault: ' + playerName(f.seat) + ' — ' + f.kind + (f.reason ? ': ' + f.reason : '')));
+        return;
+      }
+      var row = el('div', 'bad');
+      var link = el('a', 'fault-link', 'Hand ' + f.hand + ', turn ' + f.turn);
+      link.href = '#game=' + encodeURIComponent(st.game) + '&frame=' + f.frame;
+      link.setAttribute('data-frame', String(f.frame));
+      link.addEventListener('click', function (ev) { ev.preventDefault(); go(f.frame); });
+      row.appendChild(link);
+      row.appendChild(document.createTextNode(' · ' + faultText(f)));
+      info.appendChild(row);
     });
   }
 

@@ -81,7 +81,7 @@ def replay_file_html(path: Path) -> str:
     rep = Replay(Path(path).stem, Path(path), None)
     payload = replay_payload(rep)
     index = [{"game": rep.game, "file": "", "players": payload["players"],
-              "places": (payload["result"] or {}).get("places"), "faults": [], "hands": len(payload["hand_ends"])}]
+              "places": (payload["result"] or {}).get("places"), "faults": [f["kind"] for f in payload["faults"]], "hands": len(payload["hand_ends"])}]
     return render("replay_file.html", title=f"{rep.game} · replay", game=rep.game, players=payload["players"],
                   payload=payload, replay_index=index, file_name=Path(path).name)
 

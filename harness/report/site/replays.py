@@ -71,6 +71,7 @@ def read_replay(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], 
     header: dict[str, Any] | None = None
     actions: list[dict[str, Any]] = []
     result: dict[str, Any] | None = None
+    pending: dict[Any, list[dict[str, Any]]] = {}  # faults by seat, until that seat's next action
     # Lines end at \n only: a replay written before bot lines were escaped may hold a raw
     # \r (JSON whitespace), which universal newlines would take for the end of a line.
     if data is None:
@@ -89,12 +90,39 @@ def read_replay(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], 
         if kind == "header" and header is None:
             header = item
         elif kind == "action":
+            if item.get("seat") in pending:
+                item["faults"] = pending.pop(item.get("seat"))
             actions.append(item)
+        elif kind == "fault":
+            pending.setdefault(item.get("seat"), []).append(item)
         elif kind == "result":
             result = item
     if header is None:
         raise ValueError(f"{path}: no header line (is this a p10 replay file?)")
+    if actions and pending:  # faults after the last move (a bot that died at the end)
+        actions[-1]["faults"] = [*actions[-1].get("faults", []), *(f for fs in pending.values() for f in fs)]
     return header, actions, result
+
+
+def fault_text(fault: Mapping[str, Any], name: str) -> str:
+    """One fault of a replay as a line: who, the kind, the strike, the reason."""
+    strike = fault.get("strike")
+    return (f"fault: {name} {fault.get('kind')}" + (f" (strike {strike})" if strike else "")
+            + f": {fault.get('reason', '')}")
+
+
+def frame_faults(frames: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """Every fault of a replay's `frames` at the frame of the move it led to: seat, kind,
+    reason, strike, the frame's index, hand and turn, and the move played instead (where the
+    referee played it for the bot)."""
+    out = []
+    for i, f in enumerate(frames):
+        for fault in f.get("faults") or []:
+            seat = fault.get("seat")
+            out.append({"seat": seat, "kind": fault.get("kind"), "reason": str(fault.get("reason", ""))[:300],
+                        "strike": fault.get("strike"), "frame": i, "hand": f.get("hand"), "turn": f.get("turn"),
+                        "instead": str(f.get("text") or "") if f.get("fallback") else None})
+    return out
 
 
 def replay_frames(path: Path, data: bytes | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
@@ -239,7 +267,8 @@ def replay_payload(rep: Replay) -> dict[str, Any]:
         "players": names,
         "rules": rules_summary(rules),
         "result": {k: result.get(k) for k in ("places", "scores", "phases_completed", "winner")} if result else None,
-        "faults": [
+        # at their frames; from the game's record (without a turn) for a replay older than fault lines
+        "faults": frame_faults(frames, names) or [
             {"seat": f.get("seat"), "kind": f.get("kind"), "reason": str(f.get("reason", ""))[:300]}
             for f in (rep.record or {}).get("faults") or [] if isinstance(f, Mapping)
         ],
