@@ -68,12 +68,14 @@ HOSTILE = [
                             "valid-replies": "holds 0"}, False),
     ("one_game.py", {"several-games": "ended after game 1 (exit code 0); one process plays many games"}, True),
     ("crash_on_error.py", {"errors": "An error needs no answer and must not end the bot"}, True),
-    ("late.py", {"late-replies": "a reply with id", "in-time": "move_ms"}, False),
+    ("late.py", {"late-replies": "late reply to request 1 (it arrived while request 2 was open)",
+                 "in-time": "move_ms"}, False),
     ("no_version.py", {"handshake": "'version' is a required property"}, False),
     ("ignores_bye.py", {"bye": "still running"}, True),
     ("no_end.py", {"wild-end": 'add "end": "low" or "end": "high" to the hit'}, False),
     ("names_inactive.py", {"tie-break": "R10.6: seat 2 is not playing this tie-break hand"}, False),
     ("ignores_pending.py", {"skip-pending": "R6.2: seat 1 already has a skip pending"}, False),
+    ("debug_on_hand_end.py", {"valid-replies": "'debug: hand 1 over'; it came after hand_end"}, False),
 ]
 
 
@@ -89,6 +91,10 @@ def test_hostile_bots_fail_the_checks_they_should(script: str, expected: dict[st
         assert failed[name]["exchange"], f"{name} shows no exchange"
     if exact:
         assert set(failed) == set(expected), {n: c["message"] for n, c in failed.items()}
+    if script == "debug_on_hand_end.py":  # the exchange shows the message the stray line came after
+        assert any('"type":"hand_end"' in x["text"] for x in failed["valid-replies"]["exchange"][:-1])
+    if script == "late.py":  # a late reply is not checked against the schema of the request then open
+        assert "valid-replies" not in failed, failed["valid-replies"]["message"]
     if script == "no_version.py":
         assert {c["status"] for n, c in failed.items() if n != "handshake"} == {"skip"}
     else:

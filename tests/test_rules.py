@@ -543,6 +543,19 @@ def test_r3_5_a_turn_ends_with_exactly_one_discard_from_the_hand():
     assert game.to_move == 0
 
 
+def test_r3_5_a_card_hit_and_discarded_breaks_r3_5_even_with_a_lay():
+    """The lay is fine; the hit and the discard use one Y3 twice: the discard is what the
+    hand cannot give (R3.5), with or without the lay."""
+    game = new_game(LAY_HIT)
+    turn(game, lay=[["R3", "B3", "G3"], ["R7", "B7", "G7"]], discard="R12")
+    draw(game)
+    with_lay = {"lay": [["R5", "B5", "G5"], ["R9", "B9", "G9"]], "hits": [{"card": "Y3", "meld": 0}], "discard": "Y3"}
+    e = assert_illegal(game, with_lay, "R3.5")
+    assert "2 × Y3 (1 hit, 1 discarded)" in str(e) and "holds 1" in str(e)
+    # a lay that names a card the hand lacks is still the lay's fault
+    assert_illegal(game, {"lay": [["R5", "B5", "G5"], ["R9", "B9", "Y9"]], "discard": "Y3"}, "R3.3")
+
+
 # Seat 1 lays two sets of 3 and goes out by hitting every card it has left.
 OUT_BY_HIT = deal([HANDS_3[2], "R1 B1 G1 R2 B2 G2 Y1 Y2 W W"], "Y12", "R12 G12 W")
 

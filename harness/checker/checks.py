@@ -241,6 +241,10 @@ class _Direct:
             if "id" not in reply:
                 self.fail("malformed", f"the reply to request {rid} has no id: {line[:200].decode('utf-8', 'replace')}",
                           ". Nothing but requests is answered; every reply carries the id of the request")
+            if type(reply["id"]) is int and 0 <= reply["id"] < rid:
+                self.fail("stale", late_text(reply["id"], rid),
+                          ". Answer each request within move_ms; a reply that comes later is dropped (an error "
+                          "is not answered, and after an error with retry true the new request has a new id)")
             if reply["id"] != rid or type(reply["id"]) is not int:
                 typed = (f" (a {type(reply['id']).__name__}: send the id back exactly as received, a JSON number)"
                          if str(reply["id"]) == str(rid) else "")
@@ -511,14 +515,35 @@ def _wait_gone(bot: Any, seconds: float) -> bool:
 # ----- over every game: valid replies, time, late replies ----------------------------------------
 
 
+def _sent_text(sent: list[Entry]) -> str:
+    """What the referee sent since the bot's last line, in words: "hand_end, game_start and request 44"."""
+    words = [f"request {e.msg.get('id')}" if e.type == "request" else str(e.type or "a message")
+             for e in sent[-4:]] or ["nothing"]
+    return (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1]
+
+
+def late_id(msg: Any, request: Entry) -> int | None:
+    """The id of an earlier request that reply `msg` answers while `request` is open, or None."""
+    rid = request.msg.get("id") if isinstance(request.msg, dict) else None
+    got = msg.get("id") if isinstance(msg, dict) else None
+    return got if type(got) is int and type(rid) is int and got < rid else None
+
+
+def late_text(got: int, open_id: int) -> str:
+    """How a late reply is named."""
+    return f"late reply to request {got} (it arrived while request {open_id} was open)"
+
+
 def _scan_replies(ctx: Context) -> tuple[int, tuple[str, list[Entry]] | None]:
     """Validate every line the bot wrote against the schema of what it answered. Returns
     how many were checked and the first problem (message, exchange)."""
     open_req: Entry | None = None
     awaiting_hello = False
     checked = 0
+    since: list[Entry] = []  # what was sent since the bot's last line
     for e in ctx.tap:
         if e.dir == "to":
+            since.append(e)
             if e.type == "hello":
                 awaiting_hello, open_req = True, e
             elif e.type == "request":
@@ -528,14 +553,18 @@ def _scan_replies(ctx: Context) -> tuple[int, tuple[str, list[Entry]] | None]:
             continue
         checked += 1
         ex = [open_req, e] if open_req is not None else [e]
+        sent, since = since, []
         if not isinstance(e.msg, dict):
             what = "not JSON" if e.msg is None else f"JSON but not an object ({type(e.msg).__name__})"
-            return checked, (f"a line the bot wrote is {what}: {e.text[:120]!r}. Write only protocol messages to "
-                             "stdout, one JSON object per line; log to stderr", ex)
+            return checked, (f"a line the bot wrote is {what}: {e.text[:120]!r}; it came after "
+                             f"{_sent_text(sent)}. Write only protocol messages to stdout, one JSON object per line; "
+                             "log to stderr", [*sent[-4:], e])
         if awaiting_hello:
             awaiting_hello = False
             name = "from_bot.hello"
         elif open_req is not None and open_req.type == "request":
+            if late_id(e.msg, open_req) is not None:
+                continue  # a late reply to an earlier request: late-replies reports it
             name = f"from_bot.{open_req.msg['decision']}"
         else:
             continue
@@ -628,6 +657,8 @@ def check_late(ctx: Context) -> str:
                 if open_req is not None and str(e.msg["id"]) == str(open_req.msg["id"]):
                     example = (f" Its id {e.msg['id']!r} is a {type(e.msg['id']).__name__} where the request's id was "
                                f"{open_req.msg['id']!r}: send the id back exactly as received, a JSON number.")
+                elif open_req is not None and late_id(e.msg, open_req) is not None:
+                    example = f" For example, a {late_text(e.msg['id'], open_req.msg['id'])}."
                 elif open_req is not None:
                     example = (f" For example, a reply with id {e.msg['id']!r} came while request "
                                f"{open_req.msg['id']} was open{' (and already answered)' if answered else ''}.")

@@ -49,6 +49,12 @@ def _names(cards: Sequence[Card]) -> str:
     return "[" + " ".join(c.text for c in cards) + "]"
 
 
+def _parts(laid: int, hit: int, discard: Card | None) -> str:
+    """Where a play uses cards: "2 laid, 1 hit, 1 discarded" (the parts that use any)."""
+    out = [f"{laid} laid" if laid else "", f"{hit} hit" if hit else "", "1 discarded" if discard is not None else ""]
+    return ", ".join(x for x in out if x)
+
+
 class Player:
     """One seat's state. `completed` counts phases laid (R5.3, R9.4)."""
 
@@ -449,10 +455,14 @@ class Game:
             return self._end_play(seat, p, discard, target, [])
         # A play naming more cards than the hand holds is refused before any meld is
         # looked at: what follows then works on a hand's worth of cards at most.
-        named = sum(len(g) for g in action.lay or ()) + len(action.hits) + (discard is not None)
+        laid = sum(len(g) for g in action.lay or ())
+        named = laid + len(action.hits) + (discard is not None)
         if named > len(p.hand):
-            raise IllegalMove("R3.3" if action.lay else "R3.5",
-                              f"the play uses {named} cards but seat {seat}'s hand holds {len(p.hand)}")
+            # R3.3 where the lay alone names more than the hand holds; else the hits and the
+            # discard take what is not there (R3.5)
+            raise IllegalMove("R3.3" if laid > len(p.hand) else "R3.5",
+                              f"the play uses {named} cards ({_parts(laid, len(action.hits), discard)}) but seat "
+                              f"{seat}'s hand holds {len(p.hand)}")
         # The cards the play uses, counted by card index (ints hash in C; cards would call
         # their own __hash__), in the order they come.
         used: dict[int, int] = {}
@@ -540,10 +550,13 @@ class Game:
             hand_count[c.index] += 1
         for i, k in used.items():
             if hand_count[i] < k:
+                laid = sum(c.index == i for g in action.lay or () for c in g)
+                hit = sum(h.card.index == i for h in action.hits)
+                gone = action.discard is not None and action.discard.index == i
                 raise IllegalMove(
-                    "R3.3" if action.lay else "R3.5",
-                    f"the play uses {k} × {CARD_TYPES[i]} but seat {seat}'s hand {_names(sorted(p.hand))} "
-                    f"holds {hand_count[i]}",
+                    "R3.3" if laid > hand_count[i] else "R3.5",
+                    f"the play uses {k} × {CARD_TYPES[i]} ({_parts(laid, hit, action.discard if gone else None)}) "
+                    f"but seat {seat}'s hand {_names(sorted(p.hand))} holds {hand_count[i]}",
                 )
 
     def _other_phase(self, seat: int, lay: tuple[tuple[Card, ...], ...], phase: Phase) -> None:

@@ -548,7 +548,8 @@ class Referee:
                 if got == rid or type(got) is not int or reply.get("type") == "hello":
                     return reply
                 self.stale += 1  # a late reply to an earlier request: dropped
-                self._rec({"type": "note", "seat": n, "text": f"dropped a reply to old request id {got!r}"})
+                self._rec({"type": "note", "seat": n, "text": f"dropped a late reply to request {got!r} (it arrived "
+                                                               f"while request {rid} was open)"})
                 extra += 1
             if extra > MAX_EXTRA_LINES:
                 raise MalformedMessage(
