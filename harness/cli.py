@@ -63,6 +63,11 @@ class _Group(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+DEFAULT_MOVE_MS = 1000
+"""`--move-ms` of play, check-bot and ask: `harness.referee.DEFAULT_MOVE_MS`, a tournament
+file's default too (written out here so that the command line loads no referee to show
+its help; a test checks that they agree)."""
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="p10-tourney")
 def main() -> None:
@@ -414,11 +419,12 @@ def _bot_option(values: tuple[str, ...], hint: str = "--bot") -> list[tuple[str,
     return bots
 
 
-def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) -> dict[str, Any]:
+def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str], host_exit: int = 1) -> dict[str, Any]:
     """Command-line bots in their sandbox (`--sandbox`, default auto): warns when they run
-    without one, runs their builds; `Error:` where bwrap is asked for and cannot run, or a
-    build fails. Returns the specs by name."""
-    from .sandbox.box import SandboxError
+    without one, runs their builds; `Error:` where bwrap is asked for and cannot run (exit
+    status `host_exit`), or a build fails through the bot (exit status 1). Returns the
+    specs by name."""
+    from .sandbox.box import BuildError, SandboxError
     from .sandbox.build import run_build
     from .tournament.config import contain
     from .tournament.runner import sandbox_state
@@ -431,7 +437,9 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
             if s.sandbox.build:
                 run_build(s.name, s.sandbox.build, s.cwd, s.env, s.sandbox, state["bots"][s.name], s.limits.scratch_mb)
     except SandboxError as e:
-        raise _fail(e) from None
+        err = _fail(e)
+        err.exit_code = 1 if isinstance(e, BuildError) else host_exit
+        raise err from None
     return {s.name: s for s in specs}
 
 
@@ -444,7 +452,8 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
 @click.option("--deck", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="Stacked deals: a JSON deck file (protocol/SPEC.md, Deck files; example: protocol/deck.example.json).")
 @click.option("--rules", "rules_text", help='Rules as JSON or YAML, e.g. \'{"phases": [1, 2, 3]}\' or a file path.')
 @click.option("--replay", "replay_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the replay here.")
-@click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True)
+@click.option("--move-ms", type=click.IntRange(1), default=DEFAULT_MOVE_MS, show_default=True,
+              help="Time allowed per reply (as in a tournament file without time.move_ms).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 @click.option("--stderr", "stderr_to", metavar="show|FOLDER", default=None,
               help="The bots' stderr: 'show' prints it here as it comes, each line after the bot's name; "
@@ -610,7 +619,8 @@ class _HandPrinter:
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--move-ms", type=click.IntRange(1), default=1000, show_default=True, help="Time allowed per reply.")
+@click.option("--move-ms", type=click.IntRange(1), default=DEFAULT_MOVE_MS, show_default=True,
+              help="Time allowed per reply (as in a tournament file without time.move_ms).")
 @click.option("--startup-ms", type=click.IntRange(1), default=10000, show_default=True, help="Time allowed for the hello reply.")
 @click.option("--only", multiple=True, metavar="NAME", help="Run only this check (repeat, or comma-separated).")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable report.")
@@ -619,8 +629,8 @@ class _HandPrinter:
 def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tuple[str, ...], as_json: bool,
               build: str | None, sandbox: str | None) -> None:
     """Check that the bot started by COMMAND speaks p10/1: run it through a conformance
-    suite and report each check. Exit status: 0 all passed, 1 a check failed, 2 check-bot
-    itself failed.
+    suite and report each check. Exit status: 0 all passed, 1 a check failed or the bot's
+    build (--build) failed, 2 check-bot itself failed (a sandbox that cannot run here).
 
     \b
     p10-tourney check-bot -- python my_bot.py
@@ -638,7 +648,8 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
         raise click.BadParameter(str(e), param_hint="--only") from None
     from .referee import BotSpec
 
-    spec = _contained([BotSpec("candidate", tuple(argv))], sandbox, {"candidate": build} if build else {})["candidate"]
+    spec = _contained([BotSpec("candidate", tuple(argv))], sandbox, {"candidate": build} if build else {},
+                      host_exit=2)["candidate"]
     if not as_json:
         click.echo(header(argv, move_ms))
 
@@ -665,7 +676,8 @@ def check_bot(command: tuple[str, ...], move_ms: int, startup_ms: int, only: tup
 @click.option("--request", "request_file", metavar="FILE", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="The request to send: a JSON object with \"type\": \"request\" (or a replay line holding one).")
 @click.option("--rules", "rules_text", help="The game's rules, as for play (default: standard, or the request's phase).")
-@click.option("--move-ms", type=click.IntRange(1), default=2000, show_default=True, help="Time allowed for the reply.")
+@click.option("--move-ms", type=click.IntRange(1), default=DEFAULT_MOVE_MS, show_default=True,
+              help="Time allowed for the reply (as in a tournament file without time.move_ms).")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable verdict.")
 @click.option("--build", "build", metavar="CMD", help="Run CMD once before the bot starts, in its sandbox with its folder writable.")
 @_sandbox_option

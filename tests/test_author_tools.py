@@ -338,3 +338,22 @@ def test_ask_a_bot_gone_before_its_request_is_sent_is_a_crash_not_a_traceback(tm
     verdict = json.loads(result.output[result.output.index("{"):])
     assert verdict["verdict"] == "crash"
     assert "closed its stdin" in verdict["reason"]
+
+
+def test_run_check_bot_ask_and_play_share_one_default_move_ms(tmp_path: Path) -> None:
+    """A reply `ask` calls legal in time is in time in a tournament and in check-bot."""
+    from harness.cli import DEFAULT_MOVE_MS
+    from harness.referee import DEFAULT_MOVE_MS as REFEREE_DEFAULT, TimeControl
+    from harness.checker.ask import ask
+    from harness.checker.runner import run_checks
+    import inspect
+
+    defaults = {name: next(p.default for p in main.commands[name].params if p.name == "move_ms")
+                for name in ("play", "check-bot", "ask")}
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
+                                    "bots": [{"name": "a", "cmd": GREEDY}, {"name": "b", "cmd": GREEDY}]}))
+    run_default = load_config(path).time.move_ms
+    library = {f.__name__: inspect.signature(f).parameters["move_ms"].default for f in (ask, run_checks)}
+    assert set(defaults.values()) | {run_default, TimeControl().move_ms, REFEREE_DEFAULT, DEFAULT_MOVE_MS} \
+        | set(library.values()) == {REFEREE_DEFAULT}, (defaults, run_default, library)

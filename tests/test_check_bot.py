@@ -5,6 +5,7 @@ a message that tells its author what to fix and the exchange that shows it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,9 @@ def check(argv: list[str], *options: str) -> tuple[int, dict]:
 
 
 def failures(report: dict) -> dict[str, dict]:
-    return {c["name"]: c for c in report["checks"] if c["status"] != "pass"}
+    """The checks that did not pass, but for those the bot never exercised (skipped)."""
+    return {c["name"]: c for c in report["checks"]
+            if c["status"] != "pass" and not c["message"].startswith("not exercised")}
 
 
 @pytest.mark.parametrize("argv", GOOD)
@@ -142,3 +145,28 @@ def test_a_bot_that_ends_after_an_error_gets_one_verdict_whichever_pipe_shows_it
     assert messages[0] == messages[1]
     assert messages[0].startswith('after an error with "retry": true, the process ended (exit code 1). '
                                   "An error needs no answer and must not end the bot")
+
+
+def test_check_bot_build_exit_codes_are_those_of_its_help(tmp_path: Path) -> None:
+    """A bot whose build fails: 1, with one `Error:` line (the bot's fault, as a failed
+    check); a sandbox that cannot run here: 2 (check-bot's own failure); the help says so."""
+    help_text = CliRunner().invoke(main, ["check-bot", "--help"]).output
+    assert "1 a check failed or the bot's build (--build) failed, 2 check-bot itself failed" in " ".join(help_text.split())
+    build = tmp_path / "build.sh"
+    build.write_text("#!/bin/sh\necho compiling >&2\nexit 3\n")
+    build.chmod(0o755)
+    res = CliRunner().invoke(main, ["check-bot", "--sandbox", "none", "--build", str(build), "--", PY,
+                                    str(ROOT / "bots/python/greedy.py")])
+    assert res.exit_code == 1 and res.output.splitlines()[-1].startswith("Error: ") and "exit code 3" in res.output
+    env = {**os.environ, "PATH": str(tmp_path)}  # no bubblewrap on PATH
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "check-bot", "--sandbox", "bwrap", "--", PY,
+                           str(ROOT / "bots/python/greedy.py")], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and proc.stderr.startswith("Error: "), proc.stderr
+
+
+def test_a_check_whose_rule_the_bot_never_exercised_is_skipped_not_passed() -> None:
+    """The zoo's minimal bot never hits: wild-end cannot see it say "end" (R7.3)."""
+    code, report = check([PY, str(ZOO / "ignores_bye.py")], "--only", "wild-end")
+    wild = {c["name"]: c for c in report["checks"]}["wild-end"]
+    assert wild["status"] == "skip" and "not exercised" in wild["message"] and "R7.3" in wild["message"]
+    assert code == 0 and report["ok"]  # nothing failed

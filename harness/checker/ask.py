@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..engine import Game, IllegalMove, Rules
-from ..referee import BotDied, BotProcess, BotSpec, BotStartError, BotTimeout, LineTooLong, TimeControl
+from ..referee import (DEFAULT_MOVE_MS, BotDied, BotProcess, BotSpec, BotStartError, BotTimeout, LineTooLong,
+                       TimeControl)
 from ..referee import MalformedMessage, decode, encode, handshake
 from ..referee.codec import as_int, parse_reply
 from ..sandbox.box import Sandbox
@@ -116,7 +117,7 @@ def judge(request: dict[str, Any], line: bytes, rules: Rules | None = None,
     return Answer(request, text, "legal", events=done)
 
 
-def ask(argv: Sequence[str], request: dict[str, Any], rules: Rules | None = None, move_ms: int = 2000,
+def ask(argv: Sequence[str], request: dict[str, Any], rules: Rules | None = None, move_ms: int = DEFAULT_MOVE_MS,
         startup_ms: int = 10000, cwd: str | None = None, sandbox: Sandbox | None = None) -> Answer:
     """Start the bot `argv`, send it `request` (after hello and a game_start) and judge its
     reply. Raises BotStartError if the bot does not start or answer hello. Without

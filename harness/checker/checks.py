@@ -14,7 +14,7 @@ from ..players import GreedyStrategy
 from ..referee import BotDied, BotStartError, BotTimeout, LineTooLong, MalformedMessage, decode, encode
 from ..referee.codec import hello_message, parse_reply
 import harness.checker.scenarios as S
-from .context import CheckFailed, Context, DirectFault, Played, first_play, reply_pairs
+from .context import CheckFailed, CheckNotExercised, Context, DirectFault, Played, first_play, reply_pairs
 from .tap import Entry
 
 
@@ -398,8 +398,9 @@ def check_wild_end(ctx: Context) -> str:
                 both_open += 1
     if both_open:
         return f"hit {both_open} Wild{'s' if both_open > 1 else ''} on a run open at both ends, saying which end"
-    return ("played the scenario cleanly; it never hit a Wild on a run open at both ends, so \"end\" was not "
-            "exercised")
+    raise CheckNotExercised(
+        "not exercised: the bot played the scenario cleanly but never hit a Wild on a run open at both ends "
+        "(options.hits offered it), so whether it says \"end\" (R7.3) is untested")
 
 
 def check_skip_pending(ctx: Context) -> str:
@@ -413,7 +414,8 @@ def check_skip_pending(ctx: Context) -> str:
     named = [rep.msg.get("skip") for _, rep in pending if rep.msg.get("discard") == "S"]
     if named:
         return f"with seat 1's skip pending it discarded a Skip naming seat {named[0]} (R6.2)"
-    return "played cleanly with a skip pending on seat 1; it never discarded its Skip then, so R6.2 was not exercised"
+    raise CheckNotExercised("not exercised: the bot played cleanly with a skip pending on seat 1 but never "
+                            "discarded its Skip then, so whether it names another seat (R6.2) is untested")
 
 
 def check_tie_break(ctx: Context) -> str:

@@ -32,6 +32,11 @@ class CheckFailed(Exception):
         self.exchange = list(exchange)
 
 
+class CheckNotExercised(Exception):
+    """A check ran and saw nothing wrong, but the bot never did what it looks at (it never
+    hit a Wild on a run open at both ends): reported as skipped, not passed."""
+
+
 @dataclass
 class Played:
     """One game the bot under test played: which check, the result, its seat and the

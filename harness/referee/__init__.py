@@ -4,10 +4,10 @@ from .codec import PROTOCOL, MalformedMessage, decode, encode
 from .process import (
     BotDied, BotError, BotProcess, BotSpec, BotStartError, BotTimeout, Limits, LineTooLong,
 )
-from .referee import Fault, FaultPolicy, GameResult, Referee, TimeControl, handshake, play_game
+from .referee import DEFAULT_MOVE_MS, Fault, FaultPolicy, GameResult, Referee, TimeControl, handshake, play_game
 
 __all__ = [
     "PROTOCOL", "MalformedMessage", "decode", "encode", "BotDied", "BotError", "BotProcess", "BotSpec",
     "BotStartError", "BotTimeout", "Limits", "LineTooLong", "Fault", "FaultPolicy", "GameResult",
-    "Referee", "TimeControl", "handshake", "play_game",
+    "Referee", "TimeControl", "handshake", "play_game", "DEFAULT_MOVE_MS",
 ]

@@ -25,12 +25,16 @@ from .process import (
 
 @dataclass(frozen=True)
 class TimeControl:
-    """Time limits in milliseconds: per decision, per game and bot (None = none), start-up."""
+    """Time limits in milliseconds: per decision, per game and bot (None = none), start-up.
+    `move_ms`'s default (`DEFAULT_MOVE_MS`) is that of every command: run, check-bot, ask, play."""
 
     move_ms: int = 1000
     game_ms: int | None = None
     startup_ms: int = 10000
 
+
+DEFAULT_MOVE_MS = TimeControl.move_ms
+"""The time per decision when none is given: in a tournament file, check-bot, ask and play."""
 
 REASON_CHARS = 500
 """The longest a fault's reason is kept (it may quote a whole reply of up to 1 MiB)."""

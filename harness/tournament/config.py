@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..engine import Rules, RulesError
-from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
+from ..referee import DEFAULT_MOVE_MS, BotSpec, FaultPolicy, Limits, TimeControl
 from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
 from ..ledger.marker import CONCEAL
 from ..sandbox.box import MODES as SANDBOX_MODES
@@ -491,7 +491,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "time", "must be a mapping (move_ms, game_ms, startup_ms)")
     _check_keys(src, "time.", time_raw, {"move_ms", "game_ms", "startup_ms"})
     tc = TimeControl(
-        move_ms=_int(src, "time.move_ms", time_raw.get("move_ms", 1000), 1),
+        move_ms=_int(src, "time.move_ms", time_raw.get("move_ms", DEFAULT_MOVE_MS), 1),
         game_ms=None if time_raw.get("game_ms") is None else _int(src, "time.game_ms", time_raw["game_ms"], 1),
         startup_ms=_int(src, "time.startup_ms", time_raw.get("startup_ms", 10000), 1),
     )
