@@ -15,8 +15,15 @@ import click
 from . import __version__
 
 
-def _fail(e: BaseException) -> click.ClickException:
-    return click.ClickException(str(e).splitlines()[0] if str(e) else type(e).__name__)
+class _HostFailure(click.ClickException):
+    """The command itself could not do its work here (not the user's or the bot's fault)."""
+
+    exit_code = 2
+
+
+def _fail(e: BaseException, code: int = 1) -> click.ClickException:
+    """`e` as one `Error:` line, with exit status `code` (1, or 2: `_HostFailure`)."""
+    return (_HostFailure if code == 2 else click.ClickException)(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def _clean(text: object) -> str:
@@ -437,9 +444,7 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str], ho
             if s.sandbox.build:
                 run_build(s.name, s.sandbox.build, s.cwd, s.env, s.sandbox, state["bots"][s.name], s.limits.scratch_mb)
     except SandboxError as e:
-        err = _fail(e)
-        err.exit_code = 1 if isinstance(e, BuildError) else host_exit
-        raise err from None
+        raise _fail(e, 1 if isinstance(e, BuildError) else host_exit) from None
     return {s.name: s for s in specs}
 
 
