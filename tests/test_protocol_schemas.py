@@ -388,7 +388,9 @@ def test_minimal_bot_answers_with_valid_replies(tmp_path: Path) -> None:
     for name, reply in zip(schemas, replies):
         assert errors(name, reply) == [], reply
     assert replies[1] == {"id": 57, "draw": "deck"}
-    assert replies[2] == {"id": 58, "lay": PLAY_REQUEST["options"]["lay"], "discard": "W"}
-    assert replies[3] == {"id": 59, "discard": "W"}
+    # it keeps its Wild: the highest-penalty card but a Wild is the Skip
+    assert "W" in PLAY_REQUEST["state"]["cards"]
+    assert replies[2] == {"id": 58, "lay": PLAY_REQUEST["options"]["lay"], "discard": "S", "skip": 3}
+    assert replies[3]["discard"] == "S"
     assert replies[4] == {"id": 60, "hits": [{"card": "R2", "meld": 1}], "discard": "S", "skip": 0}
     assert replies[5] == {"id": 61, "hits": [{"card": "Y5", "meld": 2}]}
