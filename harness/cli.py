@@ -107,7 +107,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     and only the games the new field needs are played."""
     from rich.console import Console
 
-    from .report.leaderboard import print_leaderboard
+    from .report.leaderboard import first_fault_text, fault_kinds_text, print_leaderboard
     from .sandbox.box import SandboxError
     from .tournament.config import ConfigError, load_config, with_sandbox
     from .tournament.dask_executor import ClusterError
@@ -146,6 +146,9 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         raise click.ClickException(f"{e}; the dask executor needs: pip install 'p10-tourney[cluster]'") from None
     stop()
     print_leaderboard(outcome.board, Console())
+    for row in outcome.board.get("entrants", []):
+        if row.get("faults"):
+            click.echo(f"faults: {row['entrant']}: {fault_kinds_text(row)}; first: {_clean(first_fault_text(row))}")
     for d in outcome.board.get("disqualified", []):
         click.echo(f"disqualified: {d['entrant']} from game {d['from_game']}: {_clean(d['reason'])}")
     for i in outcome.incidents:

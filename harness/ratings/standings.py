@@ -116,6 +116,8 @@ def _rows(tally: Tally, ratings: Ratings, disqualified: Mapping[str, str]) -> li
             "mean_phases": round(sums["phases"][i] / g, 3),
             "faults": sums["faults"][i],
             "fault_kinds": dict(sorted(tally.fault_kinds[i].items())),
+            **({"first_fault": dict(zip(("game", "kind", "reason"), first[1:]))}
+               if (first := tally.first_fault[i]) is not None else {}),
             "place_counts": {str(k): v for k, v in sorted(tally.place_counts[i].items())},
             "disqualified": disqualified.get(e),
         })

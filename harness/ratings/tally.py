@@ -27,6 +27,10 @@ from .trueskill import Ratings
 _BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
 
 
+FIRST_REASON = 300
+"""Characters kept of an entrant's first fault's reason (the board shows it)."""
+
+
 class Tally:
     """The running aggregates of the games added so far (any order; each game once: a game
     already added is ignored).
@@ -47,6 +51,8 @@ class Tally:
         self.sums = {k: [0] * n for k in ("games", "wins", "place", "score", "phases", "faults")}
         self.place_counts: list[Counter[int]] = [Counter() for _ in range(n)]
         self.fault_kinds: list[Counter[str]] = [Counter() for _ in range(n)]
+        # each entrant's first fault in game order: (game index, game, kind, reason)
+        self.first_fault: list[tuple[int, str, str, str] | None] = [None] * n
         self.ahead = np.zeros((n, n), dtype=np.int64)  # row placed ahead of column, games
         self.tied = np.zeros((n, n), dtype=np.int64)
         # the statistics' games: index, deal group key, seats at the table, then seats and places
@@ -123,6 +129,9 @@ class Tally:
             e = self.index[f["entrant"]]
             s["faults"][e] += 1
             self.fault_kinds[e][f["kind"]] += 1
+            first = self.first_fault[e]
+            if first is None or i < first[0]:
+                self.first_fault[e] = (i, str(rec.get("game", i)), str(f["kind"]), str(f.get("reason", ""))[:FIRST_REASON])
         if len(seats) < 2:
             return
         key = rec.get("group")

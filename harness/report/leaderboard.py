@@ -133,6 +133,31 @@ def md_text(text: str) -> str:
     return " ".join(text.translate(_MD_SPACE).split()).translate(_MD_PUNCT)
 
 
+def fault_kinds_text(row: Mapping[str, Any]) -> str:
+    """An entrant's faults by kind: "illegal × 3, timeout × 1" ("" for none)."""
+    return ", ".join(f"{k} × {n}" for k, n in (row.get("fault_kinds") or {}).items())
+
+
+def first_fault_text(row: Mapping[str, Any]) -> str:
+    """An entrant's first fault: "g000004, illegal: R3.5: …" ("" for none)."""
+    f = row.get("first_fault")
+    return f"{f['game']}, {f['kind']}: {f['reason']}" if isinstance(f, Mapping) else ""
+
+
+def faults_section(board: Mapping[str, Any]) -> list[str]:
+    """leaderboard.md's and stats.md's faults: per entrant with any, its faults by kind and
+    its first one (no lines where no entrant faulted)."""
+    rows = [r for r in board["entrants"] if r.get("faults")]
+    if not rows:
+        return []
+    out = ["", "## Faults", "", "Per entrant with faults: how many of each kind, and the first one (its game, kind "
+           "and reason).", "",
+           "| entrant | faults | by kind | first fault |", "|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['entrant']} | {r['faults']} | {fault_kinds_text(r)} | {md_text(first_fault_text(r))} |")
+    return out
+
+
 def to_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard and the head-to-head table as Markdown."""
     st = board.get("statistics")
@@ -170,6 +195,7 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     line = order_line(board)
     if line:
         out += ["", f"Order: {line}  {ORDER_KEY}"]
+    out += faults_section(board)
     names = [row["entrant"] for row in board["entrants"]]
     out += ["", "## Head to head", ""]
     if len(names) > MATRIX_MAX:
@@ -315,7 +341,7 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
         out += [stop, ""]
     names = [row["entrant"] for row in board["entrants"]]
     out += _stats_ratings(board, conf) + _stats_neighbours(board, conf)
-    out += _stats_pairs_met(names, st["pairs_met"]) + _stats_luck(names, st["luck"])
+    out += _stats_pairs_met(names, st["pairs_met"]) + _stats_luck(names, st["luck"]) + faults_section(board)
     out += ["", "## Method", ""] + [f"- {k.replace('_', ' ')}: {v}." for k, v in st["method"].items()]
     return "\n".join(out) + "\n"
 

@@ -89,6 +89,7 @@ class BoardRow:
     next: str = ""  # the verdict against the next row ("" for none), and its mark
     mark: str = ""
     disqualified: str | None = None  # the reason, for an entrant taken out of the tournament
+    fault_kinds: dict[str, int] | None = None  # its faults by kind
 
 
 def _board_row(e: Entrant, i: int, dom: Domain | None) -> BoardRow:
@@ -102,6 +103,8 @@ def _board_row(e: Entrant, i: int, dom: Domain | None) -> BoardRow:
                    r.get("win_rate"), r.get("mean_place"), r.get("mean_score"), r.get("mean_phases"),
                    r.get("faults", e.faults), r.get("pl_strength"))
     row.disqualified = r.get("disqualified") or None
+    kinds = r.get("fault_kinds") or dict(sorted(e.fault_kinds.items()))
+    row.fault_kinds = {str(k): v for k, v in kinds.items()} if isinstance(kinds, dict) else None
     lo, hi, settled = r.get("ci_low"), r.get("ci_high"), r.get("settled_above")
     if lo is not None and hi is not None:
         row.band = f"[{fmt(lo)}, {fmt(hi)}]"
