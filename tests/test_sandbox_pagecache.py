@@ -243,3 +243,15 @@ def test_a_bot_recovers_no_opponent_hand_from_page_residency_of_its_own_files(tm
     right, reads = recovered(found, "faults")
     assert reads >= 3 and right == 0, found["read"]
     assert recovered(found, "mincore") == (0, 0)
+
+
+def test_copies_whose_maker_is_gone_are_swept(tmp_path: Path) -> None:
+    """A worker killed at once leaves its bots' copies: the next copy made removes those of
+    processes that no longer exist, and leaves the living ones' and other files alone."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    for name in (f"p10-own-{dead}-abc", f"p10-own-{os.getpid()}-def", "p10-own-x-ghi", "other"):
+        (tmp_path / name / "own").mkdir(parents=True)
+        (tmp_path / name / "own" / "f").write_text("x")
+    assert private.sweep(str(tmp_path)) == [f"p10-own-{dead}-abc"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"p10-own-{os.getpid()}-def", "p10-own-x-ghi", "other"])

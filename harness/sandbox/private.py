@@ -11,7 +11,8 @@ worker on the same machine. So each sandboxed start of a bot in its games is sho
 of its own folder of its own (bound where the folder is), made before it starts and
 removed when it ends: what one process did to the cache of its files no other process can
 see. Holes are copied as holes (a sparse file costs only its data), and what the bot is
-never shown (other bots' folders, results folders) is left out.
+never shown (other bots' folders, results folders) is left out. A copy whose maker was
+killed at once (no `remove`) is swept at the next copy made on the machine.
 
 The system's folders, the harness's Python and a bot's `mounts:` are not copied: they are
 every sandbox's (protocol/LIMITS.md says what that leaves).
@@ -20,6 +21,7 @@ every sandbox's (protocol/LIMITS.md says what that leaves).
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Sequence
 
 from .box import SYSTEM_PATHS, SandboxError
@@ -29,6 +31,38 @@ from .tree import CopyBudget, copy_folder, remove_stage
 PRIVATE_COPY_MB = 256
 """What a bot's own folder may hold, at most, to be copied for each of its processes (MB
 of data: holes in sparse files cost nothing)."""
+
+
+_PREFIX = "p10-own-"  # then the pid of the process that made it, and a random part
+
+
+def sweep(folder: str | None = None) -> list[str]:
+    """Remove the copies in the temporary folder (or `folder`) whose maker is gone: a worker
+    killed at once (SIGKILL, or its emergency stop) removes none of its bots' copies.
+    Returns the copies removed."""
+    folder = folder or tempfile.gettempdir()
+    gone = []
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        pid = name[len(_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        remove_stage(os.path.join(folder, name))
+        gone.append(name)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 class PrivateCopyError(SandboxError):
@@ -60,7 +94,8 @@ class PrivateFolder:
                "'The page cache'); make the folder smaller")
         budget = CopyBudget(f"the bot's own folder {own!r}", PRIVATE_COPY_MB, allocated=True,
                             error=PrivateCopyError, why=why)
-        self.path = copy_folder(own, "p10-own-", budget, skip=rel)
+        sweep()
+        self.path = copy_folder(own, f"{_PREFIX}{os.getpid()}-", budget, skip=rel)
         self.own = own
         return self.path
 
