@@ -166,7 +166,8 @@ def test_late_answer_with_an_old_id_is_dropped(start):
     assert [(f.seat, f.kind) for f in res.faults] == [(1, "timeout")]
     assert res.stale_replies == 1
     recs = records(res)
-    assert any(r["type"] == "note" and r["text"] == "dropped a reply to old request id 1" for r in recs)
+    assert any(r["type"] == "note" and r["text"] == "dropped a late reply to request 1 (it arrived while request 2 was open)"
+               for r in recs)
     from_late = [r["msg"] for r in recs if r["type"] == "msg" and r["seat"] == 1 and r["dir"] == "from"]
     assert [m["id"] for m in from_late[:2]] == [1, 2]
     # The reply to request 2 was applied: it is not a fallback.
