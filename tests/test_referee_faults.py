@@ -440,3 +440,14 @@ def test_bot_gone_when_game_end_is_sent_is_no_fault_of_that_game(start):
         assert res.to_record()["faults"] == []
     finally:
         gone_bot.stop()
+
+
+def test_a_stray_line_is_named_with_the_message_it_came_after(start):
+    """A bot that prints a debug line on stdout when a hand ends: the line is read while the
+    next request is open, and the fault says what it came after (the hand_end)."""
+    debug = (sys.executable, str(ROOT / "tests" / "checker_bots" / "debug_on_hand_end.py"))
+    bots = [start("good", GREEDY, TC), start("debug", debug, TC)]
+    res = play(bots)
+    stray = [f for f in res.faults if f.seat == 1 and "debug: hand" in f.reason]
+    assert stray and stray[0].kind == "malformed"
+    assert re.search(r"'debug: hand 1 over'; it came after hand_end and request \d+ ", stray[0].reason), stray[0].reason

@@ -9,7 +9,9 @@ bot does stops the game.
 from __future__ import annotations
 
 import json
+import re
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -39,6 +41,17 @@ DEFAULT_MOVE_MS = TimeControl.move_ms
 
 REASON_CHARS = 500
 """The longest a fault's reason is kept (it may quote a whole reply of up to 1 MiB)."""
+
+
+_TOLD: "weakref.WeakKeyDictionary[BotProcess, list[str]]" = weakref.WeakKeyDictionary()
+"""Per bot process (across its games): the messages that need no answer (game_start,
+hand_end, game_end, error) sent since it last wrote a line, so that a stray line is named
+with what it came after."""
+_TYPE = re.compile(rb'"type":"([a-z_]+)"')
+
+
+def _told(bot: BotProcess) -> list[str]:
+    return _TOLD.setdefault(bot, [])
 
 
 def _short(reason: str) -> str:
@@ -369,6 +382,9 @@ class Referee:
         if seat.forfeit:
             return
         self._rec_msg("to", seat.n, data, is_json=True)
+        m = _TYPE.search(data)
+        told = _told(seat.bot)
+        told[:] = [*told[-3:], m.group(1).decode() if m else "a message"]
         try:
             seat.bot.send(data)
         except BotError as e:
@@ -538,11 +554,16 @@ class Referee:
         extra = 0  # lines read that are not the reply: blank ones, late replies
         while True:
             line = bot.read_line(deadline)
+            told = _told(bot)
+            after, told[:] = list(told), []
             try:
                 reply = decode(line)
-            except MalformedMessage:
+            except MalformedMessage as e:
                 if record is not None:
                     self._rec_msg("from", n, line, is_json=False)
+                if line.strip() and after:  # written, perhaps, on one of these: not the reply's fault alone
+                    raise MalformedMessage(f"{e}; it came after {', '.join(after)} and request {rid} (a "
+                                           "message that needs no answer gets none: log to stderr)") from None
                 if line.strip():
                     raise
                 extra += 1  # a blank line: no reply, but it counts
