@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.ratings.pairwise import heads_up, wilson
-from harness.tournament.config import ConfigError
+from harness.tournament.config import ConfigError, load_config
 from harness.tournament.ladder import BEGIN, END, ladder_plan, replace_block
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +50,10 @@ def test_wilson_interval() -> None:
 
 
 def test_the_ladder_file_plays_heads_up_and_at_four() -> None:
+    """The file itself is the heads-up round-robin (`p10-tourney run` plays that part);
+    the plan adds its 4-player tables, or the expert's gauntlet with --challenger."""
+    plain = load_config(LADDER)
+    assert plain.table_size == 2 and plain.format == "round-robin" and plain.games_per_table >= 40
     plan = ladder_plan(LADDER)
     names = [b.name for b in plan.heads_up.bots]
     assert plan.heads_up.table_size == 2 and plan.heads_up.format == "round-robin" and len(names) == 5
