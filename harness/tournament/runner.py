@@ -28,6 +28,7 @@ from ..sandbox.modes import describe, resolve_mode
 from ..report.files import MAX_META, TMP_PREFIX, load_yaml, read_json, read_regular, write_whole
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
+from .heartbeat import HEARTBEAT_S, Heartbeat
 from .identity import fingerprint
 from .disqualify import (BUILD_KEY, Disqualification, DisqualificationGate, build_disqualification, build_record,
                          disqualifications, judges)
@@ -437,6 +438,7 @@ def run_tournament(
     retire: Sequence[str] = (),
     forever: bool = False,
     stop: threading.Event | None = None,
+    heartbeat_s: float = HEARTBEAT_S,
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
@@ -449,7 +451,8 @@ def run_tournament(
 
     `stop` (an event a signal handler sets): no game starts once it is set; the games
     being played finish, the results are published and the run returns. `retire`: the
-    entrants to retire (`settle_field`).
+    entrants to retire (`settle_field`). `heartbeat_s`: how often progress.json is written
+    again while the run lives (`heartbeat.Heartbeat`), so a reader can tell a dead run.
 
     KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
     finished games kept; the leaderboard of what finished is written, and the exception
@@ -459,7 +462,7 @@ def run_tournament(
     out = cfg.output
     state = sandbox_state(cfg)  # SandboxError before anything is written
     with _lock(out):
-        return _run(cfg, t0, state, fresh, on_progress, build_site, retire, forever, stop)
+        return _run(cfg, t0, state, fresh, on_progress, build_site, retire, forever, stop, heartbeat_s)
 
 
 @contextlib.contextmanager
@@ -502,7 +505,7 @@ def _rated_before(tally: GameTally, cfg: TournamentConfig, out: Path) -> None:
 
 def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
          on_progress: Callable[[Progress], None] | None, build_site: bool, retire: Sequence[str], forever: bool,
-         stop: threading.Event | None) -> Outcome:
+         stop: threading.Event | None, heartbeat_s: float = HEARTBEAT_S) -> Outcome:
     """`run_tournament` with the results folder held."""
     out = cfg.output
     opened = prepare_output(cfg, fresh, retire, stream=True)
@@ -594,17 +597,13 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
     finishing = False
     executor: Any = None
     deferred = Deferred(cfg.replays, firsts)
-    shown = [0.0]
     published = [time.monotonic()]
+    beat = Heartbeat(out / "progress.json", heartbeat_s)
 
     def show(running: bool = True, force: bool = False) -> None:
         """progress.json, for `p10-tourney serve` (at most twice a second while playing)."""
-        now = time.monotonic()
-        if force or now - shown[0] >= 0.5:
-            shown[0] = now
-            write_whole(out / "progress.json", json.dumps({
-                "done": len(tally), "total": outcome.total, "running": running, "forever": forever,
-                "format": cfg.format, "updated": round(time.time(), 3)}) + "\n")
+        beat.set({"done": len(tally), "total": outcome.total, "running": running, "forever": forever,
+                  "format": cfg.format}, force)
 
     def finish() -> None:
         """Close the journal, then write the leaderboards (and the site) of the games done."""
@@ -623,6 +622,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
 
     try:
         show(force=True)
+        beat.start()
         if on_progress:
             on_progress(Progress(len(tally), outcome.total, t0, tally.leader()))
         # The executor is not handed a secret seed (the Dask one ships its config to other
@@ -669,7 +669,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
                 if forever and time.monotonic() - published[0] >= PUBLISH_EVERY_S:
                     # The leaderboard lives: published between rounds, not only at the end.
                     published[0] = time.monotonic()
-                    publish(cfg, tally, build_site=False, sandbox=state, head=journal.head, specs=full_specs())
+                    publish(cfg, tally, build_site=build_site, sandbox=state, head=journal.head, specs=full_specs())
                 if cfg.stop_when:
                     outcome.stopping = _stop_check(cfg, rounds, r, tally, full_specs)
                     if on_progress:
@@ -685,6 +685,7 @@ def _run(cfg: TournamentConfig, t0: float, state: dict[str, Any], fresh: bool,
         interrupted = True
         raise
     finally:
+        beat.stop()
         if not finishing:  # interrupted, or an error: publish what is done
             finish()
         outcome.elapsed_s = time.monotonic() - t0
