@@ -9,6 +9,7 @@ replay with the current engine (if a rules change breaks it, regenerate it).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -89,17 +90,40 @@ def test_head_to_head_and_places(site: Path) -> None:
     assert "greedy: 1st place in 4 of 6 games" in places
 
 
-def test_entrants_show_games_faults_reasons_and_replay_links(site: Path) -> None:
+def test_each_entrant_has_a_page_with_its_faults_reasons_and_opponents(site: Path) -> None:
     page = _read(site, "index.html")
-    cards = page[page.index('id="entrants"'):page.index('id="games"')]
     for name in ENTRANTS:
-        assert f'data-entrant="{name}"' in cards
-    assert "timeout × 1" in cards and "malformed × 1" in cards
-    assert "no reply within 1000 ms to a draw request" in cards
-    assert "reply is not a JSON object: &#39;draw deck&#39;" in cards
-    assert 'href="replay.html#game=g000003"' in cards
-    games = page[page.index('id="games-table"'):]
-    assert games.count("<tr data-entrants=") == 6
+        assert f'href="entrants/{name}.html"' in page
+    pages = {name: _read(site, f"entrants/{name}.html") for name in ENTRANTS}
+    faulty = "".join(pages.values())
+    assert "timeout × 1" in faulty and "malformed × 1" in faulty
+    assert "no reply within 1000 ms to a draw request" in faulty
+    assert "reply is not a JSON object: &#39;draw deck&#39;" in faulty
+    greedy = pages["greedy"]
+    assert 'data-opponent="random"' in greedy and 'data-entrant="greedy"' in greedy  # its games list
+    assert "<dt>Rank</dt><dd>1</dd>" in greedy
+
+
+def test_the_games_are_data_pages_newest_first_by_stream(site: Path) -> None:
+    """Every game in the stream `all`, an entrant's in its own, the faulty ones in
+    `faults`: the games list reads them from data/, not from one table in the page."""
+    from harness.report.site.pages import parse_chunk
+
+    key, games = parse_chunk(_read(site, "data/all-0.js"))
+    assert key == "all-0" and len(games) == 6
+    journal = [json.loads(line) for line in (site.parent / "games.jsonl").read_text().splitlines() if line.strip()]
+    assert [g[1] for g in games] == [g["game"] for g in journal]  # in the order games finished
+    _, greedy = parse_chunk(_read(site, "data/e-greedy-0.js"))
+    assert greedy and all("greedy" in g[2] for g in greedy)
+    _, faulty = parse_chunk(_read(site, "data/faults-0.js"))
+    assert faulty and all(g[6] for g in faulty)
+    index = json.loads(_read(site, "data/index.js")[len('P10.data("index",'):-3])
+    assert index["streams"]["all"] == 6 and "g000003" in index["replays"]
+    assert 'id="games-table"' in page_of(site) and "<tr data-entrants=" not in page_of(site)
+
+
+def page_of(site: Path) -> str:
+    return _read(site, "index.html")
 
 
 def test_settings_show_the_seed_and_the_whole_config(site: Path) -> None:
@@ -252,8 +276,18 @@ def test_hostile_names_and_reasons_stay_text_and_data(tmp_path: Path) -> None:
     index = _Parsed(_read(evil, "index.html"))
     rows = [v for tag, k, v in index.attrs if tag == "tr" and k == "data-entrant"]
     assert sorted(rows) == sorted([*HOSTILE.values(), "greedy-js"])  # each name back, character for character
-    assert any(k == "class" and v == "tag " + IMG for _, k, v in index.attrs)
-    assert any(k == "title" and v == SCRIPT + IMG + BIDI for _, k, v in index.attrs)  # a fault's reason
+    from harness.report.site.pages import parse_chunk, slug
+
+    pages = {}
+    for old, new in HOSTILE.items():  # each entrant's page: the same tags as with a plain name
+        p = _Parsed(_read(plain, f"entrants/{slug(old + '-x')}.html"))
+        pages[new] = e = _Parsed(_read(evil, f"entrants/{slug(new)}.html"))
+        assert e.shape == p.shape, new
+    assert any(k == "class" and v == "tag " + IMG for page in pages.values() for _, k, v in page.attrs)
+    assert any(SCRIPT + IMG + BIDI in html.unescape(_read(evil, f"entrants/{slug(n)}.html")) for n in pages)  # reasons
+    _, games = parse_chunk(_read(evil, "data/all-0.js"))
+    assert [HOSTILE["cautious"], IMG, SCRIPT + IMG + BIDI] in [f for g in games for f in g[6]]  # the data, exactly
+    assert "<" not in _read(evil, "data/all-0.js") and "<" not in _read(evil, "data/board.js")
     data = {a.get("id"): json.loads(body) for a, body in index.scripts if a.get("type") == "application/json"}
     assert set(HOSTILE.values()) <= set(data["h2h-data"]["names"]) and set(HOSTILE.values()) <= set(data["history-data"]["names"])
     for a, body in index.scripts:
@@ -293,7 +327,9 @@ def test_a_quickstart_sized_tournament_stays_under_2_mb(tmp_path: Path) -> None:
     site = build_site(results)
     total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     assert total < 2_000_000, total
-    assert (site / "index.html").read_text().count("<tr data-entrants=") == 100
+    from harness.report.site.pages import parse_chunk
+
+    assert len(parse_chunk((site / "data" / "all-0.js").read_text())[1]) == 100
 
 
 # ----------------------------------------------------------------------------- replays

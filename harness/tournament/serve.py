@@ -34,7 +34,8 @@ from ..ledger.marker import MARKER, marker_shape
 from .heartbeat import run_state
 
 NEWEST = 10
-SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")
+SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js"
+                        r"|data/[A-Za-z0-9_-]+\.js|entrants/[A-Za-z0-9_-]+\.html")
 """What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
 writes, by name."""
 _ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
@@ -171,8 +172,8 @@ class _Handler(SimpleHTTPRequestHandler):
             return None
         site = Path(self.directory)
         try:
-            if os.path.islink(site / "replays") and rel.startswith("replays/"):
-                raise NotAFileError("a linked replays/")
+            if "/" in rel and os.path.islink(site / rel.split("/", 1)[0]):
+                raise NotAFileError(f"a linked {rel.split('/', 1)[0]}/")
             f = open_plain(site / rel)
         except (OSError, ValueError):
             self.send_error(404, "File not found")

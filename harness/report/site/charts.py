@@ -41,7 +41,7 @@ PLACES_ROWS = 30
 TABLE_H2H_MAX = 12
 """Up to this many entrants, the head-to-head counts are also shown as a table of cells."""
 
-_HEAT: tuple[RGB, ...] = ((178, 24, 43), (247, 247, 247), (33, 102, 172))
+_HEAT: tuple[RGB, ...] = ((178, 24, 43), (240, 226, 160), (33, 102, 172))  # 50 %: sand, seen on white
 _PLACE_STOPS: tuple[RGB, ...] = ((46, 125, 50), (139, 195, 74), (243, 156, 18), (198, 40, 40))
 
 
