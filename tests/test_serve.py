@@ -292,3 +292,67 @@ def test_the_open_page_says_the_run_stopped_after_kill_9(tmp_path: Path, browser
                 serve.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 serve.kill()
+
+
+def _synthetic(results: Path, first: int, n: int, field: list[str]) -> None:
+    """`n` games from id `first` at tables of four drawn from `field` (a seeded draw), added
+    to games.jsonl, and a leaderboard.json of the field as a publication writes it."""
+    import random
+
+    rnd = random.Random(first)
+    with open(results / "games.jsonl", "a") as f:
+        for i in range(first, first + n):
+            seats = rnd.sample(field, 4)
+            faults = [{"seat": 0, "kind": "timeout", "reason": "no reply"}] if i % 97 == 0 else []
+            f.write(json.dumps({"id": i, "game": f"g{i:06d}", "seats": seats, "places": [1, 2, 3, 4],
+                                "scores": [5, 50, 90, 120], "phases": [9, 7, 5, 3], "faults": faults,
+                                "reason": "finished", "replay": None}) + "\n")
+    (results / "leaderboard.json").write_text(json.dumps({"name": "big", "games": first + n, "entrants": [
+        {"rank": k + 1, "entrant": e, "mu": 30 - k, "sigma": 1.0, "conservative": 27 - k} for k, e in enumerate(field)]}))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install chromium)")
+def test_an_entrant_added_after_5000_games_shows_without_restarting_serve(tmp_path: Path, browser: Any) -> None:
+    """A league's newcomer after 5,000 games: once the site is published again (as a
+    league's run does between rounds), the running `serve` shows its page and its games,
+    newest first, in the games list."""
+    from harness.report.site import build_site
+
+    results = tmp_path / "league"
+    results.mkdir()
+    (results / "tournament.json").write_text(json.dumps({"name": "big"}))
+    field = [f"bot{k}" for k in range(8)]
+    _synthetic(results, 0, 5000, field)
+    build_site(results)
+    serve = subprocess.Popen(CLI + ["serve", str(results), "--port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", serve.stderr.readline() if serve.stderr else "")
+        assert port
+        base = f"http://127.0.0.1:{port.group(1)}/"
+        browser.open(base)
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        assert browser.eval("document.getElementById('games-count').textContent") == "5000 games, newest first"
+        _synthetic(results, 5000, 200, field + ["newbie"])  # the newcomer plays
+        build_site(results)  # published again, serve untouched
+        browser.open(base + "entrants/newbie.html")
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        newbie = json.loads(browser.eval("JSON.stringify(Array.from(document.querySelectorAll('#games-table tbody tr'))"
+                                         ".map(r => [r.dataset.game, JSON.parse(r.dataset.entrants)]))"))
+        assert newbie and all("newbie" in seats for _, seats in newbie)
+        assert newbie[0][0] > newbie[-1][0]  # newest first
+        assert "<dt>Rank</dt><dd>9</dd>" in urllib.request.urlopen(base + "entrants/newbie.html", timeout=30).read().decode()
+        browser.open(base)
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        assert browser.eval("document.getElementById('games-count').textContent") == "5200 games, newest first"
+        assert browser.eval("document.querySelector('#games-table tbody tr').dataset.game") == "g005199"
+        browser.eval("(function(s){s.value='newbie';s.dispatchEvent(new Event('change'));})"
+                     "(document.getElementById('filter-entrant'))")
+        browser.wait_for("document.getElementById('games').dataset.matches === '%d'" % sum(
+            "newbie" in json.loads(line)["seats"] for line in (results / "games.jsonl").read_text().splitlines()))
+        assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
+    finally:
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()

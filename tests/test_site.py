@@ -100,7 +100,7 @@ def test_each_entrant_has_a_page_with_its_faults_reasons_and_opponents(site: Pat
     assert "no reply within 1000 ms to a draw request" in faulty
     assert "reply is not a JSON object: &#39;draw deck&#39;" in faulty
     greedy = pages["greedy"]
-    assert 'data-opponent="random"' in greedy and 'data-entrant="greedy"' in greedy  # its games list
+    assert '["random","random",6,' in greedy and 'data-entrant="greedy"' in greedy  # opponents, its games list
     assert "<dt>Rank</dt><dd>1</dd>" in greedy
 
 
@@ -288,8 +288,9 @@ def test_hostile_names_and_reasons_stay_text_and_data(tmp_path: Path) -> None:
     _, games = parse_chunk(_read(evil, "data/all-0.js"))
     assert [HOSTILE["cautious"], IMG, SCRIPT + IMG + BIDI] in [f for g in games for f in g[6]]  # the data, exactly
     assert "<" not in _read(evil, "data/all-0.js") and "<" not in _read(evil, "data/board.js")
-    data = {a.get("id"): json.loads(body) for a, body in index.scripts if a.get("type") == "application/json"}
-    assert set(HOSTILE.values()) <= set(data["h2h-data"]["names"]) and set(HOSTILE.values()) <= set(data["history-data"]["names"])
+    data = {k: parse_chunk(_read(evil, f"data/{k}.js"))[1] for k in ("h2h", "history")}
+    assert set(HOSTILE.values()) <= set(data["h2h"]["names"]) and set(HOSTILE.values()) <= set(data["history"]["names"])
+    assert "<" not in _read(evil, "data/h2h.js") and "<" not in _read(evil, "data/history.js")
     for a, body in index.scripts:
         assert a.get("type") != "application/json" or "<" not in body  # no data block can close its script
     replay = _read(evil, "replays/g000003.js")

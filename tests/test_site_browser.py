@@ -539,3 +539,44 @@ def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools,
     assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
     assert _console_errors(browser) == []
     _check_local_only(browser)
+
+
+# ----------------------------------------------------------------------------- layout
+
+OVERFLOW = (Path(__file__).parent / "fixtures" / "overflow.js").read_text()
+"""A script that lists every element reaching out of its panel (not inside a box that
+scrolls) and every box whose content is wider than it (cut, or scrolled sideways)."""
+
+
+def _layout(browser: DevTools, url: str, width: int, shot: Path) -> dict[str, Any]:
+    browser.open(url)
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                                         "mobile": width < 600})
+    browser.wait_for("document.documentElement.clientWidth === %d" % width)
+    browser.wait_for("!document.querySelector('[data-loading]')")
+    found = browser.eval(OVERFLOW)
+    browser.screenshot(shot)
+    return found
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_nothing_overflows_its_panel_at_phone_and_desktop_widths(browser: DevTools, site: Path, big_site: Path,
+                                                                 width: int, tmp_path: Path) -> None:
+    """The leaderboard, the charts, the games list and an entrant's page, with 4 entrants
+    and with 100 (PL and its interval): no element reaches out of its panel, nothing is cut
+    or scrolled sideways; on a phone the deciding column stays and others are dropped.
+    Screenshots: tmp_path, and docs/ with P10_SCREENSHOTS=1."""
+    pages = {"small": site / "index.html", "big": big_site / "index.html",
+             "entrant": big_site / "entrants" / "e0001.html"}
+    for name, page in pages.items():
+        shot = (DOCS if os.environ.get("P10_SCREENSHOTS") == "1" else tmp_path) / f"site-{name}-{width}.png"
+        found = _layout(browser, page.as_uri(), width, shot)
+        assert found["cut"] == [] and found["scrolls"] == [], (name, width, found)
+    deciding = browser.eval("(function(){var t=document.querySelector('th.decides');"
+                            "return t ? t.getBoundingClientRect().right <= document.documentElement.clientWidth : null;})()")
+    assert deciding in (None, True)  # (an entrant's page has no leaderboard)
+    _layout(browser, pages["big"].as_uri(), width, tmp_path / "again.png")
+    shown = browser.eval("Array.from(document.querySelectorAll('#leaderboard-table th')).filter("
+                         "t => t.offsetParent !== null).map(t => t.querySelector('.lbl').textContent)")
+    assert shown[:3] == ["#", "Entrant", "PL [95 %]"]  # the column that decides, first and never dropped
+    assert browser.eval("document.querySelector('#leaderboard-table td.decides').getBoundingClientRect().right") <= width

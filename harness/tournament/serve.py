@@ -34,7 +34,7 @@ from ..ledger.marker import MARKER, marker_shape
 from .heartbeat import run_state
 
 NEWEST = 10
-SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js"
+SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|site\.css|games\.js|replays/[A-Za-z0-9_.-]+\.js"
                         r"|data/[A-Za-z0-9_-]+\.js|entrants/[A-Za-z0-9_-]+\.html")
 """What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
 writes, by name."""

@@ -44,6 +44,18 @@
     this.q = function (sel) { return root.querySelector(sel); };
     this.who = this.q('.f-entrant');
     this.against = this.q('.f-against');
+    [this.who, this.against].forEach(function (sel) {  // the names, from data/index.js
+      if (!sel) return;
+      var frag = document.createDocumentFragment();
+      index.entrants.forEach(function (e) {
+        if (e[0] === self.fixed) return;
+        var o = document.createElement('option');
+        o.value = e[0];
+        o.textContent = e[0];
+        frag.appendChild(o);
+      });
+      sel.appendChild(frag);
+    });
     this.faults = this.q('.f-faults');
     [this.who, this.against, this.faults].forEach(function (c) {
       if (c) c.addEventListener('change', function () { self.page = 0; self.show(); });
@@ -180,6 +192,23 @@
     this.root.setAttribute('data-rendered', '1');
     if (!document.getElementById('leaderboard-table')) document.body.setAttribute('data-rendered', '1');
   };
+
+  /* An entrant's page: its results against each opponent, from the page's data block. */
+  var opp = document.getElementById('opponents-data');
+  var oppTable = document.getElementById('opponents-table');
+  if (opp && oppTable) {
+    var oppBody = oppTable.tBodies[0], base0 = '../entrants/';
+    JSON.parse(opp.textContent).forEach(function (o) {
+      var tr = el('tr'), td = el('td', 'name-cell'), a = el('a', 'entrant', o[0]);
+      tr.setAttribute('data-opponent', o[0]);
+      a.href = base0 + encodeURIComponent(o[1]) + '.html';
+      td.appendChild(a);
+      tr.appendChild(td);
+      [[o[2], 'num'], [o[3], 'num'], [o[4], 'num opt2'], [o[5], 'num opt2'],
+       [o[2] ? Math.round(100 * o[3] / o[2]) + '%' : '—', 'num']].forEach(function (c) { tr.appendChild(el('td', c[1], String(c[0]))); });
+      oppBody.appendChild(tr);
+    });
+  }
 
   P10.gameLists = [];
   P10.showGamesOf = function (name) {

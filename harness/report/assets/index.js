@@ -137,7 +137,7 @@
       if (!board) { window.p10NoteError && window.p10NoteError('data/board.js could not be loaded'); return; }
       pageLeaderboard();
       lb.setAttribute('data-ready', '1');
-      document.body.setAttribute('data-rendered', '1');
+      done('board');
     });
   }
 
@@ -162,7 +162,12 @@
   /* Rating history: the top N by rank and any entrants chosen, one colour each. */
   var chart = document.getElementById('history-chart');
   var legend = document.getElementById('history-legend');
-  var hist = readJSON('history-data');
+  var loaded = { board: !lb, history: false, h2h: false };
+  function done(what) {  // the page is whole once its data files are in
+    loaded[what] = true;
+    if (loaded.board && loaded.history && loaded.h2h) document.body.setAttribute('data-rendered', '1');
+  }
+  function historyChart(hist) {
   if (chart && legend && hist) {
     var chosen = [];
     var topInput = document.getElementById('history-top');
@@ -269,10 +274,12 @@
     drawHistory();
     chart.setAttribute('data-rendered', '1');
   }
+  done('history');
+  }
 
   /* Head to head: one cell per pair on a canvas, sorted and filtered in the page. */
-  var heat = readJSON('h2h-data');
   var canvas = document.getElementById('h2h-canvas');
+  function heatMap(heat) {
   if (heat && canvas && canvas.getContext) {
     var n = heat.names.length;
     var raw = atob(heat.pairs);
@@ -284,7 +291,10 @@
       do { b = raw.charCodeAt(pos++); v += (b & 127) * mul; mul *= 128; } while (b & 128);
       return v;
     };
-    for (var k = 0; k < P; k++) { A[k] = readVarint(); B[k] = readVarint(); T[k] = readVarint(); }
+    for (var k = 0; pos < raw.length; k++) {  // the pairs that met: pairs skipped, then ahead, behind, tied
+      k += readVarint();
+      A[k] = readVarint(); B[k] = readVarint(); T[k] = readVarint();
+    }
     var pairAt = function (i, j) { return i * n - i * (i + 1) / 2 + (j - i - 1); };
     var counts = function (i, j) {  // row i against column j
       if (i < j) { var a = pairAt(i, j); return [A[a], B[a], T[a]]; }
@@ -396,6 +406,10 @@
     drawHeat();
     canvas.setAttribute('data-rendered', '1');
   }
+  done('h2h');
+  }
+  // After the leaderboard: the chart's and the heat map's data (a big field's are large).
+  window.P10.load('', 'history', historyChart);
+  window.P10.load('', 'h2h', heatMap);
 
-  if (!lb) document.body.setAttribute('data-rendered', '1');
 })();

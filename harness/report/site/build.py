@@ -61,17 +61,16 @@ def render(template: str, **context: Any) -> str:
 
 
 def _games_table(data: SiteData, base: str, entrant: str | None = None) -> dict[str, Any]:
-    return {"base": base, "version": data.n_games, "entrant": entrant, "entrants": list(data.entrants),
-            "total": data.n_games, "title": "Games" if entrant is None else "Its games"}
+    return {"base": base, "version": data.n_games, "entrant": entrant, "total": data.n_games, "title": "Games" if entrant is None else "Its games"}
 
 
 def _index_html(data: SiteData, replay_index: list[dict[str, Any]], board: dict[str, Any],
-                out: dict[str, str]) -> str:
+                out: dict[str, str], charts: dict[str, Any]) -> str:
     return render(
         "index.html", title=f"{data.name} · Phase 10 tournament", name=data.name, nav=NAV, current="Leaderboard",
         scripts=("games.js", "index.js"), base="",
         summary=summary(data, len(replay_index)), notices=notices(data), leaderboard=board,
-        out_of_ranking=out_section(data, out), history=history(data), head_to_head=head_to_head(data),
+        out_of_ranking=out_section(data, out), history=charts["history"], head_to_head=charts["h2h"],
         places=places(data), games_table=_games_table(data, ""), settings=settings(data),
     )
 
@@ -81,6 +80,8 @@ def _entrant_pages(data: SiteData, site: Path, out: dict[str, str]) -> None:
     results are removed)."""
     folder = site / "entrants"
     safe_folder(folder)
+    for name in ("site.css", "games.js"):  # shared by the entrants' pages, not copied into each
+        write_whole(site / name, (ASSETS / name).read_bytes())
     hist = record_history(data, site)
     nav = tuple(("../" + h if not h.startswith("../") else h, label) for h, label in NAV)
     label = decides(data)[1]
@@ -90,7 +91,7 @@ def _entrant_pages(data: SiteData, site: Path, out: dict[str, str]) -> None:
         name = f"{page.slug}.html"
         write_whole(folder / name, template.render(
             title=f"{page.e.name} · {data.name}", name=data.name, nav=nav, current="", base="",
-            scripts=("games.js",), p=page, decides=label, published=data.leaderboard.get("games", data.n_games),
+            scripts=("../games.js",), css_href="../site.css", p=page, decides=label, published=data.leaderboard.get("games", data.n_games),
             games_table=_games_table(data, "../", page.e.name)))
         written.add(name)
     for old in folder.iterdir():
@@ -134,12 +135,15 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     replay_index = write_replays(data, site, max(0, int(max_replays)))
     out = out_of_ranking(data)
     board = leaderboard(data, out)
-    write_whole(site / DATA / "board.js", "P10.data(\"board\"," + script_json(board["all_rows"]) + ");\n")
-    pages.written.add("board.js")
+    charts: dict[str, Any] = {"history": history(data), "h2h": head_to_head(data)}
+    for key, value in (("board", board["all_rows"]), ("history", (charts["history"] or {}).get("payload")),
+                       ("h2h", charts["h2h"]["payload"])):
+        write_whole(site / DATA / f"{key}.js", f"P10.data({script_json(key)},{script_json(value)});\n")
+        pages.written.add(f"{key}.js")
     pages.close(list(data.entrants), [r["game"] for r in replay_index])
     if data.config_text is not None:
         write_whole(site / "config.resolved.yaml", data.config_text)
     _entrant_pages(data, site, out)
-    write_whole(site / "index.html", _index_html(data, replay_index, board, out))
+    write_whole(site / "index.html", _index_html(data, replay_index, board, out, charts))
     write_whole(site / "replay.html", _replay_html(data, replay_index))
     return site

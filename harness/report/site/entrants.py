@@ -21,9 +21,6 @@ HISTORY_FILE = "rank_history.json"
 MAX_PUBLICATIONS = 120
 """Publications kept in the rank history at most (the older ones thinned)."""
 
-OPPONENTS_SHOWN = 60
-"""Opponents in an entrant's table at most (the ones it met most)."""
-
 
 def decides(data: SiteData) -> tuple[str, str]:
     """The board's deciding column: (key in a leaderboard row, label)."""
@@ -108,8 +105,7 @@ class EntrantPage:
     status: str
     value: str  # the deciding value and its interval
     versions: list[tuple[str, str, str, bool]]  # name, version label, slug, this one?
-    opponents: list[dict[str, Any]]
-    more_opponents: int
+    opponents: list[list[Any]]  # `_opponents`
     kinds: list[tuple[str, int]]
     reasons: list[tuple[str, int, str]]  # reason, count, first game
     other_reasons: int
@@ -118,17 +114,13 @@ class EntrantPage:
     facts: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _opponents(data: SiteData, name: str) -> tuple[list[dict[str, Any]], int]:
+def _opponents(data: SiteData, name: str) -> list[list[Any]]:
+    """[opponent, its slug, games, ahead, behind, tied] for every opponent met, the most met first."""
     row = data.head_to_head.get(name) or {}
-    met = sorted(((b, c) for b, c in row.items() if isinstance(c, dict) and c.get("games")),
-                 key=lambda bc: (-int(bc[1].get("games", 0)), bc[0]))
-    out = []
-    for b, c in met[:OPPONENTS_SHOWN]:
-        n = int(c.get("games", 0))
-        ahead = int(c.get("ahead", 0) or 0)
-        out.append({"name": b, "slug": slug(b), "games": n, "ahead": ahead, "behind": int(c.get("behind", 0) or 0),
-                    "tied": int(c.get("tied", 0) or 0), "share": f"{100 * ahead / n:.0f}%" if n else "—"})
-    return out, max(0, len(met) - OPPONENTS_SHOWN)
+    met: list[list[Any]] = [[b, slug(b), int(c.get("games", 0) or 0), int(c.get("ahead", 0) or 0), int(c.get("behind", 0) or 0),
+            int(c.get("tied", 0) or 0)] for b, c in row.items() if isinstance(c, dict) and c.get("games")]
+    met.sort(key=lambda m: (-m[2], m[0]))
+    return met
 
 
 def _chart(points: list[tuple[int, float, float | None, float | None]]) -> dict[str, Any] | None:
@@ -172,10 +164,9 @@ def entrant_pages(data: SiteData, hist: list[dict[str, Any]], out: Mapping[str, 
         line = lines.get(name, [name])
         series = [(h["games"], *h["e"][name]) for h in hist if isinstance(h.get("e"), dict) and name in h["e"]]
         top = sorted(e.reasons.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:20]
-        opponents, more = _opponents(data, name)
         page = EntrantPage(
             e, slug(name), status, f"{label} {value}",
-            [(n, (lin.get(n) or {}).get("version", ""), slug(n), n == name) for n in line], opponents, more,
+            [(n, (lin.get(n) or {}).get("version", ""), slug(n), n == name) for n in line], _opponents(data, name),
             sorted(e.fault_kinds.items()), [(reason, c, g) for reason, (c, _, g) in top],
             len(e.reasons) - len(top) + (1 if e.other_reasons else 0),
             [(g, rk, fmt(v), f"[{fmt(lo)}, {fmt(hi)}]" if lo is not None else "") for g, rk, v, lo, hi in series][::-1],
