@@ -402,3 +402,43 @@ def test_terminal_replay_prints_the_game_in_colour() -> None:
     assert "\x1b[" in coloured  # cards carry their colours
     assert "End of hand 5" in plain
     assert "Result: 1. greedy (135 points), 2. random (220 points)" in plain
+
+
+def test_versions_and_retired_entrants_are_out_of_the_ranking_in_their_own_section(tmp_path: Path) -> None:
+    """`replaces:` links a bot to the entrant it is a new version of: the site shows the
+    line of versions on their pages, and the earlier version (and any retired entrant) in
+    a section of its own, out of the ranking."""
+    results = _results(tmp_path)
+    cfg = (results / "config.resolved.yaml").read_text()
+    cfg = cfg.replace("  - name: cautious\n", "  - name: cautious\n    version: \"2.0\"\n    replaces: random\n")
+    (results / "config.resolved.yaml").write_text(cfg)
+    lb = json.loads((results / "leaderboard.json").read_text())
+    for row in lb["entrants"]:
+        row["retired"] = row["entrant"] in ("random", "greedy-js")
+    (results / "leaderboard.json").write_text(json.dumps(lb))
+    site = build_site(results)
+    page = _read(site, "index.html")
+    board = page[page.index('id="leaderboard-table"'):page.index("</table>", page.index('id="leaderboard-table"'))]
+    assert re.findall(r'<tr data-entrant="([^"]+)"', board) == ["greedy", "cautious"]
+    out = page[page.index('id="retired"'):page.index("</section>", page.index('id="retired"'))]
+    assert re.findall(r'<tr data-entrant="([^"]+)"><td class="name-cell"><a class="entrant" href="[^"]+">[^<]+</a></td>'
+                      r'<td>([^<]+)</td>', out) == [("greedy-js", "retired"), ("random", "earlier version of cautious")]  # in rank order
+    for name in ("random", "cautious"):
+        versions = _read(site, f"entrants/{name}.html")
+        line = re.sub(r"<[^>]+>", "", versions[versions.index('id="versions"'):versions.index("</p>", versions.index('id="versions"'))])
+        assert line.endswith("Versions: random → cautious (2.0)"), line
+
+
+def test_a_bot_declares_its_version_and_what_it_replaces(tmp_path: Path) -> None:
+    from harness.tournament.config import ConfigError, parse_config
+
+    bots = [{"name": "alice-v2", "cmd": ["true"], "version": 2, "replaces": "alice-v1"}, {"name": "bob", "cmd": ["true"]}]
+    cfg = parse_config({"name": "t", "seed": 1, "bots": bots, "output": str(tmp_path / "out")}, base=tmp_path)
+    assert cfg.resolved()["bots"][0]["version"] == "2" and cfg.resolved()["bots"][0]["replaces"] == "alice-v1"
+    assert "version" not in cfg.resolved()["bots"][1]  # nothing added where nothing was said
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.replaces.*'bob', which is still in the field"):
+        parse_config({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
+                      "bots": [dict(bots[0], replaces="bob"), bots[1]]}, base=tmp_path)
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.version"):
+        parse_config({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
+                      "bots": [dict(bots[0], version=["x"]), bots[1]]}, base=tmp_path)
