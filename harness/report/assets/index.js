@@ -137,6 +137,7 @@
       if (!board) { window.p10NoteError && window.p10NoteError('data/board.js could not be loaded'); return; }
       pageLeaderboard();
       lb.setAttribute('data-ready', '1');
+      window.P10.boardReadyAt = performance.now();  // the first view answers from here on
       done('board');
     });
   }

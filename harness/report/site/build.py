@@ -27,6 +27,7 @@ NAV = (("index.html", "Leaderboard"), ("index.html#history", "Ratings"), ("index
 """The site's links: (href, label)."""
 
 
+@functools.cache
 def _asset(name: str) -> Markup:
     """A file of assets/ (the site's own script or style), to inline in a page as it is."""
     return Markup((ASSETS / name).read_text(encoding="utf-8"))

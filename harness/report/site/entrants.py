@@ -114,11 +114,12 @@ class EntrantPage:
     facts: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _opponents(data: SiteData, name: str) -> list[list[Any]]:
+def _opponents(data: SiteData, name: str, slugs: Mapping[str, str]) -> list[list[Any]]:
     """[opponent, its slug, games, ahead, behind, tied] for every opponent met, the most met first."""
     row = data.head_to_head.get(name) or {}
-    met: list[list[Any]] = [[b, slug(b), int(c.get("games", 0) or 0), int(c.get("ahead", 0) or 0), int(c.get("behind", 0) or 0),
-            int(c.get("tied", 0) or 0)] for b, c in row.items() if isinstance(c, dict) and c.get("games")]
+    met: list[list[Any]] = [[b, slugs.get(b) or slug(b), c.get("games") or 0, c.get("ahead") or 0,
+                             c.get("behind") or 0, c.get("tied") or 0]
+                            for b, c in row.items() if isinstance(c, dict) and c.get("games")]
     met.sort(key=lambda m: (-m[2], m[0]))
     return met
 
@@ -154,6 +155,7 @@ def entrant_pages(data: SiteData, hist: list[dict[str, Any]], out: Mapping[str, 
     key, label = decides(data)
     lines = versions(data)
     lin = lineage(data)
+    slugs = {n: slug(n) for n in data.entrants}
     pages = []
     for name, e in data.entrants.items():
         r = e.row
@@ -166,7 +168,7 @@ def entrant_pages(data: SiteData, hist: list[dict[str, Any]], out: Mapping[str, 
         top = sorted(e.reasons.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:20]
         page = EntrantPage(
             e, slug(name), status, f"{label} {value}",
-            [(n, (lin.get(n) or {}).get("version", ""), slug(n), n == name) for n in line], _opponents(data, name),
+            [(n, (lin.get(n) or {}).get("version", ""), slug(n), n == name) for n in line], _opponents(data, name, slugs),
             sorted(e.fault_kinds.items()), [(reason, c, g) for reason, (c, _, g) in top],
             len(e.reasons) - len(top) + (1 if e.other_reasons else 0),
             [(g, rk, fmt(v), f"[{fmt(lo)}, {fmt(hi)}]" if lo is not None else "") for g, rk, v, lo, hi in series][::-1],
