@@ -26,7 +26,7 @@ from harness.players import play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
 from harness.sandbox.box import Sandbox
 from harness.sandbox.modes import bwrap_available
-from harness.tournament.config import parse_config, with_sandbox
+from harness.tournament.config import config_from, with_sandbox
 from harness.tournament.runner import run_tournament
 from test_bench_referee import Recording, replies_files  # the same recording greedy player
 
@@ -194,7 +194,7 @@ def test_tournament_throughput_with_and_without_sandbox(benchmark, tmp_path: Pat
         data = {"name": f"bench-{mode}", "seed": 5, "bots": [{"name": f"g{i}", "cmd": GREEDY} for i in range(5)],
                 "table_size": 4, "games_per_table": per_table, "parallel": 2, "replays": "none",
                 "output": str(tmp_path / mode)}
-        cfg = with_sandbox(parse_config(data, base=ROOT), mode)
+        cfg = with_sandbox(config_from(data, base=ROOT), mode)
         t = time.perf_counter()
         out = run_tournament(cfg, fresh=True, build_site=False)
         dt = time.perf_counter() - t

@@ -20,8 +20,6 @@ LEADERBOARD_PAGE = 50
 FOLD_ORDER = 20
 """Beyond this many entrants the order line is folded (a click shows it)."""
 
-FAULT_KINDS = ("timeout", "malformed", "illegal", "crash", "startup")
-
 _COLUMNS: list[tuple[str, str, str]] = [  # (label, type, css classes: opt hidden on a narrow screen, opt2 on a phone)
     ("μ", "num", "num opt"), ("σ", "num", "num opt"), ("μ ± 3σ", "num", "whisker opt"), ("Games", "num", "num opt2"),
     ("Wins", "num", "num opt"), ("Win rate", "num", "num opt"), ("Place", "num", "num opt2"),
