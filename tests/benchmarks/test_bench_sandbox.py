@@ -247,3 +247,33 @@ def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.Monk
                 b.send(encode({"type": "bye"}))
             b.stop()
     benchmark.extra_info.update(_summary("per decision, greedy bots stopped between turns or not", "us", got, 1e6))
+
+
+
+
+@pytest.mark.parametrize("size_mb", [0, 18, 250])
+def test_cost_of_a_private_copy_of_a_bot_folder(benchmark, size_mb: int, tmp_path: Path) -> None:
+    """The private copy of its own folder each start of a bot in its games makes
+    (`sandbox.private`): of bots/python (size 0 here) or of a folder of `size_mb` MB of data
+    in 86 files (a built Rust kit holds 18 MB in 86 files), median of the copies."""
+    from harness.sandbox.private import PrivateFolder
+
+    folder = ROOT / "bots/python"
+    if size_mb:
+        folder = tmp_path / "own"
+        folder.mkdir()
+        for k in range(86):
+            (folder / f"f{k}").write_bytes(os.urandom((size_mb << 20) // 86))
+    enabled = not benchmark.disabled
+    times = []
+    for _ in range(15 if enabled else 1):
+        p = PrivateFolder()
+        t = time.perf_counter()
+        p.copy(str(folder), [])
+        times.append(time.perf_counter() - t)
+        p.remove()
+    benchmark.extra_info["median_ms"] = statistics.median(times) * 1000
+    if enabled:
+        print(f"\nprivate copy of {size_mb or 'bots/python'} MB: median {statistics.median(times) * 1000:.1f} ms, "
+              f"max {max(times) * 1000:.1f} ms")
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
