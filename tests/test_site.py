@@ -442,3 +442,14 @@ def test_a_bot_declares_its_version_and_what_it_replaces(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match=r"bots\[0\]\.version"):
         parse_config({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
                       "bots": [dict(bots[0], version=["x"]), bots[1]]}, base=tmp_path)
+
+
+def test_the_heat_maps_even_share_is_seen_on_the_page() -> None:
+    """50 % is the middle of the diverging scale: a colour of its own, not near-white on
+    the white page (every channel within 16 of 255 before)."""
+    from harness.report.site.charts import _HEAT
+    from harness.report.site.values import lerp_color
+
+    even = lerp_color(_HEAT, 0.5)
+    assert 255 * 3 - sum(even) >= 80, even
+    assert lerp_color(_HEAT, 0.0)[0] > lerp_color(_HEAT, 0.0)[2] and lerp_color(_HEAT, 1.0)[2] > lerp_color(_HEAT, 1.0)[0]

@@ -499,6 +499,9 @@ def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools,
     assert browser.eval("document.getElementById('leaderboard-table').dataset.matches") == "100"
     assert len(browser.eval(visible)) == 50
     assert browser.eval("document.getElementById('lb-page').textContent") == "page 1 of 2"
+    # the order line of 100 entrants is folded, not a wall of text under the board
+    assert browser.eval("document.getElementById('order-line').tagName") == "DETAILS"
+    assert browser.eval("document.getElementById('order-line').open") is False
     browser.click("#lb-next")
     assert len(browser.eval(visible)) == 50 and browser.eval(visible)[0] != "e0001"
     # the heat map: one cell per pair on a canvas, painted, with a tooltip
