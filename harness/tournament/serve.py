@@ -35,7 +35,7 @@ from .heartbeat import run_state
 from ..model import played
 
 NEWEST = 10
-SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|site\.css|games\.js|replays/[A-Za-z0-9_.-]+\.js"
+SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|site\.css|games\.js|rank_history\.json|replays/[A-Za-z0-9_.-]+\.js"
                         r"|data/[A-Za-z0-9_-]+\.js|entrants/[A-Za-z0-9_-]+\.html")
 """What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
 writes, by name."""
