@@ -1,7 +1,9 @@
-"""The stop between turns: a bot runs only while the referee waits for its reply. Every
-process of it is stopped (SIGSTOP) when another bot is asked, confirmed stopped before
-that bot runs, and let run again (SIGCONT) when it is asked; CPU it used while stopped
-is a fault."""
+"""The stop between turns: a bot runs only while the referee waits for its reply. Where
+its cgroup has a CPU controller, the cgroup is held to almost no CPU (`throttle`: one
+write stops every process and thread of it, one read of its CPU counter at each turn
+change sees whether it ran anyway); elsewhere every process of it is stopped (SIGSTOP)
+when another bot is asked, confirmed stopped before that bot runs, and let run again
+(SIGCONT) when it is asked. CPU it used while stopped is a fault."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import os
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ..sandbox.cgroups import BotCgroup
 from ..sandbox.proctable import cpu_seconds as _cpu
 from ..sandbox.proctable import thread_stats
 from ..sandbox.proctable import stat_fields as _stat
+from ..sandbox.throttle import HELD_SHARE, CpuThrottle
 from .errors import LimitExceeded
 
 if TYPE_CHECKING:
@@ -22,6 +25,9 @@ if TYPE_CHECKING:
 
 _PAUSE_WAIT_S = 2.0  # how long stopping a bot may wait for its processes to stop
 _RAN_WHILE_STOPPED_S = 0.03  # CPU a stopped bot's processes may gain (clock ticks are 10 ms)
+_HELD_SHARE_ALLOWED = 2 * HELD_SHARE  # and a held one per second held (twice what the kernel lets it)
+_HELD_SETTLED_S = 0.001  # CPU a bot may use from being held to the check that it stopped, and be taken as stopped
+_TICK_S = 0.005  # a scheduler tick and more (HZ 250): a running thread's CPU shows at each
 
 
 _VFORK_WAIT = (b"kernel_clone", b"wait_for_vfork_done", b"_do_fork", b"do_fork")  # wchan of a vfork() parent
@@ -81,6 +87,8 @@ class Pausing:
         self._whole = False  # every process of it was seen stopped (the list is complete)
         self._vfork_waits = False  # some thread was taken as stopped waiting in vfork()
         self.stop_giveups = 0  # stops not confirmed within _PAUSE_WAIT_S (a thread in uninterruptible sleep)
+        self._held: CpuThrottle | None = None  # its cgroup held to no CPU by this pause (`throttle`)
+        self._held_at = 0.0  # when (time.monotonic)
 
     def _members(self) -> list[int]:
         raise NotImplementedError
@@ -96,11 +104,23 @@ class Pausing:
         (and to start and to exit), so a bot takes no CPU on others' time: it cannot think
         on an opponent's turn, nor slow the bots that are thinking. With `confirm` false
         the signals are sent and `confirm_stopped` is left for later (the referee calls it
-        just before it lets another bot run, which gives this one time to reach its stop)."""
+        just before it lets another bot run, which gives this one time to reach its stop).
+        Where its cgroup has a CPU controller, the cgroup is held instead (`throttle`):
+        one write, nothing to confirm."""
         proc = self.proc
         if proc is None or self._paused or proc.poll() is not None:
             return
         self._paused = True
+        throttle = self.cgroup.throttle() if self.cgroup is not None else None
+        if throttle is not None:
+            try:
+                self._cpu_at_stop = throttle.hold()
+                self._held, self._held_at, self._confirmed = throttle, time.monotonic(), False
+                if confirm:
+                    self.confirm_stopped()
+                return
+            except OSError:
+                self._held = None  # (its cgroup is going) stopped by signals instead
         self._confirmed = False
         self._cpu_at_stop = None
         self._whole = False
@@ -125,6 +145,9 @@ class Pausing:
         if not self._paused or self._confirmed or self.proc is None:
             return
         self._confirmed = True
+        if self._held is not None:
+            self._held_settled(self._held)
+            return
         done = self._signalled
         give_up = time.monotonic() + _PAUSE_WAIT_S
         members = self._members_seen
@@ -175,6 +198,9 @@ class Pausing:
         is ended and `LimitExceeded` raised."""
         if not self._paused:
             return
+        if self._held is not None:
+            self._release(check)
+            return
         proc = self.proc
         ran = 0.0
         if proc is not None and check and self._cpu_at_stop is not None:
@@ -194,11 +220,7 @@ class Pausing:
         if proc is None:
             return
         if ran > _RAN_WHILE_STOPPED_S:
-            self.limit_reason = (f"bot {self.spec.name!r} ran while it was stopped between its turns "
-                                 f"({round(ran * 1000)} ms of CPU)")
-            if self.cgroup is not None:
-                self.cgroup.kill()
-            raise LimitExceeded(self.limit_reason)
+            self._ran_while_stopped(ran)
         if self.cgroup is None and not self.sandboxed:
             try:
                 os.killpg(proc.pid, signal.SIGCONT)
@@ -210,6 +232,48 @@ class Pausing:
                 os.kill(pid, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def _held_settled(self, held: CpuThrottle) -> None:
+        """A held bot has stopped once its CPU counter stands still: at once for a bot
+        that was waiting for its stdin (the counter did not move since it was held);
+        else (a thread was running, perhaps inside a long system call, which ends
+        before the thread is held) when it has not moved for a scheduler tick. Then
+        its CPU time is noted again: `resume` compares."""
+        try:
+            last = held.seconds()
+            if last - (self._cpu_at_stop or 0.0) > _HELD_SETTLED_S:
+                give_up = time.monotonic() + _PAUSE_WAIT_S
+                while time.monotonic() < give_up:
+                    time.sleep(_TICK_S)
+                    now = held.seconds()
+                    if now == last:
+                        break
+                    last = now
+            self._cpu_at_stop, self._held_at = last, time.monotonic()
+        except OSError:
+            pass  # its cgroup is gone
+
+    def _release(self, check: bool) -> None:
+        """`resume` where the cgroup was held: one read of its CPU counter (with `check`,
+        more than the held share of a CPU is a fault), one write to let it run."""
+        held, self._held = self._held, None
+        self._paused = False
+        assert held is not None
+        try:
+            if check and self._cpu_at_stop is not None and self.proc is not None:
+                ran = held.seconds() - self._cpu_at_stop
+                if ran > _RAN_WHILE_STOPPED_S + _HELD_SHARE_ALLOWED * (time.monotonic() - self._held_at):
+                    self._ran_while_stopped(ran)
+            held.release()
+        except OSError:
+            pass  # its cgroup is gone: so is the bot (its death is seen at the read)
+
+    def _ran_while_stopped(self, ran: float) -> NoReturn:
+        self.limit_reason = (f"bot {self.spec.name!r} ran while it was stopped between its turns "
+                             f"({round(ran * 1000)} ms of CPU)")
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        raise LimitExceeded(self.limit_reason)
 
     def _listed(self) -> list[int]:
         assert self.proc is not None
