@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.tournament.config import parse_config
+from harness.tournament.config import config_from
 from harness.tournament.executor import GameRunner
 from harness.tournament.pool import BotPool
 from harness.tournament.schedule import schedule
@@ -24,7 +24,7 @@ def config(tmp: Path, entrants: int, table: int, games_per_table: int, **over):
             "table_size": table, "games_per_table": games_per_table, "duplicate": True, "parallel": 1,
             "rules": TINY, "time": {"move_ms": 5000, "startup_ms": 20000}, "replays": "none", "sandbox": "none",
             "output": str(tmp / "out"), **over}
-    return parse_config(data, base=ROOT)
+    return config_from(data, base=ROOT)
 
 
 def dealt(log_dir: Path) -> list[dict]:

@@ -42,7 +42,7 @@ from harness.players import play_local  # noqa: E402
 from harness.referee import BotProcess, BotSpec, handshake, play_game  # noqa: E402
 from harness.referee import referee as referee_mod  # noqa: E402
 from harness.sandbox.box import Sandbox  # noqa: E402
-from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.config import config_from  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
 from test_bench_referee import (  # noqa: E402
     GAME, INSTANT, NAMES, RULES, SEED, TC, Recording, _child, _end, _stop, _traffic_player, replies_files,
@@ -233,7 +233,7 @@ def throughput(games: int) -> None:
     """Figure (4): games per second at parallel 2, and bot starts per game."""
     with tempfile.TemporaryDirectory() as d:
         bots = [{"name": f"g{i}", "cmd": ["python", "bots/python/greedy.py"]} for i in range(5)]
-        cfg = parse_config({"name": "bench", "seed": 11, "bots": bots, "table_size": 4, "format": "random",
+        cfg = config_from({"name": "bench", "seed": 11, "bots": bots, "table_size": 4, "format": "random",
                             "games": games, "duplicate": True, "parallel": 2, "replays": "none",
                             "time": {"move_ms": 5000, "startup_ms": 20000}, "output": str(Path(d) / "out")},
                            base=ROOT)

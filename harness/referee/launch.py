@@ -14,6 +14,7 @@ from ..sandbox.box import BASH, SandboxError
 from ..sandbox.cgroups import BotCgroup, cgroups
 from ..sandbox.modes import resolve_mode
 from ..sandbox.options import prepare
+from ..sandbox.private import PrivateFolder
 from .errors import BotStartError
 from .spec import BotSpec, child_setup
 
@@ -21,11 +22,13 @@ from .spec import BotSpec, child_setup
 @dataclass
 class Launched:
     """A bot's process just started: its `Popen` (stdin, stdout and stderr non-blocking
-    pipes), whether it runs under bwrap, and its cgroup (None where none could be made)."""
+    pipes), whether it runs under bwrap, its cgroup (None where none could be made), and
+    the private copy of its own folder it is shown (None if none)."""
 
     proc: subprocess.Popen[bytes]
     sandboxed: bool
     cgroup: BotCgroup | None
+    private: PrivateFolder | None = None
 
 
 def _mode(spec: BotSpec, argv: list[str]) -> str:
@@ -64,14 +67,14 @@ def _command(spec: BotSpec, argv: list[str], mode: str,
     (theirs, then ours). Raises `SandboxError`."""
     lim = spec.limits
     if mode == "bwrap" and BASH is None:
-        inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
+        inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, private=True)
         return inv.argv, inv.env, inv.pass_fds, inv
     if mode == "bwrap":
         # The bot's stdin and stdout reach it past bwrap, which then holds no copy.
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         pipes += [in_r, in_w, out_r, out_w]
-        inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w))
+        inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w), private=True)
         return inv.argv, inv.env, inv.pass_fds, inv
     host_env = dict(os.environ)
     host_env.update(spec.env)
@@ -104,6 +107,8 @@ def launch(spec: BotSpec) -> Launched:
     except (OSError, subprocess.SubprocessError) as e:
         if cgroup is not None:
             cgroup.remove()
+        if inv is not None and inv.private is not None:
+            inv.private.remove()
         for fd in pipes:
             os.close(fd)
         why = getattr(e, "strerror", None) or e
@@ -118,4 +123,4 @@ def launch(spec: BotSpec) -> Launched:
         proc.stdout = open(pipes[2], "rb", buffering=0)
     for f in (proc.stdin, proc.stdout, proc.stderr):
         os.set_blocking(f.fileno(), False)  # type: ignore[union-attr]
-    return Launched(proc, mode == "bwrap", cgroup)
+    return Launched(proc, mode == "bwrap", cgroup, inv.private if inv is not None else None)

@@ -25,6 +25,7 @@ from .pause import Pausing
 from .spec import BotSpec, Limits, can_raise_hard_limits, child_setup  # noqa: F401
 from ..sandbox.cgroups import BotCgroup
 from ..sandbox.options import sandbox_exit_code
+from ..sandbox.private import PrivateFolder
 from ..sandbox.proctable import cpu_seconds as _cpu
 from ..sandbox.proctable import group_usage, tree_stats, tree_usage
 from ..sandbox.proctable import stat_fields as _stat
@@ -68,6 +69,7 @@ class BotProcess(Pausing):
         self.cgroup: BotCgroup | None = None
         self._hit: str | None = None  # the limit its cgroup or scratch showed when it was stopped
         self._scratch: ScratchWatch | None = None  # its sandbox's scratch, where it has one of a size
+        self._private: PrivateFolder | None = None  # the copy of its own folder it alone is shown
         self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
         # Masks the host's secrets and folders in what is quoted of its stderr (set by
@@ -106,6 +108,7 @@ class BotProcess(Pausing):
         self.proc = proc = started.proc
         self.sandboxed = started.sandboxed
         self.cgroup = cgroup = started.cgroup
+        self._private = started.private
         lim = self.spec.limits
         self._had_cgroup = cgroup is not None and bool(lim.memory_mb)
         self._hit = None
@@ -171,6 +174,9 @@ class BotProcess(Pausing):
         if self.cgroup is not None:
             self.cgroup.remove()  # whatever is left in it, then the cgroup itself
             self.cgroup = None
+        if self._private is not None:
+            self._private.remove()
+            self._private = None
         if code is not None and self.sandboxed:
             code = sandbox_exit_code(code)
         self._drain_stderr(final=True, proc=proc)
