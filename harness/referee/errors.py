@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 from typing import Callable
 
+from ..model import FaultKind
 from ..text import printable
 from .spec import Limits
 
@@ -25,37 +26,37 @@ def stderr_gist(stderr_tail: bytes, redact: Callable[[str], str] | None = None) 
 class BotError(Exception):
     """Something a bot process did wrong; `kind` is the fault it counts as."""
 
-    kind = "crash"
+    kind = FaultKind.CRASH
 
 
 class BotTimeout(BotError):
     """No reply within the time allowed."""
 
-    kind = "timeout"
+    kind = FaultKind.TIMEOUT
 
 
 class BotDied(BotError):
     """The process exited or closed its stdout."""
 
-    kind = "crash"
+    kind = FaultKind.CRASH
 
 
 class LineTooLong(BotError):
     """A line longer than the cap: a protocol fault."""
 
-    kind = "malformed"
+    kind = FaultKind.MALFORMED
 
 
 class BotStartError(BotError):
     """The process could not be started or did not complete the handshake."""
 
-    kind = "startup"
+    kind = FaultKind.STARTUP
 
 
 class LimitExceeded(BotDied):
     """The bot's processes went over a resource limit; the watchdog ended them."""
 
-    kind = "crash"
+    kind = FaultKind.CRASH
 
 
 
