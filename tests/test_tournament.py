@@ -400,7 +400,7 @@ def test_a_bot_that_faults_in_every_game_keeps_a_few_replays_whatever_the_parall
         assert records(runs[how].output) == recs
         assert _kept(runs[how].output) == want, how
     assert set(faulted) <= set(_kept(runs["failed"].output))
-    assert f"first {FAULT_REPLAYS} games with a fault of its own" in (ROOT / "README.md").read_text()
+    assert f"first {FAULT_REPLAYS} games with a fault of its own" in (ROOT / "docs" / "config.md").read_text()
 
 
 def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_games_finish_in() -> None:
