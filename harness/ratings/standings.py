@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.columns import COLUMNS
 from .bootstrap import RESAMPLES, bootstrap_seed
+from .collusion import collusion_report
 from .paired import SPARSE_ABOVE
 from .section import report
 from .significance import CONFIDENCE
@@ -88,6 +89,7 @@ def tally_leaderboard(
         "head_to_head": tally.head_to_head(sparse=len(entrants) > SPARSE_ABOVE),
         "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
+        "collusion": collusion_report(tally.passes),
     }
     if stopping is not None:
         board["stopping"] = dict(stopping)

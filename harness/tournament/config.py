@@ -24,6 +24,7 @@ from ..sandbox.box import MODES as SANDBOX_MODES
 from ..sandbox.box import Sandbox, SandboxError
 from ..sandbox.options import bwrap_options
 from ..sandbox.paths import command_file, command_links, harness_python
+from .teams import team_problem
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -145,6 +146,8 @@ class TournamentConfig:
     # drawn from the seed or fixed by the names; "rotate" keeps the table's order, only
     # rotated (who plays after whom never changes).
     seating: str = "seeded"
+    # (entrant, team) of the bots given a `team`: entrants of one team never share a table
+    teams: tuple[tuple[str, str], ...] = ()
     # A field that changed between runs (set from the results folder, not the file):
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
@@ -161,6 +164,11 @@ class TournamentConfig:
     def entrants(self) -> list[str]:
         """Entrant names in config order."""
         return [b.name for b in self.bots]
+
+    @property
+    def team_map(self) -> dict[str, str]:
+        """Entrant -> team, for the bots given one (`tournament.teams`)."""
+        return dict(self.teams)
 
     @property
     def standing(self) -> list[str]:
@@ -199,7 +207,8 @@ class TournamentConfig:
                  "cwd": shown_path(b.cwd, self.root) if b.cwd else b.cwd, "env": {k: WITHHELD for k in b.env},
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
                  "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
-                 **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {})}
+                 **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {}),
+                 **({"team": self.team_map[b.name]} if b.name in self.team_map else {})}
                 for b in self.bots
             ],
             "table_size": self.table_size,
@@ -309,7 +318,7 @@ TOP_KEYS = {
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
     "sandbox", "trusted", "league", "seating",
 }
-BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted"}
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted", "team"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
@@ -374,6 +383,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if not isinstance(all_trusted, bool):
         raise _err(src, "trusted", f"must be true or false (or a list of bot names), not {all_trusted!r}")
     trusted: set[str] = set()
+    teams: list[tuple[str, str]] = []
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
@@ -418,6 +428,11 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
             raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
         if bot_trusted:
             trusted.add(bname)
+        team = b.get("team")
+        if team is not None:
+            if not isinstance(team, str) or not _NAME.match(team):
+                raise _err(src, f"{where}.team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
+            teams.append((bname, team))
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize, sandbox=box))
     unknown = sorted(named - seen)
@@ -468,6 +483,9 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "games", f"applies only to the random and league formats (the {fmt} format plays "
                                  "games_per_table per table)")
     league = _league(src, data, fmt, table_size)
+    why = team_problem([b.name for b in bots], challengers, table_size, fmt, dict(teams))
+    if why:
+        raise _err(src, "table_size", why)
     if fmt != "gauntlet" and data.get("challengers"):
         raise _err(src, "challengers", "applies only to the gauntlet format")
 
@@ -544,7 +562,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
         parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
         output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), seating=seating, secret_seed=secret, source=src, league=league,
+        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), seating=seating, teams=tuple(teams), secret_seed=secret, source=src, league=league,
         root=host_root(str(Path(src).resolve().parent) if not src.startswith("<") else str(base), str(base)),
         raw=dict(data),
     )

@@ -29,6 +29,7 @@ from ..report.files import MAX_META, TMP_PREFIX, load_yaml, read_json, read_regu
 from ..report.leaderboard import write_leaderboard
 from .config import Field, TournamentConfig
 from .identity import fingerprint
+from .teams import mark_teams
 from .disqualify import (BUILD_KEY, Disqualification, DisqualificationGate, build_disqualification, build_record,
                          disqualifications, judges)
 from .league import Matchmaker, budget_met, next_start
@@ -992,6 +993,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
         board["sandbox"] = dict(sandbox)
     board |= (seed or seed_state(cfg, reveal)).to_json()
     board["results_sha256"] = tally.digest()
+    mark_teams(board, cfg.team_map, cfg.table_size)
     return board
 
 

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..fairplay import collusion_notes, team_cell
 from ..leaderboard import MARKS, ORDER_KEY, order_line, promise, seed_note, stop_line
 from .charts import Domain, Whisker, whisker, whisker_axis, whisker_domain, whisker_frame
 from .data import MAX_GAME_ROWS, Entrant, SiteData, game_name
@@ -43,6 +44,9 @@ _ASCENDING_FIRST = {"#", "Entrant", "Place", "Points", "Faults"}
 def notices(data: SiteData) -> list[str]:
     """The page's notices: what could not be shown, containment, trusted entrants."""
     notes = list(data.warnings)
+    flagged = [" and ".join(r["pair"]) for r in data.leaderboard.get("collusion") or [] if r.get("flagged")]
+    if flagged:
+        notes.append(f"Collusion flagged: {'; '.join(flagged)} (see the collusion report below the leaderboard).")
     trusted = data.leaderboard.get("trusted")
     if trusted:
         notes.append(f"Trusted: {', '.join(map(str, trusted))}. Their processes were kept across the seat "
@@ -89,6 +93,7 @@ class BoardRow:
     next: str = ""  # the verdict against the next row ("" for none), and its mark
     mark: str = ""
     disqualified: str | None = None  # the reason, for an entrant taken out of the tournament
+    team: str = ""  # its team, if it has one (entrants of one team never share a table)
 
 
 def _board_row(e: Entrant, i: int, dom: Domain | None) -> BoardRow:
@@ -102,6 +107,7 @@ def _board_row(e: Entrant, i: int, dom: Domain | None) -> BoardRow:
                    r.get("win_rate"), r.get("mean_place"), r.get("mean_score"), r.get("mean_phases"),
                    r.get("faults", e.faults), r.get("pl_strength"))
     row.disqualified = r.get("disqualified") or None
+    row.team = team_cell(r)
     lo, hi, settled = r.get("ci_low"), r.get("ci_high"), r.get("settled_above")
     if lo is not None and hi is not None:
         row.band = f"[{fmt(lo)}, {fmt(hi)}]"
@@ -138,6 +144,7 @@ def leaderboard(data: SiteData) -> dict[str, Any]:
         "rows": [_board_row(e, i, dom) for i, e in enumerate(ents)],
         "frame": whisker_frame(dom),
         "notes": notes,
+        "collusion": collusion_notes(data.leaderboard),
     }
 
 
