@@ -27,28 +27,31 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 from scipy.stats import hypergeom
 
 ALPHA = 0.01  # the chance that a field of honest entrants gets any pair flagged, at most
-_FEEDS = ("offered", "taken", "wilds", "skips", "skips_with")
-_RESULTS = ("with_n", "with_sum", "after_n", "after_sum")
+# per ordered pair (a, b): a's discards offered to b, taken by b, a's Wilds offered to b, a's
+# Skips at b, a's Skips in games with b; b's games with a and its results there, b's games
+# just after a and its results there
+_F = ("offered", "taken", "wilds", "skips", "skips_with", "with_n", "with_sum", "after_n", "after_sum")
+OFF, TAKEN, WILDS, SKIPS, SKIPS_WITH, WITH_N, WITH_SUM, AFTER_N, AFTER_SUM = range(len(_F))
 
 
 class PassTally:
     """The per-pair sums of the games' `passes` and results (records without `passes`,
-    or not played, are left out)."""
+    or not played, are left out): nine numbers per ordered pair that met, and per entrant
+    its games, results and totals."""
 
     def __init__(self, entrants: Sequence[str]) -> None:
         self.entrants = list(entrants)
-        self.index = {e: i for i, e in enumerate(self.entrants)}
-        n = len(self.entrants)
-        # [a, b]: a's discards offered to / taken by b, a's Wilds offered to b, a's Skips at b,
-        # a's Skips in games with b; b's games with a (and its results), b's games just after a
-        self.m = {k: np.zeros((n, n), dtype=np.int64) for k in _FEEDS + ("with_n", "after_n")}
-        self.m |= {k: np.zeros((n, n), dtype=np.float64) for k in ("with_sum", "after_sum")}
-        self.games = np.zeros(n, dtype=np.int64)
-        self.score = np.zeros(n, dtype=np.float64)
+        self.pairs: dict[tuple[str, str], list[float]] = {}
+        self.games: dict[str, int] = {}
+        self.score: dict[str, float] = {}
+        self.seated: dict[str, int] = {}  # the others at an entrant's tables, over its games
+        self.offered: dict[str, int] = {}  # an entrant's discards offered to anyone
+        self.wilds: dict[str, int] = {}
+        self.taken: dict[str, int] = {}  # an entrant's discards taken by anyone
+        self.drawn: dict[str, tuple[int, int]] = {}  # discards offered to an entrant, and those it took
 
     def add(self, rec: Mapping[str, Any]) -> None:
         """Count one game's record."""
@@ -57,71 +60,89 @@ class PassTally:
         if not isinstance(p, list) or rec.get("reason") == "not_played" or len(seats) < 2:
             return
         n = len(seats)
-        idx = np.array([self.index[e] for e in seats])
-        places = np.asarray(rec["places"])
-        share = ((places[:, None] < places[None, :]).sum(1) + 0.5 * ((places[:, None] == places[None, :]).sum(1) - 1)) / (n - 1)
-        self.games[idx] += 1
-        self.score[idx] += share
-        rows, cols = np.ix_(idx, idx)
-        m = self.m
-        skips = np.zeros(n, dtype=np.int64)
-        for i, j, *counts in p:
-            for k, v in zip(("offered", "taken", "wilds", "skips"), counts):
-                m[k][idx[i], idx[j]] += v
-            skips[i] += counts[3]
-        off = ~np.eye(n, dtype=bool)
-        m["skips_with"][rows, cols] += skips[:, None] * off
-        m["with_n"][rows, cols] += off
-        m["with_sum"][rows, cols] += share[None, :] * off  # [a, b]: b's result with a
-        before = np.roll(np.arange(n), 1)  # the seat just before each seat
-        m["after_n"][idx[before], idx] += 1
-        m["after_sum"][idx[before], idx] += share
+        places = rec["places"]
+        share = [(sum(q > x for q in places) + 0.5 * (places.count(x) - 1)) / (n - 1) for x in places]
+        skips = [0] * n
+        for i, j, off, took, wild, skip in p:
+            a, b = seats[i], seats[j]
+            row = self._row(a, b)
+            row[OFF] += off
+            row[TAKEN] += took
+            row[WILDS] += wild
+            row[SKIPS] += skip
+            skips[i] += skip
+            self.offered[a] = self.offered.get(a, 0) + off
+            self.wilds[a] = self.wilds.get(a, 0) + wild
+            self.taken[a] = self.taken.get(a, 0) + took
+            d = self.drawn.get(b, (0, 0))
+            self.drawn[b] = (d[0] + off, d[1] + took)
+        for j, b in enumerate(seats):
+            self.games[b] = self.games.get(b, 0) + 1
+            self.seated[b] = self.seated.get(b, 0) + n - 1
+            self.score[b] = self.score.get(b, 0.0) + share[j]
+            for i, a in enumerate(seats):
+                if i != j:
+                    row = self._row(a, b)
+                    row[SKIPS_WITH] += skips[i]
+                    row[WITH_N] += 1
+                    row[WITH_SUM] += share[j]
+            row = self._row(seats[j - 1], b)  # the seat just before b's
+            row[AFTER_N] += 1
+            row[AFTER_SUM] += share[j]
+
+    def _row(self, a: str, b: str) -> list[float]:
+        row = self.pairs.get((a, b))
+        if row is None:
+            row = self.pairs[a, b] = [0] * len(_F)
+        return row
+
+    def get(self, a: str, b: str) -> list[float]:
+        """The sums of the ordered pair (a, b) (zeros if they never met)."""
+        return self.pairs.get((a, b)) or [0] * len(_F)
 
 
-def _p_wilds(t: PassTally, a: int, b: int) -> float:
+def _p_wilds(t: PassTally, a: str, b: str) -> float:
     """The upper tail of a's Wilds offered to b, given a's offered discards and Wilds."""
-    m = t.m
-    total, wilds = int(m["offered"][a].sum()), int(m["wilds"][a].sum())
-    x, k = int(m["wilds"][a, b]), int(m["offered"][a, b])
+    row = t.get(a, b)
+    x, k = int(row[WILDS]), int(row[OFF])
     if not x:
         return 1.0
-    return float(hypergeom.sf(x - 1, total, wilds, k))
+    return float(hypergeom.sf(x - 1, t.offered[a], t.wilds[a], k))
 
 
 def _rate(x: float, n: float) -> float | None:
     return round(x / n, 4) if n else None
 
 
-def _feeds(t: PassTally, a: int, b: int, p: float) -> dict[str, Any]:
+def _feeds(t: PassTally, a: str, b: str, p: float) -> dict[str, Any]:
     """What a's discards gave b (the evidence one way round)."""
-    m = t.m
-    off, took, wild = m["offered"], m["taken"], m["wilds"]
-    total, wilds = int(off[a].sum()), int(wild[a].sum())
-    skips_with = int(m["skips_with"][a, b])
-    n_at = m["with_n"][a, b]
+    row = t.get(a, b)
+    off, took, wild = row[OFF], row[TAKEN], row[WILDS]
+    total, wilds = t.offered.get(a, 0), t.wilds.get(a, 0)
+    drawn, takes = t.drawn.get(b, (0, 0))
     return {
-        "offered": int(off[a, b]), "taken": int(took[a, b]), "taken_rate": _rate(took[a, b], off[a, b]),
-        "others_take_rate": _rate(took[a].sum() - took[a, b], total - off[a, b]),  # a's discards, others drawing
-        "takes_from_others_rate": _rate(took[:, b].sum() - took[a, b], off[:, b].sum() - off[a, b]),  # b's takes
-        "wilds": int(wild[a, b]), "wilds_expected": round(wilds * off[a, b] / total, 3) if total else 0.0,
+        "offered": int(off), "taken": int(took), "taken_rate": _rate(took, off),
+        "others_take_rate": _rate(t.taken.get(a, 0) - took, total - off),  # a's discards, others drawing
+        "takes_from_others_rate": _rate(takes - took, drawn - off),  # b's takes of the others' discards
+        "wilds": int(wild), "wilds_expected": round(wilds * off / total, 3) if total else 0.0,
         "p_wilds": float(f"{p:.4g}"),
-        "skips_at": int(m["skips"][a, b]), "skips_with": skips_with,
-        "skips_even_share": round(skips_with * _share_of_targets(t, a, b), 3) if n_at else 0.0,
+        "skips_at": int(row[SKIPS]), "skips_with": int(row[SKIPS_WITH]),
+        "skips_even_share": round(row[SKIPS_WITH] * _share_of_targets(t, a), 3),
     }
 
 
-def _share_of_targets(t: PassTally, a: int, b: int) -> float:
-    """The share of a's Skips b would get if a named every other seat alike: 1 / (the
-    mean number of others at a's tables with b)."""
-    others = t.m["with_n"][:, a].sum() / max(1, t.games[a])
-    return 1.0 / max(1.0, float(others))
+def _share_of_targets(t: PassTally, a: str) -> float:
+    """The share of a's Skips one other seat would get if a named every other seat alike:
+    1 / (the mean number of others at a's tables)."""
+    return t.games.get(a, 0) / max(1, t.seated.get(a, 0))
 
 
-def _results(t: PassTally, a: int, b: int) -> dict[str, Any]:
+def _results(t: PassTally, a: str, b: str) -> dict[str, Any]:
     """How b's results change with a: with a at the table, without, just after a, not."""
-    m = t.m
-    wn, ws, an, asum = m["with_n"][a, b], m["with_sum"][a, b], m["after_n"][a, b], m["after_sum"][a, b]
-    return {"games_with": int(wn), "with": _rate(ws, wn), "without": _rate(t.score[b] - ws, t.games[b] - wn),
+    row = t.get(a, b)
+    wn, ws, an, asum = row[WITH_N], row[WITH_SUM], row[AFTER_N], row[AFTER_SUM]
+    return {"games_with": int(wn), "with": _rate(ws, wn),
+            "without": _rate(t.score.get(b, 0.0) - ws, t.games.get(b, 0) - wn),
             "games_after": int(an), "after": _rate(asum, an), "not_after": _rate(ws - asum, wn - an)}
 
 
@@ -129,18 +150,17 @@ def collusion_report(t: PassTally, alpha: float = ALPHA) -> list[dict[str, Any]]
     """Every pair that met: `{"pair": [A, B], "flagged", "p", "feeds": {"A>B", "B>A"},
     "results": {A, B}}` (each result: that entrant's, with the other), flagged pairs first,
     then by `p` (the smaller of the two ways' Wild tests, Bonferroni-adjusted)."""
-    met = t.m["with_n"]
-    n = len(t.entrants)
-    pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if met[a, b]]
+    order = {e: i for i, e in enumerate(t.entrants)}
+    pairs = sorted({(a, b) if order.get(a, -1) < order.get(b, -1) else (b, a) for a, b in t.pairs
+                    if t.get(a, b)[WITH_N]}, key=lambda p: (order.get(p[0], -1), order.get(p[1], -1), p))
     tests = max(1, 2 * len(pairs))
     out = []
     for a, b in pairs:
         pa, pb = _p_wilds(t, a, b), _p_wilds(t, b, a)
         adj = min(1.0, tests * min(pa, pb))
-        ea, eb = t.entrants[a], t.entrants[b]
-        out.append({"pair": [ea, eb], "flagged": adj < alpha, "p": float(f"{adj:.4g}"),
-                    "feeds": {f"{ea}>{eb}": _feeds(t, a, b, pa), f"{eb}>{ea}": _feeds(t, b, a, pb)},
-                    "results": {ea: _results(t, b, a), eb: _results(t, a, b)}})
+        out.append({"pair": [a, b], "flagged": adj < alpha, "p": float(f"{adj:.4g}"),
+                    "feeds": {f"{a}>{b}": _feeds(t, a, b, pa), f"{b}>{a}": _feeds(t, b, a, pb)},
+                    "results": {a: _results(t, b, a), b: _results(t, a, b)}})
     out.sort(key=lambda r: (not r["flagged"], r["p"], r["pair"]))
     return out
 
