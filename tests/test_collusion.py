@@ -134,3 +134,21 @@ def test_a_feeding_pair_of_real_bots_is_flagged_on_the_board(tmp_path: Path) -> 
 def test_the_feeder_in_process_is_flagged_within_a_few_games(field: str) -> None:
     run = cal.feeder_run((field, 12, 900))
     assert run["flagged_at"] is not None and run["flagged_at"] <= 12
+
+
+def test_verify_plays_a_kept_replay_again_and_checks_its_pass_counts(tmp_path: Path) -> None:
+    from harness.report.site import read_replay
+    from harness.tournament.verify_replays import _replay_mismatch
+
+    bots = [{"name": "feeder", "cmd": FEEDER + ["partner"]}, {"name": "partner", "cmd": GREEDY}]
+    cfg = parse_config({"name": "v", "seed": 4, "bots": bots, "table_size": 2, "games_per_table": 2,
+                        "replays": "all", "rules": {"phases": [1, 2]}, "output": str(tmp_path / "out"),
+                        "time": {"move_ms": 5000, "startup_ms": 10000}}, base=ROOT)
+    run_tournament(cfg, build_site=False)
+    out = tmp_path / "out"
+    rec = json.loads((out / "games.jsonl").read_text().splitlines()[0])
+    header, actions, result = read_replay(out / "replays" / f"{rec['game']}.jsonl")
+    rules = cfg.rules.to_dict()
+    assert rec["passes"] and _replay_mismatch(header, actions, result, rec, rules) is None
+    forged = dict(rec, passes=[[0, 1, 9, 9, 9, 0]])
+    assert "its passes is" in (_replay_mismatch(header, actions, result, forged, rules) or "")
