@@ -377,6 +377,10 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     note = seed_note(board)
     if note:
         caption.append(note)
+    caption += [line for line in team_note(board) if line]
+    flagged = [" and ".join(r["pair"]) for r in board.get("collusion") or [] if r["flagged"]]
+    if flagged:
+        caption.append(f"Collusion flagged: {'; '.join(flagged)} (leaderboard.md, stats.md).")
     t = Table(title=f"{board['name']}: {board['games']} games ({seed_text(board)})",
               caption="\n".join(caption) or None)
     heads = ["#", "entrant", "TS μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]
