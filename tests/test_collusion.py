@@ -74,7 +74,7 @@ def test_under_the_null_a_field_is_flagged_at_most_at_the_stated_rate() -> None:
         t = PassTally(sorted({e for r in recs for e in r["seats"]}))
         for r in recs:
             t.add(r)
-        hits += bool(flagged(collusion_report(t)))
+        hits += bool(flagged(collusion_report(t).listed))
     # by construction at most ALPHA (1 %); 300 fields: 9 or more would refute it at p < 0.01
     assert hits <= 8, hits
 
@@ -84,7 +84,7 @@ def test_every_pair_that_met_has_its_evidence_both_ways() -> None:
     t = PassTally(["e0", "e1", "e2", "e3"])
     for r in recs:
         t.add(r)
-    rep = collusion_report(t)
+    rep = collusion_report(t).listed
     assert len(rep) == 6
     for r in rep:
         a, b = r["pair"]
@@ -152,3 +152,18 @@ def test_verify_plays_a_kept_replay_again_and_checks_its_pass_counts(tmp_path: P
     assert rec["passes"] and _replay_mismatch(header, actions, result, rec, rules) is None
     forged = dict(rec, passes=[[0, 1, 9, 9, 9, 0]])
     assert "its passes is" in (_replay_mismatch(header, actions, result, forged, rules) or "")
+
+
+def test_a_large_fields_report_lists_the_flagged_and_smallest_p_pairs_and_counts_the_rest() -> None:
+    recs = _honest_records(np.random.default_rng(5), 12, 200)
+    for r in recs[:40]:  # e0 passes e1 a Wild whenever it sits just before it
+        if r["seats"][:2] == ["e0", "e1"] or r["seats"][1:] == ["e0", "e1"]:
+            i = r["seats"].index("e0")
+            r["passes"][i][4] = r["passes"][i][2]
+    t = PassTally([f"e{i}" for i in range(12)])
+    for r in recs:
+        t.add(r)
+    full = collusion_report(t)
+    short = collusion_report(t, limit=3)
+    assert short.pairs == full.pairs == len(full.listed) > 3
+    assert short.listed == full.listed[:max(3, len(flagged(full.listed)))]

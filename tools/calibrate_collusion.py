@@ -124,7 +124,7 @@ def report_of(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     tally = PassTally(sorted({e for r in records for e in r["seats"]}))
     for r in records:
         tally.add(dict(r, passes=rows_of(r["passes"])))
-    return collusion_report(tally)
+    return collusion_report(tally).listed
 
 
 def rate(k: int, n: int) -> str:

@@ -25,7 +25,10 @@ games the other sat just before it, so that it was offered the other's discards)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from scipy.stats import hypergeom
 
@@ -101,21 +104,13 @@ class PassTally:
         return self.pairs.get((a, b)) or [0] * len(_F)
 
 
-def _p_wilds(t: PassTally, a: str, b: str) -> float:
-    """The upper tail of a's Wilds offered to b, given a's offered discards and Wilds."""
-    row = t.get(a, b)
-    x, k = int(row[WILDS]), int(row[OFF])
-    if not x:
-        return 1.0
-    return float(hypergeom.sf(x - 1, t.offered[a], t.wilds[a], k))
-
-
 def _rate(x: float, n: float) -> float | None:
     return round(x / n, 4) if n else None
 
 
 def _feeds(t: PassTally, a: str, b: str, p: float) -> dict[str, Any]:
-    """What a's discards gave b (the evidence one way round)."""
+    """What a's discards gave b (the evidence one way round; `p`: the upper tail of a's
+    Wilds offered to b, given a's offered discards and Wilds)."""
     row = t.get(a, b)
     off, took, wild = row[OFF], row[TAKEN], row[WILDS]
     total, wilds = t.offered.get(a, 0), t.wilds.get(a, 0)
@@ -146,23 +141,46 @@ def _results(t: PassTally, a: str, b: str) -> dict[str, Any]:
             "games_after": int(an), "after": _rate(asum, an), "not_after": _rate(ws - asum, wn - an)}
 
 
-def collusion_report(t: PassTally, alpha: float = ALPHA) -> list[dict[str, Any]]:
-    """Every pair that met: `{"pair": [A, B], "flagged", "p", "feeds": {"A>B", "B>A"},
-    "results": {A, B}}` (each result: that entrant's, with the other), flagged pairs first,
-    then by `p` (the smaller of the two ways' Wild tests, Bonferroni-adjusted)."""
+LISTED = 500
+"""Pairs a report lists at most (every pair that met in a field of up to 32 entrants): the
+flagged ones first, then those with the smallest p; the others are only counted."""
+
+
+@dataclass(frozen=True)
+class CollusionReport:
+    """The pairs listed (`collusion_report`) and how many pairs met in all."""
+
+    listed: list[dict[str, Any]]
+    pairs: int
+
+
+def collusion_report(t: PassTally, alpha: float = ALPHA, limit: int = LISTED) -> CollusionReport:
+    """Every pair that met, judged: `{"pair": [A, B], "flagged", "p", "feeds": {"A>B",
+    "B>A"}, "results": {A, B}}` (each result: that entrant's, with the other), flagged
+    pairs first, then by `p` (the smaller of the two ways' Wild tests, Bonferroni-
+    adjusted); the first `limit` of them (and every flagged one) listed."""
     order = {e: i for i, e in enumerate(t.entrants)}
     pairs = sorted({(a, b) if order.get(a, -1) < order.get(b, -1) else (b, a) for a, b in t.pairs
                     if t.get(a, b)[WITH_N]}, key=lambda p: (order.get(p[0], -1), order.get(p[1], -1), p))
-    tests = max(1, 2 * len(pairs))
-    out = []
-    for a, b in pairs:
-        pa, pb = _p_wilds(t, a, b), _p_wilds(t, b, a)
-        adj = min(1.0, tests * min(pa, pb))
-        out.append({"pair": [a, b], "flagged": adj < alpha, "p": float(f"{adj:.4g}"),
-                    "feeds": {f"{a}>{b}": _feeds(t, a, b, pa), f"{b}>{a}": _feeds(t, b, a, pb)},
-                    "results": {a: _results(t, b, a), b: _results(t, a, b)}})
-    out.sort(key=lambda r: (not r["flagged"], r["p"], r["pair"]))
-    return out
+    ways = [w for a, b in pairs for w in ((a, b), (b, a))]
+    x = np.array([t.get(a, b)[WILDS] for a, b in ways], dtype=np.int64)
+    k = np.array([t.get(a, b)[OFF] for a, b in ways], dtype=np.int64)
+    total = np.array([t.offered.get(a, 0) for a, _ in ways], dtype=np.int64)
+    wilds = np.array([t.wilds.get(a, 0) for a, _ in ways], dtype=np.int64)
+    p = np.ones(len(ways))
+    some = x > 0
+    if some.any():
+        p[some] = hypergeom.sf(x[some] - 1, total[some], wilds[some], k[some])
+    adj = np.minimum(1.0, max(1, len(ways)) * np.minimum(p[0::2], p[1::2])) if pairs else p
+    rank = sorted(range(len(pairs)), key=lambda i: (not adj[i] < alpha, float(f"{adj[i]:.4g}"), pairs[i]))
+    keep = [i for n, i in enumerate(rank) if n < limit or adj[i] < alpha]
+    listed = []
+    for i in keep:
+        a, b = pairs[i]
+        listed.append({"pair": [a, b], "flagged": bool(adj[i] < alpha), "p": float(f"{adj[i]:.4g}"),
+                       "feeds": {f"{a}>{b}": _feeds(t, a, b, p[2 * i]), f"{b}>{a}": _feeds(t, b, a, p[2 * i + 1])},
+                       "results": {a: _results(t, b, a), b: _results(t, a, b)}})
+    return CollusionReport(listed, len(pairs))
 
 
 def flagged(report: Sequence[Mapping[str, Any]]) -> list[list[str]]:

@@ -89,8 +89,10 @@ def tally_leaderboard(
         "head_to_head": tally.head_to_head(sparse=len(entrants) > SPARSE_ABOVE),
         "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
-        "collusion": collusion_report(tally.passes),
     }
+    collusion = collusion_report(tally.passes)
+    board["collusion"] = collusion.listed
+    board["collusion_pairs"] = collusion.pairs
     if stopping is not None:
         board["stopping"] = dict(stopping)
     return board

@@ -78,7 +78,7 @@ def collusion_lines(board: Mapping[str, Any]) -> list[str]:
     flagged = [r for r in report if r["flagged"]]
     out = ["", "## Collusion", ""]
     if not flagged:
-        return out + [f"No pair flagged ({len(report)} pairs met). {COLLUSION_METHOD} Every pair is in stats.md and "
+        return out + [f"No pair flagged ({_met(board)}). {COLLUSION_METHOD} The pairs are in stats.md and "
                       "leaderboard.json (collusion)."]
     names = ", ".join(f"{a} and {b}" for a, b in (r["pair"] for r in flagged))
     return out + [f"**Flagged: {names}.** {COLLUSION_METHOD}", ""] + _rows(flagged)
@@ -97,7 +97,8 @@ def collusion_stats(board: Mapping[str, Any], limit: int) -> list[str]:
            "those tables). The receiver's result (share of the others it placed ahead of) when it sat just after "
            "the other, and in its other games with it.", ""]
     more = len(report) - limit
-    return out + _rows(report[:limit]) + ([f"", f"{more} more pairs in leaderboard.json (collusion)."] if more > 0 else [])
+    out += [f"{_met(board)}.", ""] + _rows(report[:limit])
+    return out + (["", f"{more} more pairs in leaderboard.json (collusion)."] if more > 0 else [])
 
 
 def team_cell(row: Mapping[str, Any]) -> str:
@@ -124,5 +125,12 @@ def collusion_notes(board: Mapping[str, Any]) -> list[str]:
                         f"after {x}, {res['not_after']} otherwise")
         out.append(f"Flagged: {a} and {b} (p = {r['p']:.3g}): " + "; ".join(ways) + ".")
     if not out:
-        out.append(f"No pair flagged ({len(report)} pairs met).")
+        out.append(f"No pair flagged ({_met(board)}).")
     return out + [COLLUSION_METHOD]
+
+
+def _met(board: Mapping[str, Any]) -> str:
+    """'28 pairs met', or '3,000 pairs met, the 500 with the smallest p listed'."""
+    listed = len(board.get("collusion") or [])
+    pairs = board.get("collusion_pairs", listed)
+    return f"{pairs:,} pairs met" + (f", the {listed:,} with the smallest p listed" if listed < pairs else "")
