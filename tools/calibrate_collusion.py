@@ -140,16 +140,21 @@ def judge(folder: str) -> dict[str, Any]:
         paths = sorted(Path(folder).glob(f"t{size}-*.jsonl.gz"))
         if not paths:
             continue
-        clean, low = 0, []
+        clean, low, ways = 0, [], []
         for p in paths:
             rep = report_of(read_field(p))
             clean += not any(r["flagged"] for r in rep)
             low.append(min((r["p"] for r in rep), default=1.0))
+            # each way's own test, where its discarder passed any Wild (else it cannot reject)
+            ways += [f["p_wilds"] for r in rep for f in r["feeds"].values() if f["wilds_expected"] or f["wilds"]]
         out[str(size)] = {"fields": len(paths), "clean": clean, "clean_share": rate(clean, len(paths)),
-                          "min_p_below_0.05": sum(x < 0.05 for x in low), "min_p_below_0.2": sum(x < 0.2 for x in low)}
+                          "min_p_below_0.05": sum(x < 0.05 for x in low), "min_p_below_0.2": sum(x < 0.2 for x in low),
+                          "ways": len(ways), "ways_p_below_0.05": rate(sum(x < 0.05 for x in ways), len(ways)),
+                          "ways_p_below_0.01": rate(sum(x < 0.01 for x in ways), len(ways))}
         print(f"tables of {size}: {len(paths)} honest fields, no pair flagged in {rate(clean, len(paths))}; "
               f"smallest adjusted p below 0.05 in {out[str(size)]['min_p_below_0.05']}, below 0.2 in "
-              f"{out[str(size)]['min_p_below_0.2']}", flush=True)
+              f"{out[str(size)]['min_p_below_0.2']}; one way's own test (unadjusted) below 0.05 in "
+              f"{out[str(size)]['ways_p_below_0.05']}, below 0.01 in {out[str(size)]['ways_p_below_0.01']}", flush=True)
     total = sum(v["fields"] for v in out.values())
     clean = sum(v["clean"] for v in out.values())
     if total:
