@@ -299,6 +299,13 @@ def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = Non
     return v
 
 
+def _team(src: str, where: str, team: Any) -> str:
+    """A bot's `team`: a short name (entrants of one team never share a table)."""
+    if not isinstance(team, str) or not _NAME.match(team):
+        raise _err(src, f"{where}.team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
+    return team
+
+
 def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
@@ -428,11 +435,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
             raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
         if bot_trusted:
             trusted.add(bname)
-        team = b.get("team")
-        if team is not None:
-            if not isinstance(team, str) or not _NAME.match(team):
-                raise _err(src, f"{where}.team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
-            teams.append((bname, team))
+        teams += [(bname, _team(src, where, b["team"]))] if b.get("team") is not None else []
         bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
                             randomize_addresses=randomize, sandbox=box))
     unknown = sorted(named - seen)
