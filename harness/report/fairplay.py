@@ -121,8 +121,8 @@ def collusion_notes(board: Mapping[str, Any]) -> list[str]:
         for x, y in ((a, b), (b, a)):
             f, res = r["feeds"][f"{x}>{y}"], r["results"][y]
             ways.append(f"{x} passed {y} {f['wilds']} Wilds (expected {f['wilds_expected']:g}), {f['taken']} of "
-                        f"{f['offered']} discards taken; {y} placed ahead of {res['after']} of the others just "
-                        f"after {x}, {res['not_after']} otherwise")
+                        f"{f['offered']} discards taken; {y} placed ahead of {_pct(res['after'])} of the others "
+                        f"just after {x}, {_pct(res['not_after'])} otherwise")
         out.append(f"Flagged: {a} and {b} (p = {r['p']:.3g}): " + "; ".join(ways) + ".")
     if not out:
         out.append(f"No pair flagged ({_met(board)}).")
@@ -134,3 +134,7 @@ def _met(board: Mapping[str, Any]) -> str:
     listed = len(board.get("collusion") or [])
     pairs = board.get("collusion_pairs", listed)
     return f"{pairs:,} pairs met" + (f", the {listed:,} with the smallest p listed" if listed < pairs else "")
+
+
+def _pct(share: float | None) -> str:
+    return "—" if share is None else f"{100 * share:.0f} %"
