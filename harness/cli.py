@@ -420,7 +420,7 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str]) ->
     build fails. Returns the specs by name."""
     from .sandbox.box import SandboxError
     from .sandbox.build import run_build
-    from .tournament.config import contain
+    from .tournament.placement import contain
     from .tournament.runner import sandbox_state
 
     try:
@@ -458,6 +458,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
     """Play one game between bots and print it hand by hand."""
     from .engine import Deck, DeckError
     from .referee import BotSpec, BotStartError, TimeControl, encode, handshake, play_game
+    from .model import FaultKind
 
     seats = _bot_option(bots)
     if human:
@@ -484,7 +485,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
     specs = _contained([BotSpec(name, tuple(argv)) for name, argv in seats if argv], sandbox,
                        {k: shlex.join(v) for k, v in build_cmds.items()})
     procs: list[Any] = []
-    unavailable: dict[int, tuple[str, str]] = {}
+    unavailable: dict[int, tuple[FaultKind, str]] = {}
     try:
         for seat, (name, argv) in enumerate(seats):
             if not argv:
@@ -497,7 +498,7 @@ def play(bots: tuple[str, ...], human: str | None, seed: int, deck: Path | None,
             try:
                 handshake(p, name, tc)
             except BotStartError as e:
-                unavailable[seat] = ("startup", str(e))
+                unavailable[seat] = (FaultKind.STARTUP, str(e))
                 click.echo(f"warning: {e}", err=True)
         printer = _HandPrinter(names, quiet)
         result = play_game(procs, names, rules, seed, "g000000", stacked, tc, record=replay_file is not None,

@@ -1,5 +1,6 @@
 """The shape of the code: no import cycle between the harness's modules (imports inside
-functions and in package `__init__`s count)."""
+functions and in package `__init__`s count), no module over 800 lines and no function
+over 80."""
 
 from __future__ import annotations
 
@@ -82,3 +83,30 @@ def test_no_import_cycle_between_harness_modules() -> None:
 def test_the_cycle_finder_finds_a_cycle_through_a_package() -> None:
     graph = {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p"}, "q": {"p"}}
     assert cycles(graph) == [["p", "p.a", "p.b"]]
+
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_module_over_800_lines() -> None:
+    big = {name: n for name, p in _modules().items() if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert big == {}, f"modules over {MAX_MODULE_LINES} lines (split them by concern): {big}"
+
+
+def test_no_function_over_80_lines() -> None:
+    long = {}
+    for name, p in _modules().items():
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    long[f"{name}.{node.name}"] = n
+    assert long == {}, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_the_model_package_imports_nothing_of_the_harness() -> None:
+    """The typed records are the bottom layer: every other package may use them."""
+    graph = imports(_modules())
+    assert {m: deps for m, deps in graph.items() if m.startswith("harness.model") and
+            any(not d.startswith("harness.model") for d in deps)} == {}

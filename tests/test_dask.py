@@ -20,7 +20,7 @@ distributed = pytest.importorskip(
 )
 
 from harness.cli import main  # noqa: E402
-from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.config import config_from  # noqa: E402
 from harness.tournament.dask_executor import LOG_DIR_ENV, ClusterError, DaskExecutor, check_report  # noqa: E402
 from harness.ledger.journal import read_journal  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
@@ -69,7 +69,7 @@ def config(tmp: Path, out: str, **over):
         "output": str(tmp / out),
     }
     data.update(over)
-    return parse_config(data, base=ROOT)
+    return config_from(data, base=ROOT)
 
 
 def records(out: Path) -> list[dict]:

@@ -23,7 +23,7 @@ from harness.referee import BotProcess, BotSpec, FaultPolicy, TimeControl, hands
 from harness.referee.referee import MAX_EXTRA_LINES, RAW_KEEP, RECORDING_CAP, Recording
 from harness.report.site import read_replay
 from harness.engine import Rules
-from harness.tournament.config import parse_config
+from harness.tournament.config import config_from
 from harness.ledger.journal import read_journal
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import schedule
@@ -41,7 +41,7 @@ def config(tmp: Path, out: str, bots: list[dict], **over):
         "output": str(tmp / out),
     }
     data.update(over)
-    return parse_config(data, base=ROOT)
+    return config_from(data, base=ROOT)
 
 
 def records(out: Path) -> list[dict]:
@@ -114,14 +114,14 @@ def test_duplicate_results_do_not_depend_on_parallel_or_trust(tmp_path: Path) ->
 
 def test_trusted_per_bot_and_its_errors() -> None:
     bots = [{"name": "a", "cmd": GREEDY, "trusted": True}, {"name": "b", "cmd": GREEDY}]
-    cfg = parse_config({"name": "x", "bots": bots}, base=ROOT)
+    cfg = config_from({"name": "x", "bots": bots}, base=ROOT)
     assert cfg.trusted == {"a"}
-    cfg = parse_config({"name": "x", "bots": [{**bots[0], "trusted": False}, bots[1]], "trusted": True}, base=ROOT)
+    cfg = config_from({"name": "x", "bots": [{**bots[0], "trusted": False}, bots[1]], "trusted": True}, base=ROOT)
     assert cfg.trusted == {"b"}
     with pytest.raises(ValueError, match=r"bots\[0\]\.trusted: must be true or false"):
-        parse_config({"name": "x", "bots": [{**bots[0], "trusted": "yes"}, bots[1]]}, base=ROOT)
+        config_from({"name": "x", "bots": [{**bots[0], "trusted": "yes"}, bots[1]]}, base=ROOT)
     with pytest.raises(ValueError, match=r"trusted: must be true or false"):
-        parse_config({"name": "x", "bots": bots, "trusted": 1}, base=ROOT)
+        config_from({"name": "x", "bots": bots, "trusted": 1}, base=ROOT)
 
 
 # ----- a runner that survives its parts -----------------------------------------------------

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from harness.cli import main as cli
 from harness.ledger.journal import read_journal
-from harness.tournament.runner import prepare_output
+from harness.tournament.results import prepare_output
 from harness.tournament.schedule import schedule
 from harness.tournament.verify import verify_results
 
@@ -134,11 +134,11 @@ def test_a_run_keeps_no_record_or_spec_per_game(gen, tmp_path: Path, monkeypatch
     import gc
     import tracemalloc
 
-    from harness.tournament import runner
+    from harness.tournament import play
     from harness.tournament.config import DisqualifyPolicy
 
-    monkeypatch.setattr(runner, "WINDOW", 4)
-    monkeypatch.setattr(runner, "HELD", 4)
+    monkeypatch.setattr(play, "WINDOW", 4)
+    monkeypatch.setattr(play, "HELD", 4)
     cfg = gen.make_config(tmp_path / "r", 10, 360, 2, "round-robin", 3, False, "mem")
     cfg = dataclasses.replace(cfg, disqualify=DisqualifyPolicy())
     strengths = dict(zip(cfg.entrants, gen.latent_strengths(10, 3.0).tolist()))

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -359,7 +357,7 @@ def test_a_stop_asked_for_between_two_rounds_hands_out_nothing_and_ends_cleanly(
 
     from harness.tournament.config import DisqualifyPolicy
     from harness.tournament.disqualify import DisqualificationGate
-    from harness.tournament.runner import _play
+    from harness.tournament.play import play_games
     from harness.tournament.schedule import GameSpec
 
     specs = [GameSpec(i, f"g{i:06d}", ("a", "b"), i, i) for i in range(4)]
@@ -375,7 +373,7 @@ def test_a_stop_asked_for_between_two_rounds_hands_out_nothing_and_ends_cleanly(
     stop.set()
     ex = Executor()
     gate = DisqualificationGate(specs, ["a", "b"], DisqualifyPolicy())
-    assert list(_play(ex, specs, gate, set(), stop, parallel=2)) == [] and ex.given == []
+    assert list(play_games(ex, specs, gate, set(), stop, parallel=2)) == [] and ex.given == []
 
 
 # ----- property: any sequence of fields --------------------------------------------------------
@@ -383,7 +381,7 @@ def test_a_stop_asked_for_between_two_rounds_hands_out_nothing_and_ends_cleanly(
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.config import config_from  # noqa: E402
 from harness.tournament.schedule import Past  # noqa: E402
 
 NAMES = [f"n{i}" for i in range(7)]
@@ -402,7 +400,7 @@ def test_any_sequence_of_fields_plays_each_game_once_and_every_game_of_the_last(
                 "duplicate": dup, "sandbox": "none", "bots": [{"name": n, "cmd": ["python", "-c", "pass"]} for n in names]}
         if fmt == "gauntlet":
             data["challengers"] = names[:1]
-        return parse_config(data)
+        return config_from(data)
 
     records: dict[int, dict] = {}
     order: list[str] = []
@@ -466,10 +464,10 @@ def test_a_league_with_default_rounds_keeps_its_settings_when_an_entrant_joins(t
 def test_a_league_round_interrupted_at_its_budget_is_finished_on_resume() -> None:
     """The budget counts the games before the round to play: with half of that round
     played (a run interrupted), a resume plays the rest of it, as one run would have."""
-    from harness.tournament.config import parse_config
+    from harness.tournament.config import config_from
     from harness.tournament.league import Matchmaker, budget_met
 
-    cfg = parse_config({"name": "lg", "seed": 3, "format": "league", "games": 8, "table_size": 2,
+    cfg = config_from({"name": "lg", "seed": 3, "format": "league", "games": 8, "table_size": 2,
                         "league": {"round_games": 8, "min_games": 0}, "faults": {"disqualify": False},
                         "bots": [{"name": n, "cmd": "true"} for n in "abcd"]})
     mm = Matchmaker(cfg)
@@ -479,7 +477,7 @@ def test_a_league_round_interrupted_at_its_budget_is_finished_on_resume() -> Non
     assert budget_met(cfg, records, Matchmaker(cfg), 8)  # the budget, at the boundary
     part = {i: r for i, r in records.items() if i < 4}
     assert not budget_met(cfg, part, Matchmaker(cfg), 0)
-    cfg4 = parse_config(dict(cfg.raw) | {"games": 4})
+    cfg4 = config_from(dict(cfg.raw) | {"games": 4})
     # 4 games played of the first round: the budget of 4 is met only once that round is whole.
     assert not budget_met(cfg4, part, Matchmaker(cfg4), 0)
     assert budget_met(cfg4, records, Matchmaker(cfg4), 8)

@@ -155,10 +155,10 @@ def test_a_runs_own_memory_is_flat_in_its_games(gen, tmp_path: Path, monkeypatch
     KB less at 7,980 games than at 1,900 (the peak is the fixed cost of publishing); with
     every array in memory, 440 KB more (72 bytes a game). A first run warms the caches so
     that both are measured alike."""
-    from harness.tournament import runner
+    from harness.tournament import play
 
-    monkeypatch.setattr(runner, "WINDOW", 4)  # games handed out ahead: a few, as in a real run's turnover
-    monkeypatch.setattr(runner, "HELD", 4)
+    monkeypatch.setattr(play, "WINDOW", 4)  # games handed out ahead: a few, as in a real run's turnover
+    monkeypatch.setattr(play, "HELD", 4)
     monkeypatch.setattr(spill, "SPILL_BYTES", 1 << 12)
     _run_peak(gen, tmp_path / "warm", 600)
     (n0, p0), (n1, p1) = _run_peak(gen, tmp_path / "small", 2000), _run_peak(gen, tmp_path / "large", 8000)

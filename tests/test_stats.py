@@ -31,7 +31,7 @@ from harness.ratings.standings import build_leaderboard
 from harness.ratings.stopping import check_settled, progress_text
 from harness.report.columns import COLUMNS, STATS_COLUMNS
 from harness.report.leaderboard import to_csv, to_markdown
-from harness.tournament.config import ConfigError, load_config, parse_config
+from harness.tournament.config import ConfigError, load_config, config_from
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import plan_rounds, schedule
 
@@ -446,22 +446,22 @@ def _cfg(**over: Any) -> dict[str, Any]:
 ])
 def test_stop_settings_are_checked_with_the_key_named(over: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=rf"<config>: {key}: "):
-        parse_config(_cfg(**over))
+        config_from(_cfg(**over))
 
 
 def test_stop_defaults_scale_with_the_field() -> None:
-    cfg = parse_config(_cfg(stop_when="settled"))
+    cfg = config_from(_cfg(stop_when="settled"))
     assert (cfg.stop.top, cfg.stop.confidence, cfg.stop.round_games, cfg.stop.min_games, cfg.stop.resamples) == \
         (None, 0.95, 15, 30, 1000)
-    assert "stop_when" not in parse_config(_cfg()).resolved()  # old results folders keep their fingerprint
+    assert "stop_when" not in config_from(_cfg()).resolved()  # old results folders keep their fingerprint
     assert set(cfg.resolved()["stop"]) == {"top", "confidence", "round_games", "min_games", "resamples"}
-    sprt_cfg = parse_config(_cfg(stop_when="sprt", stop={"candidate": "a", "baseline": "b"}))
+    sprt_cfg = config_from(_cfg(stop_when="sprt", stop={"candidate": "a", "baseline": "b"}))
     assert (sprt_cfg.stop.elo0, sprt_cfg.stop.elo1, sprt_cfg.stop.alpha, sprt_cfg.stop.beta) == (0, 50, 0.05, 0.05)
 
 
 def test_early_stopping_takes_tables_in_turn_and_rounds_keep_deals_whole() -> None:
-    plain = schedule(parse_config(_cfg(games_per_table=6, duplicate=True)))
-    turns = schedule(parse_config(_cfg(games_per_table=6, duplicate=True, stop_when="settled")))
+    plain = schedule(config_from(_cfg(games_per_table=6, duplicate=True)))
+    turns = schedule(config_from(_cfg(games_per_table=6, duplicate=True, stop_when="settled")))
     assert sorted((s.seats, s.seed) for s in plain) == sorted((s.seats, s.seed) for s in turns)
     tables = [frozenset(s.seats) for s in turns]
     assert tables[:6] == [frozenset("ab")] * 2 + [frozenset("ac")] * 2 + [frozenset("bc")] * 2

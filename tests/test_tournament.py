@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.tournament.config import ConfigError, load_config, parse_config
+from harness.tournament.config import ConfigError, load_config, config_from
 from harness.ledger.journal import read_journal
 from harness.tournament.runner import ResultsError, run_tournament
 from harness.tournament.schedule import schedule
@@ -259,7 +259,7 @@ def test_work_ahead_only_with_a_cpu_to_spare() -> None:
     assert cpu_to_spare(1, pinned=True) is False
 
 def test_config_is_frozen_and_cmd_strings_are_split(tmp_path: Path) -> None:
-    cfg = parse_config({"name": "x", "bots": [{"name": "a", "cmd": "python 'my bot.py' --x"},
+    cfg = config_from({"name": "x", "bots": [{"name": "a", "cmd": "python 'my bot.py' --x"},
                                               {"name": "b", "cmd": ["node", "b.js"]}]}, base=tmp_path)
     assert cfg.bots[0].argv == ("python", "my bot.py", "--x")
     with pytest.raises(Exception):
@@ -400,7 +400,7 @@ def test_a_bot_that_faults_in_every_game_keeps_a_few_replays_whatever_the_parall
         assert records(runs[how].output) == recs
         assert _kept(runs[how].output) == want, how
     assert set(faulted) <= set(_kept(runs["failed"].output))
-    assert f"first {FAULT_REPLAYS} games with a fault of its own" in (ROOT / "README.md").read_text()
+    assert f"first {FAULT_REPLAYS} games with a fault of its own" in (ROOT / "docs" / "config.md").read_text()
 
 
 def test_which_faulted_games_keep_their_replay_does_not_depend_on_the_order_games_finish_in() -> None:
@@ -695,7 +695,6 @@ def test_the_main_machine_records_only_the_games_it_handed_out(tmp_path: Path, m
     """A worker (a machine of a Dask cluster, where a bot may have escaped) that answers
     with a game it was not given, or with other seats or another seed, stops the run with
     an error, and the forged game is not recorded."""
-    from harness.tournament import runner
     from harness.tournament.executor import LocalExecutor
 
     real_run = LocalExecutor.run

@@ -33,7 +33,7 @@ from harness.sandbox.box import Sandbox
 from harness.sandbox.cgroups import cgroups
 from harness.tournament.config import DisqualifyPolicy, load_config
 from harness.tournament.disqualify import DisqualificationGate, disqualifications
-from harness.tournament.runner import _play
+from harness.tournament.play import play_games
 from harness.tournament.schedule import GameSpec, schedule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -528,7 +528,7 @@ def test_disqualifications_do_not_depend_on_parallel_or_order(seed, parallel, or
     many, dq_many = _simulate(specs, entrants, policy, bad, parallel, random.Random(order))
     assert one == many
     assert dq_one == dq_many
-    # The runner's own hand-out (`_play`), driven the way an executor drives it.
+    # The runner's own hand-out (`play_games`), driven the way an executor drives it.
     ran, dq_ran = _run_play(specs, entrants, policy, _RandomOrderExecutor(parallel, random.Random(order), bad))
     assert ran == one and dq_ran == dq_one
     # Recomputed from the records alone (resume), and the same whatever records are fed first.
@@ -584,7 +584,7 @@ def _run_play(specs, entrants, policy, executor):
     gate = DisqualificationGate(specs, entrants, policy)
     excluded = gate.excluded
     records = {}
-    for res in _play(executor, list(specs), gate, excluded):
+    for res in play_games(executor, list(specs), gate, excluded):
         rec = res["record"]
         records[rec["id"]] = rec
         excluded.update(d.entrant for d in gate.add(rec))

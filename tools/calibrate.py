@@ -1,7 +1,7 @@
 """Calibration of the leaderboards' confidence: does "settled at 95 %" mean 95 %?
 
 Simulated tournaments go through the project's own code: the schedule (`schedule`), the
-rounds of early stopping (`plan_rounds`), the runner's stopping check (`_stop_check`) and
+rounds of early stopping (`plan_rounds`), the runner's stopping check (`stop_check`) and
 the leaderboard (`build_leaderboard`, its marks and intervals). Only the games are
 simulated, in two ways:
 
@@ -44,10 +44,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.ratings.significance import clopper_pearson  # noqa: E402
-from harness.tournament.config import TournamentConfig, parse_config  # noqa: E402
+from harness.tournament.config import TournamentConfig, config_from  # noqa: E402
 from harness.ratings.standings import build_leaderboard  # noqa: E402
 from harness.ratings.trueskill import Ratings  # noqa: E402
-from harness.tournament.runner import _stop_check  # noqa: E402
+from harness.tournament.stop_rule import stop_check  # noqa: E402
 from harness.tournament.schedule import GameSpec, plan_rounds, schedule  # noqa: E402
 
 SHORT = {"phases": [1, 2]}
@@ -86,7 +86,7 @@ def config(case: Case, seed: int) -> TournamentConfig:
     if case.rule:
         data["stop_when"] = case.rule
         data["stop"] = dict(case.stop)
-    return parse_config(data)
+    return config_from(data)
 
 
 def record(spec: GameSpec, places: Sequence[int]) -> dict[str, Any]:
@@ -159,7 +159,7 @@ def play_rounds(cfg: TournamentConfig, specs: Sequence[GameSpec], games: Any,
     for r, rnd in enumerate(rounds):
         for s in rnd:
             records[s.index] = games.play(s)
-        state = _stop_check(cfg, rounds, r, records)
+        state = stop_check(cfg, rounds, r, records)
         if state["stop"]:
             break
     return state
@@ -237,12 +237,12 @@ def league_case(args: tuple[int, int, bool, bool | None, int]) -> dict[str, Any]
     league publishes it (`sequential_board`; or with the test `sequential` forced). Was
     any order ever marked settled, and after how many games?"""
     from harness.tournament.league import Matchmaker
-    from harness.tournament.runner import sequential_board
+    from harness.tournament.board import sequential_board
     from harness.ratings.standings import tally_leaderboard
     from harness.ratings.tally import Tally
 
     entrants, size, duplicate, sequential, seed = args
-    cfg = parse_config({
+    cfg = config_from({
         "name": "calibration", "seed": seed, "format": "league", "games": LEAGUE_BUDGET, "table_size": size,
         "duplicate": duplicate, "rules": SHORT, "output": "/nonexistent/calibration", "faults": {"disqualify": False},
         "league": {"round_games": LEAGUE_ROUND, "min_games": 10},
@@ -276,7 +276,7 @@ def power_case(args: tuple[bool, int, int]) -> dict[str, Any]:
     names = list(POWER_FIELD)
     case = Case(3, 3, budget, duplicate, "settled")
     cfg = config(case, seed)
-    cfg = parse_config(dict(cfg.raw) | {"bots": [{"name": n, "cmd": "true"} for n in names]})
+    cfg = config_from(dict(cfg.raw) | {"bots": [{"name": n, "cmd": "true"} for n in names]})
     def maker(p: float) -> Callable[[], Any]:
         return GreedyStrategy if not p else lambda: NoisyGreedyStrategy(p, seed=seed)
 

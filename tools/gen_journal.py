@@ -56,11 +56,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.tournament.config import DisqualifyPolicy, TournamentConfig, parse_config  # noqa: E402
+from harness.tournament.config import DisqualifyPolicy, TournamentConfig, config_from  # noqa: E402
 from harness.ledger.journal import Journal  # noqa: E402
 from harness.ledger.marker import MARKER  # noqa: E402
 from harness.ratings.trueskill import Ratings, rules_draw_probability  # noqa: E402
-from harness.tournament.runner import prepare_output, publish  # noqa: E402
+from harness.tournament.board import publish
+from harness.tournament.results import prepare_output  # noqa: E402
 from harness.tournament.schedule import GameSpec, schedule  # noqa: E402
 from harness.tournament.tally import CHECKPOINT, read_checkpoint, tally_journal  # noqa: E402
 
@@ -95,7 +96,7 @@ def make_config(out: Path, entrants: int, games: int, table_size: int, fmt: str,
         tables = math.comb(entrants, table_size)
         per = max(1, round(games / tables / table_size)) * table_size
         data["games_per_table"] = per
-    return parse_config(data, "<gen_journal>")
+    return config_from(data, "<gen_journal>")
 
 
 def synth_records(cfg: TournamentConfig, specs: Iterable[GameSpec], strengths: dict[str, float], seed: int,
@@ -260,7 +261,7 @@ def _load_written_config(out: Path) -> TournamentConfig:
     data["output"] = str(out)
     for bot in data["bots"]:  # its working folder is published as <host>/...: the bots here need none
         bot.pop("cwd", None)
-    return parse_config(data, str(out / "config.resolved.yaml"))
+    return config_from(data, str(out / "config.resolved.yaml"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

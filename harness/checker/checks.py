@@ -13,6 +13,7 @@ from ..engine.cards import Card, CardError
 from ..players import GreedyStrategy
 from ..referee import BotDied, BotStartError, BotTimeout, LineTooLong, MalformedMessage, decode, encode
 from ..referee.codec import hello_message, parse_reply
+from ..model import FaultKind
 import harness.checker.scenarios as S
 from .context import CheckFailed, Context, DirectFault, Played, first_play, reply_pairs
 from .tap import Entry
@@ -184,7 +185,7 @@ class _Direct:
         how = ctx.ended_text()
         tail = ctx.stderr_tail()
         tail = f". Its stderr ends: {tail}" if tail and tail not in how else ""
-        self.fail("crash", f"the process ended ({how})",
+        self.fail(FaultKind.CRASH, f"the process ended ({how})",
                   ". An error needs no answer and must not end the bot: log its reason to stderr and wait "
                   "for the next request" + tail)
 
@@ -198,7 +199,7 @@ class _Direct:
 
     def fail(self, kind: str, reason: str, advice: str) -> None:
         ctx = self.ctx
-        if not self.after and kind in ("timeout", "malformed", "illegal", "crash"):
+        if not self.after and kind in (FaultKind.TIMEOUT, FaultKind.MALFORMED, FaultKind.ILLEGAL, FaultKind.CRASH):
             reason, advice = ctx.advice(kind, reason), ""  # no error sent yet: the usual advice
         entries = ctx.tap[self.start:]
         idx = max((i for i, e in enumerate(entries) if e.dir == "to" and e.type in ("request", "error")), default=0)
@@ -226,20 +227,20 @@ class _Direct:
             try:
                 line = bot.read_line(deadline)
             except BotTimeout:
-                self.fail("timeout", f"no reply to request {rid} within {ctx.tc.move_ms} ms",
+                self.fail(FaultKind.TIMEOUT, f"no reply to request {rid} within {ctx.tc.move_ms} ms",
                           ". An error needs no answer: log its reason and answer the next request as usual")
             except BotDied:
                 self.died()
             except LineTooLong as e:
-                self.fail("malformed", str(e), "")
+                self.fail(FaultKind.MALFORMED, str(e), "")
             if not line.strip():
                 continue
             try:
                 reply = decode(line)
             except MalformedMessage as e:
-                self.fail("malformed", f"the reply to request {rid} is {e}", "")
+                self.fail(FaultKind.MALFORMED, f"the reply to request {rid} is {e}", "")
             if "id" not in reply:
-                self.fail("malformed", f"the reply to request {rid} has no id: {line[:200].decode('utf-8', 'replace')}",
+                self.fail(FaultKind.MALFORMED, f"the reply to request {rid} has no id: {line[:200].decode('utf-8', 'replace')}",
                           ". Nothing but requests is answered; every reply carries the id of the request")
             if reply["id"] != rid or type(reply["id"]) is not int:
                 typed = (f" (a {type(reply['id']).__name__}: send the id back exactly as received, a JSON number)"
@@ -288,7 +289,7 @@ class _Direct:
             try:
                 self.route(game.apply(parse_reply(reply, decision)))
             except (MalformedMessage, IllegalMove) as e:
-                kind = "illegal" if isinstance(e, IllegalMove) else "malformed"
+                kind = FaultKind.ILLEGAL if isinstance(e, IllegalMove) else FaultKind.MALFORMED
                 self.fail(kind, f"the reply to request {rid} was {kind}: {e}", "")
             if stage in (1, 3):
                 notes.append(f"request {rid}")
@@ -312,7 +313,7 @@ def check_errors(ctx: Context) -> str:
         # A process that ended after the previous game (several-games judges that) gets
         # one fresh start here.
         last = ctx.direct_faults[-1] if ctx.direct_faults else None
-        if last is None or last.kind != "crash" or ctx.answered(direct.start):
+        if last is None or last.kind != FaultKind.CRASH or ctx.answered(direct.start):
             raise
         ctx.direct_faults.pop()
         ctx.bot.note("the process had ended before this game: started again, the game is played once more")
@@ -479,7 +480,7 @@ def check_several(ctx: Context) -> str:
         gone = bool(i) and _wait_gone(bot, 0.3)
         played = None if gone else ctx._play("several-games", sc)
         if i and played is not None and (bot.starts != starts or (
-                any(f.kind == "crash" for f in played.faults) and not ctx.answered(played.start, played.end))):
+                any(f.kind == FaultKind.CRASH for f in played.faults) and not ctx.answered(played.start, played.end))):
             gone = True  # it ended after the last game, seen only now (a slow exit on a busy machine)
         if gone:
             how = ctx.ended_text(proc)
@@ -579,7 +580,7 @@ def check_valid(ctx: Context) -> str:
     checked, problem = _scan_replies(ctx)
     if problem:
         raise CheckFailed(*problem)
-    fault = _all_faults(ctx, ("malformed", "illegal"))
+    fault = _all_faults(ctx, (FaultKind.MALFORMED, FaultKind.ILLEGAL))
     if fault:
         kind, reason, ex = fault
         raise CheckFailed(ctx.advice(kind, reason), ex)
@@ -590,7 +591,7 @@ def check_valid(ctx: Context) -> str:
 
 def check_time(ctx: Context) -> str:
     ctx.full_game("in-time")
-    fault = _all_faults(ctx, ("timeout",))
+    fault = _all_faults(ctx, (FaultKind.TIMEOUT,))
     if fault:
         kind, reason, ex = fault
         raise CheckFailed(ctx.advice(kind, reason), ex)

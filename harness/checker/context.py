@@ -15,6 +15,7 @@ from ..referee import (
 )
 from ..referee.process import describe_exit
 from ..sandbox.box import Sandbox
+from ..model import FaultKind
 from .scenarios import Scenario
 from .schemas import Schemas
 from .tap import Entry, TappedProcess
@@ -137,7 +138,7 @@ class Context:
         game (it exits after each game), it is started again and the game played once more:
         only the several-games check judges that."""
         played = self._play(check, sc)
-        if any(f.kind == "crash" for f in played.faults) and not self.answered(played.start, played.end):
+        if any(f.kind == FaultKind.CRASH for f in played.faults) and not self.answered(played.start, played.end):
             self.bot.note("the process had ended before this game: started again, the game is played once more")
             self.games.remove(played)
             played = self._play(check, sc)
@@ -186,21 +187,21 @@ class Context:
     def advice(self, kind: str, reason: str) -> str:
         """What a fault means and what to fix."""
         ms = self.tc.move_ms
-        if kind == "timeout":
+        if kind == FaultKind.TIMEOUT:
             text = (f"{reason}. Answer every request within move_ms ({ms} ms here; the bot is told it in "
                     f"hello.time.move_ms), write the reply as one line and flush stdout after it")
             hint = self._id_hint()
             return text + (f". {hint}" if hint else ".")
-        if kind == "malformed":
+        if kind == FaultKind.MALFORMED:
             return (f"a reply was malformed: {reason}. Each reply is one JSON object on one line, e.g. "
                     f'{{"id": 58, "discard": "R5"}}, with the id of the request it answers; see {SPEC_REPLIES} '
                     "and protocol/schemas/")
-        if kind == "illegal":
+        if kind == FaultKind.ILLEGAL:
             fix = what_to_change(reason)
             return (f"the referee refused a reply: {reason}. " + (f"To fix it: {fix}. " if fix else "")
                     + "The rule named is in RULES.md; build each reply from the state of the request it answers "
                     "(state.cards, state.table, state.players)")
-        if kind == "crash":
+        if kind == FaultKind.CRASH:
             tail = self.stderr_tail()
             return (f"{reason}. A bot keeps reading stdin until bye or the end of input; an exception "
                     "in it ends the process" + (f". Its stderr ends: {tail}" if tail and tail not in reason else ""))
@@ -246,7 +247,7 @@ class Context:
         """The transcript lines that show `fault`: from the request that led to it to the
         `error` the referee sent (or the bot's end)."""
         entries = self.tap[played.start: played.end]
-        if fault.kind in ("timeout", "malformed", "illegal"):
+        if fault.kind in (FaultKind.TIMEOUT, FaultKind.MALFORMED, FaultKind.ILLEGAL):
             idx = next((i for i, e in enumerate(entries) if e.dir == "to" and e.type == "error"), None)
         else:
             idx = next((i for i, e in enumerate(entries) if e.dir == "note" and

@@ -253,7 +253,7 @@ class Journal:
         self.head = head
         self._f = open(path, "ab")
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         """Write one record as one chained line and make it durable."""
         line, h = chained_line(self.head, record)
         self._f.write(line + b"\n")

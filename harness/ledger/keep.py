@@ -18,6 +18,8 @@ import heapq
 from bisect import insort
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from ..model import PlayedGame
+
 FAULT_REPLAYS = 3
 """With `replays: sample`, each entrant's games with a fault of its own whose replays are
 kept: its first this many, by game index."""
@@ -86,7 +88,7 @@ class Deferred:
         self.firsts = firsts
         self._unfinished: list[int] = []  # a heap; finished ones are dropped lazily
         self._finished: set[int] = set()
-        self.waiting: list[tuple[int, dict[str, Any], bool]] = []  # (index, result, sample)
+        self.waiting: list[tuple[int, PlayedGame, bool]] = []  # (index, result, sample)
 
     def track(self, specs: Iterable[Any]) -> Iterator[Any]:
         """`specs` (GameSpecs in index order), noting each as unfinished when read."""
@@ -100,7 +102,7 @@ class Deferred:
             self._finished.discard(heapq.heappop(self._unfinished))
         return self._unfinished[0] if self._unfinished else None
 
-    def feed(self, res: dict[str, Any], sample: bool) -> Iterator[dict[str, Any]]:
+    def feed(self, res: PlayedGame, sample: bool) -> Iterator[PlayedGame]:
         """Take one finished game's result (`sample`: its spec's flag); yield the results
         settled now."""
         rec = res["record"]
@@ -109,7 +111,7 @@ class Deferred:
         self.firsts.add(rec)
         self.waiting.append((i, res, sample))
         floor = self._floor()
-        still: list[tuple[int, dict[str, Any], bool]] = []
+        still: list[tuple[int, PlayedGame, bool]] = []
         for j, r, s in sorted(self.waiting, key=lambda w: w[0]):
             faulted = at_fault(r["record"])
             if self.mode != "sample" or s or not faulted:

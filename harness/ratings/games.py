@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import spill
+from ..model import played as was_played
 
 CHUNK = 1 << 16
 """Games taken at a time where a sum over games is worked out in chunks."""
@@ -21,7 +22,7 @@ CHUNK = 1 << 16
 
 def played(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records that count for statistics, in game-index order."""
-    return sorted((r for r in records if r.get("reason") != "not_played" and len(r["seats"]) >= 2),
+    return sorted((r for r in records if was_played(r) and len(r["seats"]) >= 2),
                   key=lambda r: r["id"])
 
 

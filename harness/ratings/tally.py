@@ -24,6 +24,7 @@ from . import games
 from .collusion import PassTally
 from .games import GameArrays, rows_where
 from .trueskill import Ratings
+from ..model import played
 
 _BITMAP_LIMIT = 1 << 30  # game indices below this are marked in a bitmap (at most 128 MB, 125 KB a million)
 
@@ -42,7 +43,7 @@ class Tally:
         n = len(self.entrants)
         self.count = 0  # records added, not_played ones too
         self.top = -1  # the highest game index added
-        self.played = 0  # records that were played (reason not "not_played")
+        self.played = 0  # records that were played (`model.played`)
         self._seen = bytearray()  # bit per game index: added
         self._seen_far: set[int] = set()  # indices past the bitmap's reach
         self.sums = {k: [0] * n for k in ("games", "wins", "place", "score", "phases", "faults")}
@@ -99,7 +100,7 @@ class Tally:
             self._mark(i)
         self.count += 1
         self.top = max(self.top, i)
-        if rec.get("reason") == "not_played":
+        if not played(rec):
             self._add_rating(i, None)
             return
         self.played += 1

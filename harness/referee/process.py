@@ -21,6 +21,7 @@ from ..sandbox.cgroups import BotCgroup, cgroups
 from ..sandbox.modes import resolve_mode
 from ..sandbox.options import prepare, sandbox_exit_code
 from ..sandbox.paths import harness_python
+from ..sandbox.private import PrivateFolder
 from ..sandbox.proctable import cpu_seconds as _cpu
 from ..sandbox.proctable import group_usage, thread_stats, tree_stats, tree_usage
 from ..sandbox.proctable import stat_fields as _stat
@@ -397,6 +398,7 @@ class BotProcess:
         self.cgroup: BotCgroup | None = None
         self._hit: str | None = None  # the limit its cgroup or scratch showed when it was stopped
         self._scratch: ScratchWatch | None = None  # its sandbox's scratch, where it has one of a size
+        self._private: PrivateFolder | None = None  # the copy of its own folder it alone is shown
         self._had_cgroup = False  # its memory was the cgroup's to limit (and to count kills of)
         self.stderr_tail = b""
         # Masks the host's secrets and folders in what is quoted of its stderr (set by
@@ -468,14 +470,14 @@ class BotProcess:
         stdout: Any = subprocess.PIPE
         try:
             if mode == "bwrap" and BASH is None:
-                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb)
+                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, private=True)
                 cmd, env, fds = inv.argv, inv.env, inv.pass_fds
             elif mode == "bwrap":
                 # The bot's stdin and stdout reach it past bwrap, which then holds no copy.
                 in_r, in_w = os.pipe()
                 out_r, out_w = os.pipe()
                 pipes = [in_r, in_w, out_r, out_w]
-                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w))
+                inv = prepare(argv, spec.cwd, spec.env, spec.sandbox, lim.scratch_mb, stdio=(in_r, out_w), private=True)
                 cmd, env, fds = inv.argv, inv.env, inv.pass_fds
                 stdin = stdout = subprocess.DEVNULL
         except SandboxError as e:  # what it would be shown changed since the tournament was read
@@ -503,6 +505,8 @@ class BotProcess:
         except (OSError, subprocess.SubprocessError) as e:
             if cgroup is not None:
                 cgroup.remove()
+            if inv is not None and inv.private is not None:
+                inv.private.remove()
             for fd in pipes:
                 os.close(fd)
             why = getattr(e, "strerror", None) or e
@@ -517,6 +521,7 @@ class BotProcess:
             self.proc.stdout = open(pipes[2], "rb", buffering=0)
         self.sandboxed = mode == "bwrap"
         self.cgroup = cgroup
+        self._private = inv.private if inv is not None else None
         self._had_cgroup = cgroup is not None and bool(lim.memory_mb)
         self._hit = None
         if self.sandboxed and lim.scratch_mb:
@@ -583,6 +588,9 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.remove()  # whatever is left in it, then the cgroup itself
             self.cgroup = None
+        if self._private is not None:
+            self._private.remove()
+            self._private = None
         if code is not None and self.sandboxed:
             code = sandbox_exit_code(code)
         self._drain_stderr(final=True, proc=proc)

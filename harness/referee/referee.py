@@ -22,6 +22,7 @@ from .process import (
     BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
     printable, stderr_gist,
 )
+from ..model import FaultKind, FaultRecord, GameRecord
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,12 @@ class Fault:
 
     seat: int
     entrant: str
-    kind: str  # timeout | malformed | illegal | crash | startup
+    kind: FaultKind
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FaultRecord:
         """JSON form."""
-        return {"seat": self.seat, "entrant": self.entrant, "kind": self.kind, "reason": self.reason}
+        return {"seat": self.seat, "entrant": self.entrant, "kind": self.kind.value, "reason": self.reason}
 
 
 #: Lines a bot may send in answer to one request (or to `hello`) that are not the reply:
@@ -201,9 +202,9 @@ class GameResult:
         formats the others."""
         return self.recording.lines() if self.recording is not None else None
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> GameRecord:
         """The games.jsonl form (without tournament fields such as id and group)."""
-        return {
+        rec: GameRecord = {
             "game": self.game,
             "seed": self.seed,
             "seats": self.seats,
@@ -217,7 +218,10 @@ class GameResult:
             "faults": [f.to_dict() for f in self.faults],
             "forfeits": self.forfeits,
             "duration_s": round(self.duration_s, 4),
-        } | ({"passes": self.passes} if self.passes is not None else {})
+        }
+        if self.passes is not None:
+            rec["passes"] = self.passes
+        return rec
 
 
 _UNTIMED_S = 7 * 24 * 3600.0
@@ -318,7 +322,7 @@ class Referee:
         policy: FaultPolicy = FaultPolicy(),
         record: bool = False,
         on_event: Callable[[str, dict[str, Any]], None] | None = None,
-        unavailable: dict[int, tuple[str, str]] | None = None,
+        unavailable: dict[int, tuple[FaultKind, str]] | None = None,
         work_ahead: bool = True,
         progress: Callable[[], None] | None = None,
     ) -> None:
@@ -369,21 +373,21 @@ class Referee:
         try:
             seat.bot.send(data)
         except BotError as e:
-            self._forfeit(seat, "crash", str(e))
+            self._forfeit(seat, FaultKind.CRASH, str(e))
 
     def _broadcast(self, build: Callable[[int], dict[str, Any]]) -> None:
         for seat in self.seats:
             if not seat.forfeit:
                 self._send(seat, encode(build(seat.n)))
 
-    def _fault(self, seat: _Seat, kind: str, reason: str) -> None:
+    def _fault(self, seat: _Seat, kind: FaultKind, reason: str) -> None:
         """Record a fault; `reason` made `_short` by the caller (it may quote the bot)."""
         self.faults.append(Fault(seat.n, seat.entrant, kind, reason))
         seat.faults += 1
         if self.on_event:
             self.on_event("fault", {"seat": seat.n, "entrant": seat.entrant, "kind": kind, "reason": reason})
 
-    def _forfeit(self, seat: _Seat, kind: str, reason: str, counted: bool = False) -> None:
+    def _forfeit(self, seat: _Seat, kind: FaultKind, reason: str, counted: bool = False) -> None:
         """The seat forfeits; `counted`: its fault is already recorded (the last strike)."""
         if seat.forfeit:
             return
@@ -413,7 +417,7 @@ class Referee:
             if seat.n in self.unavailable:
                 self._forfeit(seat, *self.unavailable[seat.n])
             elif not seat.bot.alive:
-                self._forfeit(seat, "crash", f"bot {seat.entrant!r} is not running at the start of the game")
+                self._forfeit(seat, FaultKind.CRASH, f"bot {seat.entrant!r} is not running at the start of the game")
         players = [{"seat": s.n, "name": s.entrant} for s in self.seats]
         rules_d = rules.to_dict()
         time_d = {"move_ms": self.tc.move_ms, "game_ms": self.tc.game_ms}
@@ -604,25 +608,25 @@ class Referee:
             except BotTimeout:
                 self._stop_later = bot
                 seat.think += time.monotonic() - t_start
-                kind = "timeout"
+                kind = FaultKind.TIMEOUT
                 if self.tc.game_ms is not None and seat.think >= self.tc.game_ms / 1000:
                     reason = f"game time of {self.tc.game_ms} ms used up"
                     self._send(seat, encode({"type": "error", "id": rid, "reason": reason, "fault": "timeout",
                                              "strikes": seat.strikes, "retry": False}))
-                    self._forfeit(seat, "timeout", reason)
+                    self._forfeit(seat, FaultKind.TIMEOUT, reason)
                     break
                 reason = f"no reply to request {rid} within {round(budget * 1000)} ms"
             except (BotDied, BotStartError) as e:
-                self._forfeit(seat, "crash", str(e))
+                self._forfeit(seat, FaultKind.CRASH, str(e))
                 break
             except LineTooLong as e:
                 self._stop_later = bot
-                kind, reason = "malformed", f"protocol: {e}"
+                kind, reason = FaultKind.MALFORMED, f"protocol: {e}"
             except MalformedMessage as e:
                 self._stop_later = bot
-                kind, reason = "malformed", f"protocol: {e}"
+                kind, reason = FaultKind.MALFORMED, f"protocol: {e}"
             except IllegalMove as e:
-                kind, reason = "illegal", str(e)
+                kind, reason = FaultKind.ILLEGAL, str(e)
             reason = _short(reason)  # it may quote the whole reply: kept out of the records
             seat.strikes += 1
             self._fault(seat, kind, reason)
@@ -659,7 +663,7 @@ def play_game(
     policy: FaultPolicy = FaultPolicy(),
     record: bool = False,
     on_event: Callable[[str, dict[str, Any]], None] | None = None,
-    unavailable: dict[int, tuple[str, str]] | None = None,
+    unavailable: dict[int, tuple[FaultKind, str]] | None = None,
     work_ahead: bool = True,
     progress: Callable[[], None] | None = None,
 ) -> GameResult:

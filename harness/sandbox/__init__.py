@@ -20,6 +20,7 @@ One module per concern:
 - `options`: bwrap's command line (`bwrap_options`, `prepare`);
 - `seccomp`: the system-call filter, by syscall name;
 - `tree`, `undo`: a build's copy of its folder and the copy back, undone on failure;
+- `private`: the copy of its own folder each process of a bot is shown in its games;
 - `build`: running a build within its limits;
 - `cgroups`: one cgroup per bot (v2 or v1), or why none;
 - `proctable`, `rlimits`, `scratch`: reading `/proc`, resource limits, the scratch's use.

@@ -114,7 +114,8 @@ class Sandbox:
     - `secret`: paths it may never see by any route (the results folder, the tournament
       file): a command word, `cwd`, own folder or mount that resolves inside one is refused.
     - `own`: the bot's own folder (its `cwd:` if the config sets one, else its command's
-      folder): read-only in games, writable while `build` runs.
+      folder): read-only in games (each process shown a private copy of it: see
+      `private`), writable while `build` runs.
     - `build`: a command run once before the bot's first start (see `run_build`).
     - `conceal`: what marks a folder the bot may never see wherever it lies in the folders
       it is shown ((file name, text the file must hold or None), see `marked_folders`):

@@ -14,7 +14,10 @@ from .box import (BASE_ENV, BASH, BUILD_HOST_GID, BUILD_HOST_UID, DEVICES, ETC_P
 from .marks import marked_at_start
 from .modes import system_binds
 from .paths import command_links, command_paths, harness_package, python_paths, sandbox_argv, under, uses_harness_python
+from .private import PrivateFolder
 from .seccomp import program as seccomp_program
+
+_Mine = tuple[str, str, tuple[str, ...]]  # the bot's own folder, its private copy, what the copy leaves out
 
 
 def _minimal_passwd() -> tuple[bytes, bytes]:
@@ -34,6 +37,9 @@ class Invocation:
     extra_groups: list[int] | None = None
     """`[]` where bwrap must start with no supplementary groups (`subprocess.Popen`'s
     `extra_groups`): a build run as `BUILD_HOST_UID` keeps none of root's."""
+    private: PrivateFolder | None = None
+    """The private copy of the bot's own folder it is shown (see `private`), which the
+    starter removes once the process has ended."""
 
     def close(self) -> None:
         """Close our ends of the option and file pipes (after the start)."""
@@ -148,12 +154,14 @@ def bwrap_options(
     writable_own: bool = False,
     userns: int | None = None,
     own_source: str | None = None,
+    private: PrivateFolder | None = None,
 ) -> list[str]:
     """The bwrap options (not the command) for a bot with resolved command `argv`.
 
     `writable_own` (builds): the bot's own folder is bound writable, from `own_source`
     (a copy of it) when that is given. `userns`: a user namespace to join
-    (`build_userns`) instead of making one.
+    (`build_userns`) instead of making one. `private` (games): the bot's own folder is
+    shown from a copy it makes, which no other process shares (`private.PrivateFolder`).
 
     The only place a bot can write in its games is its scratch (`SCRATCH`), of
     `scratch_mb`: its `/dev` is made here read-only, without the pseudo-terminals of
@@ -177,9 +185,12 @@ def bwrap_options(
     own = os.path.realpath(box.own) if box.own else None
     if writable_own and own:
         _check_writable(own, [h for h in box.hide] + secret)
+    hide = _hidden(box, needed, bound, secret, harness_py)
+    copy = private.copy(own, hide) if private is not None and own and not writable_own else None
+    mine = (own, copy, tuple(h for h in hide if own and under(h, own))) if own and copy else None
     for p in bound:
-        opts += ["--ro-bind", p, p]
-    opts += _masks(_hidden(box, needed, bound, secret, harness_py), needed, bound, secret)
+        opts += _bind(p, mine)
+    opts += _masks(hide, needed, bound, secret, mine)
     if writable_own and own:
         opts += ["--bind", own_source or own, own]
     opts += ["--chdir", cwd]
@@ -283,7 +294,22 @@ def _hidden(box: Sandbox, needed: Sequence[str], bound: Sequence[str], secret: S
     return hide
 
 
-def _masks(hide: Sequence[str], needed: Sequence[str], bound: Sequence[str], secret: Sequence[str]) -> list[str]:
+def _bind(p: str, mine: _Mine | None) -> list[str]:
+    """The options that show the host path `p` read-only: from the private copy of the
+    bot's own folder where `p` is in it (but in what the copy leaves out), and with the
+    copy bound on top where `p` holds it."""
+    if mine is None:
+        return ["--ro-bind", p, p]
+    own, copy, left_out = mine
+    if under(p, own) and not any(under(p, h) for h in left_out):
+        return ["--ro-bind", os.path.join(copy, os.path.relpath(p, own)) if p != own else copy, p]
+    if under(own, p):
+        return ["--ro-bind", p, p, "--ro-bind", copy, own]
+    return ["--ro-bind", p, p]
+
+
+def _masks(hide: Sequence[str], needed: Sequence[str], bound: Sequence[str], secret: Sequence[str],
+           mine: _Mine | None = None) -> list[str]:
     """The options that hide `hide`: a folder is covered by an empty tmpfs, and the needed
     paths inside it are bound again on top of that; a file by /dev/null. A hidden folder
     that the bot needs whole (its cwd is the tournament's folder) stays, and what is
@@ -309,7 +335,7 @@ def _masks(hide: Sequence[str], needed: Sequence[str], bound: Sequence[str], sec
             for n in sorted({n for n in needed if under(n, h) and n != h}, key=len):
                 if not any(under(n, a) for a in again):
                     again.append(n)
-                    opts += ["--ro-bind", n, n]
+                    opts += _bind(n, mine)
                     layers.append((n, True))
         elif os.path.exists(h):
             opts += ["--ro-bind", "/dev/null", h]
@@ -320,7 +346,7 @@ def _masks(hide: Sequence[str], needed: Sequence[str], bound: Sequence[str], sec
 
 def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox,
             scratch_mb: int | None, writable_own: bool = False,
-            stdio: tuple[int, int] | None = None, own_source: str | None = None) -> Invocation:
+            stdio: tuple[int, int] | None = None, own_source: str | None = None, private: bool = False) -> Invocation:
     """Everything needed to start `argv` in a sandbox: `bwrap --args FD -- argv` (the
     options come through a pipe, so that the sandbox's own `/proc/1/cmdline` shows the bot
     its own command only, not the folders it is shown or denied), a minimal passwd and
@@ -335,10 +361,27 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
 
     A build when the harness runs as root (`drops_root`) runs as `BUILD_HOST_UID` in
     `build_userns`, its own folder bound writable from `own_source`, a copy that user owns
-    (see `run_build`)."""
+    (see `run_build`).
+
+    `private` (a game's start): the bot is shown a copy of its own folder made for it alone
+    (`Invocation.private`, for the starter to remove once the process has ended)."""
+    folder = PrivateFolder() if private and not writable_own else None
+    try:
+        return _prepare(argv, cwd, env, box, scratch_mb, writable_own, stdio, own_source, folder)
+    except BaseException:
+        if folder is not None:
+            folder.remove()
+        raise
+
+
+def _prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: Sandbox, scratch_mb: int | None,
+             writable_own: bool, stdio: tuple[int, int] | None, own_source: str | None,
+             folder: PrivateFolder | None) -> Invocation:
+    """`prepare`, its private folder (if any) made by the caller."""
     drop = drops_root(writable_own)
     userns = build_userns() if drop else None
-    opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own, userns=userns, own_source=own_source)
+    opts = bwrap_options(argv, cwd, box, scratch_mb, writable_own, userns=userns, own_source=own_source,
+                         private=folder)
     passwd, group = _minimal_passwd()
     fds = [_data_fd(passwd), _data_fd(group)]
     opts += ["--ro-bind-data", str(fds[0]), "/etc/passwd", "--ro-bind-data", str(fds[1]), "/etc/group"]
@@ -371,7 +414,7 @@ def prepare(argv: Sequence[str], cwd: str | None, env: Mapping[str, str], box: S
     run_env = dict(BASE_ENV)
     run_env.update(env)
     shared = (userns,) if userns is not None else ()
-    return Invocation(full, run_env, tuple(fds) + keep + shared, fds, [] if drop else None)
+    return Invocation(full, run_env, tuple(fds) + keep + shared, fds, [] if drop else None, folder)
 
 
 def sandbox_exit_code(code: int) -> int:

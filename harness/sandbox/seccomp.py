@@ -71,6 +71,16 @@ two processes of one entrant in different seat rotations of a duplicate deal):
   /usr) they would make the disk flush its cache, or write back or drop pages every
   sandbox shares: work for the whole machine, at no cost to the bot (four threads calling
   `sync()` while the harness stops them slow every game of their table twofold).
+- in games, asking which pages of a file are in the page cache, or putting them out of it:
+  a bot's own folder is a private copy (`private`), but the system's files are every
+  sandbox's, and which of their pages were read lately is a number one process could set
+  and another read. `mincore` and `cachestat`, which report it for any file a bot maps or
+  opens, and `process_madvise` fail with EPERM; `preadv2` and `pwritev2` with RWF_NOWAIT
+  (which fails where a page is not cached) with EOPNOTSUPP, as on a file system without
+  it, so that a program reads as usual; `madvise`'s MADV_COLD and MADV_PAGEOUT (which put
+  a shared file's pages out of the cache: a bit set back to 0) with EINVAL, as on a kernel
+  before they were added; `readahead` succeeds without doing anything, as `posix_fadvise`
+  does (it would only load pages).
 
 The others fail with EPERM. The rules name the calls (`_RULES`); `SYSCALLS` gives their
 numbers on each ABI, as the kernel's headers do. The filter is a classic BPF program, as bubblewrap's
@@ -92,6 +102,7 @@ _ARCH = 4
 _ARG0 = 16  # the low 32 bits of args[0]
 _ARG1 = 16 + 8  # the low 32 bits of args[1] (little-endian machines only, as all here)
 _ARG2 = 16 + 16  # the low 32 bits of args[2]
+_ARG5 = 16 + 40  # the low 32 bits of args[5] (preadv2's and pwritev2's flags on every ABI here)
 
 # Classic BPF opcodes.
 _LD_W_ABS = 0x20
@@ -103,6 +114,7 @@ _RET_K = 0x06
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
 EPERM = 1
+EINVAL = 22
 ENOSYS = 38
 _GRANTED = 0  # SECCOMP_RET_ERRNO with 0: the call returns 0 without being made
 
@@ -123,6 +135,8 @@ EPROTONOSUPPORT = 93
 ENOPROTOOPT = 92
 _SOCKETCALL_CREATE = (1, 8)  # socketcall's SYS_SOCKET and SYS_SOCKETPAIR
 _MS_SYNC = 4  # msync's flag that writes a shared mapping back to its file
+_RWF_NOWAIT = 8  # preadv2's and pwritev2's flag: fail where the pages are not cached
+_MADV_EVICT = (20, 21)  # MADV_COLD, MADV_PAGEOUT: a file's pages put out of the page cache
 
 
 # The calls the rules below name, by ABI. A name missing here for an ABI whose rules use it
@@ -159,6 +173,10 @@ class _Abi:
     writeback: tuple[str, ...] = ("sync", "syncfs", "quotactl", "quotactl_fd")  # EPERM
     flush: tuple[str, ...] = _FLUSH  # granted without being made
     msync: tuple[str, ...] = ("msync",)  # granted without being made with MS_SYNC
+    residency: tuple[str, ...] = ("mincore", "cachestat", "process_madvise")  # EPERM in games
+    readahead: tuple[str, ...] = ("readahead",)  # granted without being made, in games
+    nowait: tuple[str, ...] = ("preadv2", "pwritev2")  # EOPNOTSUPP with RWF_NOWAIT, in games
+    madvise: tuple[str, ...] = ("madvise",)  # EINVAL for MADV_COLD and MADV_PAGEOUT, in games
     x32: bool = False
 
 
@@ -181,7 +199,8 @@ _RULES: dict[str, dict[str, _Abi]] = {  # machine -> ABI name -> rules, in the o
 _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
 _NEW = {"pidfd_getfd": 438, "quotactl_fd": 443, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466}
+        "io_uring_register": 427, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+        "process_madvise": 440, "cachestat": 451}
 _TIME64 = {"utimensat_time64": 412}
 SYSCALLS: dict[str, dict[str, int]] = {
     # Calls added since Linux 5.1 have one number on every ABI (`_NEW`).
@@ -194,7 +213,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
                "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "timer_create": 222,
                "socket": 41, "socketpair": 53, "setsid": 112, "fallocate": 285, "getsockopt": 55, "sync": 162,
                "syncfs": 306, "quotactl": 179, "fsync": 74, "fdatasync": 75, "sync_file_range": 277,
-               "fadvise64": 221, "msync": 26, **_NEW},
+               "fadvise64": 221, "msync": 26, "mincore": 27, "madvise": 28, "readahead": 187,
+               "preadv2": 327, "pwritev2": 328, **_NEW},
     "i386": {"add_key": 286, "request_key": 287, "keyctl": 288, "perf_event_open": 336, "bpf": 357,
              "userfaultfd": 374, "inotify_init": 291, "inotify_add_watch": 292, "inotify_init1": 332,
              "fanotify_init": 338, "fanotify_mark": 339, "ptrace": 26, "process_vm_readv": 347,
@@ -205,7 +225,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
              "lremovexattr": 236, "fremovexattr": 237, "timer_create": 259, "socket": 359, "socketpair": 360,
              "socketcall": 102, "setsid": 66, "fallocate": 324, "getsockopt": 365, "sync": 36, "syncfs": 344,
              "quotactl": 131, "fsync": 118, "fdatasync": 148, "sync_file_range": 314, "fadvise64": 250,
-             "fadvise64_64": 272, "msync": 144, **_NEW, **_TIME64},
+             "fadvise64_64": 272, "msync": 144, "mincore": 218, "madvise": 219, "readahead": 225,
+             "preadv2": 378, "pwritev2": 379, **_NEW, **_TIME64},
     "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241, "bpf": 280,
                 "userfaultfd": 282, "inotify_add_watch": 27, "inotify_init1": 26, "fanotify_init": 262,
                 "fanotify_mark": 263, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
@@ -213,7 +234,8 @@ SYSCALLS: dict[str, dict[str, int]] = {
                 "utimensat": 88, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
                 "lremovexattr": 15, "fremovexattr": 16, "timer_create": 107, "socket": 198, "socketpair": 199,
                 "setsid": 157, "fallocate": 47, "getsockopt": 209, "sync": 81, "syncfs": 267, "quotactl": 60,
-                "fsync": 82, "fdatasync": 83, "sync_file_range": 84, "fadvise64": 223, "msync": 227, **_NEW},
+                "fsync": 82, "fdatasync": 83, "sync_file_range": 84, "fadvise64": 223, "msync": 227, "mincore": 232,
+                "madvise": 233, "readahead": 213, "preadv2": 286, "pwritev2": 287, **_NEW},
     "arm": {"add_key": 309, "request_key": 310, "keyctl": 311, "perf_event_open": 364, "bpf": 386,
             "userfaultfd": 388, "inotify_init": 316, "inotify_add_watch": 317, "inotify_init1": 360,
             "fanotify_init": 367, "fanotify_mark": 368, "ptrace": 26, "process_vm_readv": 376,
@@ -224,7 +246,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
             "fremovexattr": 237, "timer_create": 257, "socket": 281, "socketpair": 288, "socketcall": 102,
             "setsid": 66, "fallocate": 352, "getsockopt": 295, "sync": 36, "syncfs": 373, "quotactl": 131,
             "fsync": 118, "fdatasync": 148, "arm_sync_file_range": 341, "arm_fadvise64_64": 270, "msync": 144,
-            **_NEW, **_TIME64},
+            "mincore": 219, "madvise": 220, "readahead": 225, "preadv2": 392, "pwritev2": 393, **_NEW, **_TIME64},
 }
 """System call numbers by ABI and name, as the kernel's headers give them (`__NR_<name>`)."""
 
@@ -279,11 +301,24 @@ def _abi_checks(a: _Asm, k: int, name: str, abi: _Abi, build: bool) -> None:
     to("granted", abi.granted, abi.flush, () if build else abi.metadata + abi.setsid)
     to(f"msync{k}", abi.msync)
     to("enotsup", abi.fallocate if build else abi.xattr)
-    to("eperm", () if build else abi.timers)
+    to("eperm", () if build else abi.timers + abi.residency)
+    to("granted", () if build else abi.readahead)
+    to(f"nowait{k}", () if build else abi.nowait)
+    to(f"madvise{k}", () if build else abi.madvise)
     to(f"fcntl{k}", abi.fcntl)
     to(f"socket{k}", abi.sockets)
     to(f"socketcall{k}", abi.socketcall)
     to(f"getsockopt{k}", abi.getsockopt)
+    a.ret(_RET_ALLOW)
+
+
+def _verdicts(a: _Asm, label: str, arg: int, op: int, values: tuple[int, ...], verdict: str) -> None:
+    """At `label`: the call goes to `verdict` where its argument at `arg` matches one of
+    `values` by `op` (equals, or has the bit set), and is allowed otherwise."""
+    a.label(label)
+    a.load(arg)
+    for v in values:
+        a.jump(op, v, yes=verdict)
     a.ret(_RET_ALLOW)
 
 
@@ -308,16 +343,13 @@ def _arg_checks(a: _Asm, k: int, abi: _Abi) -> None:
             a.jump(_JEQ_K, opt, yes="enoprotoopt")
         a.ret(_RET_ALLOW)
     if abi.socketcall:
-        a.label(f"socketcall{k}")
-        a.load(_ARG0)
-        for call in _SOCKETCALL_CREATE:
-            a.jump(_JEQ_K, call, yes="eafnosupport")
-        a.ret(_RET_ALLOW)
+        _verdicts(a, f"socketcall{k}", _ARG0, _JEQ_K, _SOCKETCALL_CREATE, "eafnosupport")
     if abi.msync:
-        a.label(f"msync{k}")
-        a.load(_ARG2)
-        a.jump(_JSET_K, _MS_SYNC, yes="granted")
-        a.ret(_RET_ALLOW)
+        _verdicts(a, f"msync{k}", _ARG2, _JSET_K, (_MS_SYNC,), "granted")
+    if abi.nowait:
+        _verdicts(a, f"nowait{k}", _ARG5, _JSET_K, (_RWF_NOWAIT,), "enotsup")
+    if abi.madvise:
+        _verdicts(a, f"madvise{k}", _ARG2, _JEQ_K, _MADV_EVICT, "einval")
     a.label(f"fcntl{k}")
     a.load(_ARG1)
     for cmd in abi.lock_cmds:
@@ -347,7 +379,7 @@ def program(machine: str | None = None, build: bool = False) -> bytes | None:
     a.ret(_RET_ERRNO | EPERM)  # an ABI not listed
     for label, errno in (("eperm", EPERM), ("enosys", ENOSYS), ("granted", _GRANTED), ("enotsup", EOPNOTSUPP),
                          ("eafnosupport", EAFNOSUPPORT), ("eprotonosupport", EPROTONOSUPPORT),
-                         ("enoprotoopt", ENOPROTOOPT)):
+                         ("enoprotoopt", ENOPROTOOPT), ("einval", EINVAL)):
         a.label(label)
         a.ret(_RET_ERRNO | errno)
     a.label("allow")

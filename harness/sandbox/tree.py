@@ -3,12 +3,13 @@ never follow a link, within limits of size, entries and depth; and the links a b
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
 import tempfile
 import uuid
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from .box import SYSTEM_PATHS, BuildError, SandboxError
 from .marks import SCAN_LIMIT
@@ -25,21 +26,34 @@ BUILD_COPY_DEPTH = 128
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class _Budget:
-    """Entries and bytes a copy has taken, checked against the limits as it goes."""
+class CopyBudget:
+    """Entries and bytes a copy has taken, checked against the limits as it goes: at most
+    `limit_mb` (default `BUILD_COPY_MB`, apparent sizes) or, with `allocated`, that many MB
+    of data (a file's holes cost nothing, as they are copied as holes); past them,
+    `error` (its message names `why`, the limit's reason)."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, limit_mb: int | None = None, allocated: bool = False,
+                 error: type[SandboxError] = BuildError, why: str = "") -> None:
         self.what = what
         self.entries = 0
         self.bytes = 0
+        self.limit_mb = limit_mb
+        self.allocated = allocated
+        self.error = error
+        self.why = why
+
+    def size(self, st: os.stat_result) -> int:
+        """What a file listed as `st` costs."""
+        return min(st.st_size, st.st_blocks * 512) if self.allocated else st.st_size
 
     def take(self, entries: int = 0, size: int = 0) -> None:
         self.entries += entries
         self.bytes += size
+        limit = BUILD_COPY_MB if self.limit_mb is None else self.limit_mb
         if self.entries > SCAN_LIMIT:
-            raise BuildError(f"{self.what} holds more than {SCAN_LIMIT:,} files and folders")
-        if self.bytes > BUILD_COPY_MB << 20:
-            raise BuildError(f"{self.what} holds more than {BUILD_COPY_MB:,} MB")
+            raise self.error(f"{self.what} holds more than {SCAN_LIMIT:,} files and folders{self.why}")
+        if self.bytes > limit << 20:
+            raise self.error(f"{self.what} holds more than {limit:,} MB{' of data' * self.allocated}{self.why}")
 
 
 def _entries(fd: int) -> list[tuple[str, os.stat_result]]:
@@ -133,7 +147,7 @@ def _put_link(src: int, name: str, dst: int, owner: tuple[int, int] | None, undo
 
 
 def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owner: tuple[int, int] | None,
-              budget: _Budget, keep_same: bool, undo: Undo | None = None, rel: str = "") -> None:
+              budget: CopyBudget, keep_same: bool, undo: Undo | None = None, rel: str = "") -> None:
     """Copy the regular file `name` (`rel`) from `src` to `dst` (written beside it, then
     renamed over what was there, which `undo`, if given, sets aside first), with `mode`
     and `owner`, its bytes as they were when it was listed; with `keep_same` a file of the
@@ -145,7 +159,7 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
     if (keep_same and old is not None and stat.S_ISREG(old.st_mode) and old.st_size == st.st_size
             and old.st_mtime_ns == st.st_mtime_ns and stat.S_IMODE(old.st_mode) == mode):
         return
-    budget.take(size=st.st_size)
+    budget.take(size=budget.size(st))
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src)
     tmp = f".p10-build-{uuid.uuid4().hex[:12]}"
     try:
@@ -153,13 +167,7 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
             return  # not what was listed: left out
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dst)
         try:
-            left = st.st_size
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                os.write(out, chunk)
-                left -= len(chunk)
+            _copy_data(fd, out, st.st_size)
             os.fchmod(out, mode)
             if owner:
                 os.fchown(out, *owner)
@@ -186,7 +194,43 @@ def _put_file(src: int, name: str, st: os.stat_result, dst: int, mode: int, owne
                 pass
 
 
-def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, back: Undo | None) -> None:
+def _copy_data(fd: int, out: int, size: int) -> None:
+    """Copy the first `size` bytes of `fd` (fewer if it is shorter now) to `out`: its data,
+    with its holes left holes (`SEEK_DATA`, where the file system has it)."""
+    end = min(size, os.fstat(fd).st_size)
+    pos = 0
+    while pos < end:
+        try:
+            pos = os.lseek(fd, pos, os.SEEK_DATA)
+            stop = min(os.lseek(fd, pos, os.SEEK_HOLE), end)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # no data after pos
+                break
+            stop = end  # the file system cannot say: all of it
+        if pos >= end:
+            break
+        os.lseek(fd, pos, os.SEEK_SET)
+        os.lseek(out, pos, os.SEEK_SET)
+        while pos < stop:
+            chunk = os.read(fd, min(stop - pos, 1 << 20))
+            if not chunk:
+                break
+            os.write(out, chunk)
+            pos += len(chunk)
+    os.ftruncate(out, end)
+
+
+def _placeholder(d: int, name: str, st: os.stat_result) -> None:
+    """An empty folder or file `name` in `d` where a copy leaves out what the bot is never
+    shown: the mount that hides it needs a place to cover."""
+    if stat.S_ISDIR(st.st_mode):
+        os.mkdir(name, 0o755, dir_fd=d)
+    else:
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=d))
+
+
+def _mirror(src: int, dst: int, budget: CopyBudget, owner: tuple[int, int] | None, back: Undo | None,
+            skip: Collection[str] = ()) -> None:
     """Copy what the folder open as `src` holds into the one open as `dst`: files, links
     and folders (no devices, pipes or sockets), by descriptors that never follow a link,
     so that whoever else can write either folder cannot turn the copy elsewhere. Going
@@ -195,7 +239,8 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
     noted as it goes): modes at most 0755 (never writable by others, nothing set-user-ID),
     the harness's user as owner, files that did not change left alone, and a link that
     leads out of the folder (but to a system folder) refused: a later reading of the
-    tournament file would take it as the folder's own."""
+    tournament file would take it as the folder's own. Paths (relative) in `skip` are left
+    out, an empty folder or file in their place (going into the stage only)."""
     stack: list[tuple[int, int, list[tuple[str, os.stat_result]], str]] = []
     if back is not None:
         back.folder(dst, "")
@@ -205,7 +250,9 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
         budget.take(entries=len(entries))
         folders = []
         for name, st in entries:
-            if stat.S_ISDIR(st.st_mode):
+            if back is None and os.path.join(rel, name) in skip:
+                _placeholder(d, name, st)
+            elif stat.S_ISDIR(st.st_mode):
                 folders.append((name, st))
             elif stat.S_ISLNK(st.st_mode):
                 if back is not None and not _same_link(s, d, name):
@@ -232,7 +279,7 @@ def _mirror(src: int, dst: int, budget: _Budget, owner: tuple[int, int] | None, 
                 continue
             name, st = folders.pop()
             if len(stack) >= BUILD_COPY_DEPTH:
-                raise BuildError(f"{budget.what} has folders nested more than {BUILD_COPY_DEPTH} deep")
+                raise budget.error(f"{budget.what} has folders nested more than {BUILD_COPY_DEPTH} deep{budget.why}")
             cs = os.open(name, _DIR, dir_fd=s)
             try:
                 mode = (stat.S_IMODE(st.st_mode) & 0o755 | 0o700) if back else (stat.S_IMODE(st.st_mode) | 0o700)
@@ -265,7 +312,15 @@ def stage_build(own: str, uid: int, gid: int) -> str:
     stage a build as that user writes in. Returns the copy's path (its parent is the
     stage). SandboxError past `BUILD_COPY_MB`, `SCAN_LIMIT` entries or
     `BUILD_COPY_DEPTH`."""
-    stage = tempfile.mkdtemp(prefix="p10-build-")
+    return copy_folder(own, "p10-build-", CopyBudget(f"the bot's folder {own!r}"), (uid, gid))
+
+
+def copy_folder(own: str, prefix: str, budget: CopyBudget, owner: tuple[int, int] | None = None,
+                skip: Collection[str] = ()) -> str:
+    """A copy of the folder `own` (see `_mirror`; `skip`: paths relative to it left out) in
+    a new private folder named with `prefix`, within `budget`: the copy's path (its parent
+    is the stage, for `remove_stage`)."""
+    stage = tempfile.mkdtemp(prefix=prefix)
     copy = os.path.join(stage, "own")
     src = dst = -1
     try:
@@ -273,8 +328,9 @@ def stage_build(own: str, uid: int, gid: int) -> str:
         os.mkdir(copy, 0o700)
         dst = os.open(copy, _DIR)
         os.fchmod(dst, stat.S_IMODE(os.fstat(src).st_mode) | 0o700)
-        os.fchown(dst, uid, gid)
-        _mirror(src, dst, _Budget(f"the bot's folder {own!r}"), (uid, gid), back=None)
+        if owner:
+            os.fchown(dst, *owner)
+        _mirror(src, dst, budget, owner, back=None, skip=skip)
     except BaseException:
         remove_stage(stage)
         raise
@@ -296,7 +352,7 @@ def unstage_build(copy: str, own: str) -> Undo:
         try:
             undo = Undo(own, dst)
             try:
-                _mirror(src, dst, _Budget("what the build made"), None, back=undo)
+                _mirror(src, dst, CopyBudget("what the build made"), None, back=undo)
             except BaseException:
                 undo.rollback()
                 raise

@@ -18,12 +18,10 @@ import yaml
 
 from ..engine import Rules, RulesError
 from ..referee import BotSpec, FaultPolicy, Limits, TimeControl
-from ..referee.redact import WITHHELD, Redactor, host_root, shown_path
-from ..ledger.marker import CONCEAL
+from ..referee.redact import WITHHELD, Redactor, shown_path
 from ..sandbox.box import MODES as SANDBOX_MODES
-from ..sandbox.box import Sandbox, SandboxError
-from ..sandbox.options import bwrap_options
-from ..sandbox.paths import command_file, command_links, harness_python
+from ..sandbox.box import Sandbox
+from .placement import ConfigError, err as _err, place_bots, placed_root
 from .teams import team_problem
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
@@ -35,10 +33,6 @@ SAMPLE_PER_ENTRANT = 3
 EXECUTORS = ("local", "dask")
 STOP_RULES = ("settled", "sprt")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-
-
-class ConfigError(ValueError):
-    """A tournament configuration that cannot be run."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +150,8 @@ class TournamentConfig:
     # the results folder): a board was looked at before the size was fixed.
     budget_changed: bool = field(default=False, compare=False)
     source: str = field(default="", compare=False)
+    # The folder the bots' paths were given relative to, as written (`base_dir` joined).
+    home: str = field(default=".", compare=False)
     # The folder the published files show the host's paths relative to (`redact.host_root`).
     root: str = field(default="", compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -286,10 +282,6 @@ def config_hash(resolved: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _err(source: str, key: str, what: str) -> ConfigError:
-    return ConfigError(f"{source}: {key}: {what}")
-
-
 def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = None) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise _err(src, key, f"must be an integer, not {v!r}")
@@ -299,11 +291,17 @@ def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = Non
     return v
 
 
-def _team(src: str, where: str, team: Any) -> str:
-    """A bot's `team`: a short name (entrants of one team never share a table)."""
-    if not isinstance(team, str) or not _NAME.match(team):
-        raise _err(src, f"{where}.team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
-    return team
+def _teams(src: str, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The bots' `team`s as (entrant, team), each a short name (entrants of one team
+    never share a table)."""
+    out = []
+    for i, b in enumerate(data["bots"]):
+        team = b.get("team")
+        if team is not None and (not isinstance(team, str) or not _NAME.match(team)):
+            raise _err(src, f"bots[{i}].team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
+        if team is not None:
+            out.append((b["name"], team))
+    return out
 
 
 def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -> None:
@@ -352,11 +350,32 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     for k, v in (overrides or {}).items():
         if v is not None:
             data[k] = v
-    return parse_config(data, src, base=path.parent)
+    return resolve_config(parse_config(data, src, base=path.parent))
+
+
+def config_from(data: Mapping[str, Any], src: str = "<config>", base: Path = Path(".")) -> TournamentConfig:
+    """A config mapping validated (`parse_config`) and resolved on this machine
+    (`resolve_config`): ready to run."""
+    return resolve_config(parse_config(data, src, base))
+
+
+def resolve_config(cfg: TournamentConfig) -> TournamentConfig:
+    """`cfg` (as `parse_config` returns it) placed on this machine: the bots' folders and
+    mounts checked and made absolute, each bot's own folder and what its sandbox hides
+    worked out (`placement.place_bots`), and the folder published paths are shown relative
+    to. Raises `ConfigError` naming the bot and the path."""
+    raw = cfg.raw.get("bots") or []
+    cwds = [b.get("cwd") if isinstance(b, dict) else None for b in raw]
+    bots = place_bots(cfg.bots, cwds, cfg.home, cfg.source, cfg.output)
+    return replace(cfg, bots=tuple(bots), root=placed_root(cfg.source, cfg.home))
 
 
 def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Path(".")) -> TournamentConfig:
-    """Validate a config mapping (see `load_config`)."""
+    """Validate a config mapping: the shape and values of every key, nothing else. Pure:
+    no file is looked at and no sandbox worked out, so that a stored config reads back
+    anywhere (`verify`); the bots' folders are joined to `base` as written. Before a bot
+    runs, `resolve_config` (or `load_config`, which does both) checks the folders and
+    works out how each bot is contained."""
     _check_keys(src, "", data, TOP_KEYS)
     name = data.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
@@ -365,21 +384,50 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     secret = seed_raw is None or seed_raw == "secret"
     if not secret and (not isinstance(seed_raw, int) or isinstance(seed_raw, bool) or seed_raw < 0):
         raise _err(src, "seed", f"must be an integer >= 0, or secret (or left out: secret), not {seed_raw!r}")
-    seed = None if secret else seed_raw
     base_dir = data.get("base_dir")
     if base_dir is not None:
         if not isinstance(base_dir, str):
             raise _err(src, "base_dir", f"must be a path, not {base_dir!r}")
-        base = (base / base_dir)
-    base = base.resolve()
-
-    default_limits = _limits(src, "limits", data.get("limits") or {}, Limits())
+        base = base / base_dir
     sandbox = data.get("sandbox", "auto")
     if sandbox not in SANDBOX_MODES:
         raise _err(src, "sandbox", f"must be one of {', '.join(SANDBOX_MODES)}, not {sandbox!r}")
     output = data.get("output") or f"results/{name}"
     if not isinstance(output, str):
         raise _err(src, "output", f"must be a path, not {output!r}")
+    bots, trusted = _bots(src, data, base, sandbox)
+    shape = _format(src, data, [b.name for b in bots])
+    teams = _teams(src, data)
+    why = team_problem([b.name for b in bots], shape["challengers"], shape["table_size"], shape["format"], dict(teams))
+    if why:
+        raise _err(src, "table_size", why)
+    parallel = data.get("parallel", 1)
+    if parallel == "auto":
+        parallel = os.cpu_count() or 1
+    parallel = _int(src, "parallel", parallel, 1, 256)
+    rules_raw = data.get("rules") or {}
+    if not isinstance(rules_raw, dict):
+        raise _err(src, "rules", "must be a mapping (variant, phases, first_to, turn_limit, hand_limit)")
+    try:
+        rules = Rules.from_dict(rules_raw)
+    except RulesError as e:
+        raise _err(src, "rules", str(e)) from None
+    stop_when, stop = _stop(src, data, [b.name for b in bots])
+    if shape["format"] == "league" and stop_when:
+        raise _err(src, "stop_when", "does not apply to a league (it plays rounds until its games budget, or for "
+                                     "ever with run --forever)")
+    policy, dq = _faults(src, data)
+    return TournamentConfig(
+        name=name, seed=None if secret else seed_raw, bots=tuple(bots), parallel=parallel, rules=rules,
+        time=_time(src, data), faults=policy, disqualify=dq, output=Path(output), stop_when=stop_when, stop=stop,
+        sandbox=sandbox, trusted=frozenset(trusted), teams=tuple(teams), secret_seed=secret, source=src, home=str(base),
+        raw=dict(data), **shape, **_running(src, data))
+
+
+def _bots(src: str, data: Mapping[str, Any], base: Path, sandbox: str) -> tuple[list[BotSpec], set[str]]:
+    """The `bots` list (and `trusted`), validated: the specs with their folders as written
+    (joined to `base`), and the names of the trusted entrants."""
+    default_limits = _limits(src, "limits", data.get("limits") or {}, Limits())
     randomize = data.get("randomize_addresses", False)
     if not isinstance(randomize, bool):
         raise _err(src, "randomize_addresses", f"must be true or false, not {randomize!r}")
@@ -390,12 +438,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if not isinstance(all_trusted, bool):
         raise _err(src, "trusted", f"must be true or false (or a list of bot names), not {all_trusted!r}")
     trusted: set[str] = set()
-    teams: list[tuple[str, str]] = []
     bots_raw = data.get("bots")
     if not isinstance(bots_raw, list) or len(bots_raw) < 2:
         raise _err(src, "bots", "must be a list of at least 2 entrants, each {name, cmd}")
-    bots = []
-    seen: set[str] = set()
+    bots: list[BotSpec] = []
     for i, b in enumerate(bots_raw):
         where = f"bots[{i}]"
         if not isinstance(b, dict):
@@ -404,45 +450,49 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         bname = b.get("name")
         if not isinstance(bname, str) or not _NAME.match(bname):
             raise _err(src, f"{where}.name", f"must be a short name of letters, digits, '-', '_', '.', not {bname!r}")
-        if bname in seen:
+        if any(o.name == bname for o in bots):
             raise _err(src, f"{where}.name", f"{bname!r} appears twice")
-        seen.add(bname)
-        cmd = b.get("cmd")
-        if isinstance(cmd, str):
-            try:
-                argv = shlex.split(cmd)
-            except ValueError as e:
-                raise _err(src, f"{where}.cmd", f"cannot be split into words: {e}") from None
-        elif isinstance(cmd, list) and all(isinstance(x, str) for x in cmd):
-            argv = list(cmd)
-        else:
-            raise _err(src, f"{where}.cmd", f"must be a command string or a list of strings, not {cmd!r}")
-        if not argv:
-            raise _err(src, f"{where}.cmd", "is empty")
+        argv = _command(src, f"{where}.cmd", b.get("cmd"))
         cwd = b.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise _err(src, f"{where}.cwd", f"must be a path, not {cwd!r}")
-        cwd_path = (base / cwd) if cwd else base
-        if not cwd_path.is_dir():
-            raise _err(src, f"{where}.cwd", f"{str(cwd_path)!r} is not a directory")
         env = b.get("env") or {}
         if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
             raise _err(src, f"{where}.env", "must be a mapping of NAME: value")
         limits = _limits(src, f"{where}.limits", b["limits"], default_limits) if b.get("limits") else default_limits
-        box = _bot_sandbox(src, where, b, sandbox, base, cwd_path, argv)
         bot_trusted = b.get("trusted", all_trusted or bname in named)
         if not isinstance(bot_trusted, bool):
             raise _err(src, f"{where}.trusted", f"must be true or false, not {bot_trusted!r}")
         if bot_trusted:
             trusted.add(bname)
-        teams += [(bname, _team(src, where, b["team"]))] if b.get("team") is not None else []
-        bots.append(BotSpec(bname, tuple(argv), str(cwd_path), {k: str(v) for k, v in env.items()}, limits,
-                            randomize_addresses=randomize, sandbox=box))
-    unknown = sorted(named - seen)
+        bots.append(BotSpec(bname, tuple(argv), str(base / cwd if cwd else base), {k: str(v) for k, v in env.items()},
+                            limits, randomize_addresses=randomize, sandbox=_bot_sandbox(src, where, b, sandbox, base)))
+    unknown = sorted(named - {b.name for b in bots})
     if unknown:
         raise _err(src, "trusted", f"names {unknown[0]!r}, which is not the name of a bot")
-    bots = _hide_from_each_other(bots, src, Path(output))
+    return bots, trusted
 
+
+def _command(src: str, key: str, cmd: Any) -> list[str]:
+    """A command (`cmd`, `build`): a string split into words as a shell would, or a list
+    of strings; never empty."""
+    if isinstance(cmd, str):
+        try:
+            argv = shlex.split(cmd)
+        except ValueError as e:
+            raise _err(src, key, f"cannot be split into words: {e}") from None
+    elif isinstance(cmd, list) and all(isinstance(x, str) for x in cmd):
+        argv = list(cmd)
+    else:
+        raise _err(src, key, f"must be a command string or a list of strings, not {cmd!r}")
+    if not argv:
+        raise _err(src, key, "is empty")
+    return argv
+
+
+def _format(src: str, data: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """The format's settings (table_size, format, games_per_table, games, challengers,
+    duplicate, seating, league), checked against each other and the field `names`."""
     table_size = _int(src, "table_size", data.get("table_size", 2), 2, 6)
     fmt = data.get("format", "round-robin")
     if fmt not in FORMATS:
@@ -456,65 +506,52 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "seating", f"must be one of {', '.join(SEATINGS)}, not {seating!r}")
     games = data.get("games")
     challengers: tuple[str, ...] = ()
-    if fmt == "round-robin":
-        if table_size > len(bots):
-            raise _err(src, "table_size", f"is {table_size} but there are only {len(bots)} bots")
-        if games_per_table % table_size:
-            raise _err(src, "games_per_table",
-                       f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
-    elif fmt == "gauntlet":
+    field_size = len(names)
+    if fmt == "gauntlet":
         ch = data.get("challengers")
         if not isinstance(ch, list) or not ch or not all(isinstance(c, str) for c in ch):
             raise _err(src, "challengers", "the gauntlet format needs a list of challenger names")
         for c in ch:
-            if c not in seen:
+            if c not in names:
                 raise _err(src, "challengers", f"{c!r} is not the name of a bot")
         challengers = tuple(ch)
-        field_size = len(bots) - len(challengers)
+        field_size = len(names) - len(challengers)
         if field_size < table_size - 1:
             raise _err(src, "table_size", f"is {table_size} but the field (bots that are not challengers) has only {field_size}")
-        if games_per_table % table_size:
-            raise _err(src, "games_per_table",
-                       f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
-    else:  # random, league
+    elif table_size > field_size:
+        raise _err(src, "table_size", f"is {table_size} but there are only {field_size} bots")
+    if fmt in ("round-robin", "gauntlet") and games_per_table % table_size:
+        raise _err(src, "games_per_table",
+                   f"must be a multiple of table_size ({table_size}) so every entrant sits in every seat equally, not {games_per_table}")
+    if fmt in ("random", "league"):
         games = _int(src, "games", games, 1)
-        if table_size > len(bots):
-            raise _err(src, "table_size", f"is {table_size} but there are only {len(bots)} bots")
         if fmt == "random" and duplicate and games % table_size:
             raise _err(src, "games", f"must be a multiple of table_size ({table_size}) with duplicate deals, not {games}")
-    if fmt not in ("random", "league") and games is not None:
+    elif games is not None:
         raise _err(src, "games", f"applies only to the random and league formats (the {fmt} format plays "
                                  "games_per_table per table)")
     league = _league(src, data, fmt, table_size)
-    why = team_problem([b.name for b in bots], challengers, table_size, fmt, dict(teams))
-    if why:
-        raise _err(src, "table_size", why)
     if fmt != "gauntlet" and data.get("challengers"):
         raise _err(src, "challengers", "applies only to the gauntlet format")
+    return dict(table_size=table_size, format=fmt, games_per_table=games_per_table, games=games,
+                challengers=challengers, duplicate=duplicate, seating=seating, league=league)
 
-    parallel = data.get("parallel", 1)
-    if parallel == "auto":
-        parallel = os.cpu_count() or 1
-    parallel = _int(src, "parallel", parallel, 1, 256)
 
-    rules_raw = data.get("rules") or {}
-    if not isinstance(rules_raw, dict):
-        raise _err(src, "rules", "must be a mapping (variant, phases, first_to, turn_limit, hand_limit)")
-    try:
-        rules = Rules.from_dict(rules_raw)
-    except RulesError as e:
-        raise _err(src, "rules", str(e)) from None
-
+def _time(src: str, data: Mapping[str, Any]) -> TimeControl:
+    """The `time` settings."""
     time_raw = data.get("time") or {}
     if not isinstance(time_raw, dict):
         raise _err(src, "time", "must be a mapping (move_ms, game_ms, startup_ms)")
     _check_keys(src, "time.", time_raw, {"move_ms", "game_ms", "startup_ms"})
-    tc = TimeControl(
+    return TimeControl(
         move_ms=_int(src, "time.move_ms", time_raw.get("move_ms", 1000), 1),
         game_ms=None if time_raw.get("game_ms") is None else _int(src, "time.game_ms", time_raw["game_ms"], 1),
         startup_ms=_int(src, "time.startup_ms", time_raw.get("startup_ms", 10000), 1),
     )
 
+
+def _faults(src: str, data: Mapping[str, Any]) -> tuple[FaultPolicy, DisqualifyPolicy]:
+    """The `faults` settings: retries and strikes, and when an entrant is disqualified."""
     faults_raw = data.get("faults") or {}
     if not isinstance(faults_raw, dict):
         raise _err(src, "faults", "must be a mapping (retries, max_strikes, disqualify)")
@@ -535,13 +572,17 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     if share is not None and (not isinstance(share, (int, float)) or isinstance(share, bool) or not 0 < share <= 1):
         raise _err(src, "faults.disqualify.forfeit_share", f"must be a number in (0, 1] or null, not {share!r}")
     sf = dq_raw.get("startup_failures", 3)
-    dq = DisqualifyPolicy(
+    return policy, DisqualifyPolicy(
         startup_failures=None if sf is None else _int(src, "faults.disqualify.startup_failures", sf, 1),
         forfeit_share=None if share is None else float(share),
         min_games=_int(src, "faults.disqualify.min_games", dq_raw.get("min_games", 4), 1),
         check_every=_int(src, "faults.disqualify.check_every", dq_raw.get("check_every", 20), 1),
     )
 
+
+def _running(src: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """How the games are run and kept (replays, executor, scheduler, affinity): nothing
+    that decides them."""
     replays = data.get("replays", "sample")
     if replays not in REPLAYS:
         raise _err(src, "replays", f"must be one of {', '.join(REPLAYS)}, not {replays!r}")
@@ -556,19 +597,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "affinity", f"must be true or false, not {affinity!r}")
     if affinity and executor != "local":
         raise _err(src, "affinity", "applies to the local executor only (a Dask cluster places its own workers)")
-    stop_when, stop = _stop(src, data, [b.name for b in bots])
-    if fmt == "league" and stop_when:
-        raise _err(src, "stop_when", "does not apply to a league (it plays rounds until its games budget, or for "
-                                     "ever with run --forever)")
-    return TournamentConfig(
-        name=name, seed=seed, bots=tuple(bots), table_size=table_size, format=fmt,
-        games_per_table=games_per_table, games=games, challengers=challengers, duplicate=duplicate,
-        parallel=parallel, rules=rules, time=tc, faults=policy, disqualify=dq, replays=replays,
-        output=Path(output), executor=executor, scheduler=scheduler, stop_when=stop_when, stop=stop,
-        affinity=affinity, sandbox=sandbox, trusted=frozenset(trusted), seating=seating, teams=tuple(teams), secret_seed=secret, source=src, league=league,
-        root=host_root(str(Path(src).resolve().parent) if not src.startswith("<") else str(base), str(base)),
-        raw=dict(data),
-    )
+    return dict(replays=replays, executor=executor, scheduler=scheduler, affinity=affinity)
 
 
 LEAGUE_KEYS = {"round_games", "min_games"}
@@ -669,44 +698,20 @@ def _limits(src: str, where: str, d: Any, base: Limits) -> Limits:
     return Limits(**{**asdict(base), **vals})
 
 
-def _bot_sandbox(src: str, where: str, b: Mapping[str, Any], default: str, base: Path, cwd: Path,
-                 argv: list[str]) -> Sandbox:
-    """A bot's `sandbox`, `mounts`, `build` and `build_timeout_s`, validated."""
+def _bot_sandbox(src: str, where: str, b: Mapping[str, Any], default: str, base: Path) -> Sandbox:
+    """A bot's `sandbox`, `mounts` (joined to `base` as written), `build` and
+    `build_timeout_s`, validated; its own folder is worked out by `resolve_config`."""
     mode = b.get("sandbox", default)
     if mode not in SANDBOX_MODES:
         raise _err(src, f"{where}.sandbox", f"must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
     raw = b.get("mounts") or []
     if not isinstance(raw, list) or not all(isinstance(m, str) and m for m in raw):
         raise _err(src, f"{where}.mounts", f"must be a list of paths (read-only in the sandbox), not {raw!r}")
-    mounts = []
-    for i, m in enumerate(raw):
-        p = (base / os.path.expanduser(m)).resolve()
-        if not p.exists():
-            raise _err(src, f"{where}.mounts[{i}]", f"{str(p)!r} does not exist")
-        if p == Path("/"):
-            raise _err(src, f"{where}.mounts[{i}]", "is the root folder; list the folders the bot needs")
-        mounts.append(str(p))
     build = b.get("build")
-    build_argv: tuple[str, ...] | None = None
-    if build is not None:
-        if isinstance(build, str):
-            try:
-                build_argv = tuple(shlex.split(build))
-            except ValueError as e:
-                raise _err(src, f"{where}.build", f"cannot be split into words: {e}") from None
-        elif isinstance(build, list) and all(isinstance(x, str) for x in build):
-            build_argv = tuple(build)
-        else:
-            raise _err(src, f"{where}.build", f"must be a command string or a list of strings, not {build!r}")
-        if not build_argv:
-            raise _err(src, f"{where}.build", "is empty")
+    build_argv = None if build is None else tuple(_command(src, f"{where}.build", build))
     timeout = _int(src, f"{where}.build_timeout_s", b.get("build_timeout_s", 300), 1)
-    if "cwd" in b:
-        own = str(cwd.resolve())
-    else:
-        script = command_file(argv, str(cwd))
-        own = os.path.dirname(script) if script else str(cwd.resolve())
-    return Sandbox(mode=mode, mounts=tuple(mounts), own=own, build=build_argv, build_timeout_s=timeout)
+    return Sandbox(mode=mode, mounts=tuple(str(base / os.path.expanduser(m)) for m in raw), build=build_argv,
+                   build_timeout_s=timeout)
 
 
 def with_sandbox(cfg: TournamentConfig, mode: str | None) -> TournamentConfig:
@@ -720,54 +725,3 @@ def with_sandbox(cfg: TournamentConfig, mode: str | None) -> TournamentConfig:
         raise ConfigError(f"--sandbox: must be one of {', '.join(SANDBOX_MODES)}, not {mode!r}")
     bots = tuple(replace(b, sandbox=replace(b.sandbox, mode=mode)) for b in cfg.bots)
     return replace(cfg, bots=bots, sandbox=mode)
-
-
-def contain(specs: list[BotSpec], mode: str, build: Mapping[str, str] | None = None) -> list[BotSpec]:
-    """Bots given on the command line (`play`, `check-bot`) in sandbox `mode`: each bot's
-    own folder is its command's folder (its cwd when it has none), hidden from the others;
-    `build` maps entrant names to a build command."""
-    from dataclasses import replace
-
-    out = []
-    for b in specs:
-        cwd = b.cwd or os.getcwd()
-        script = command_file(b.argv, cwd)
-        own = os.path.dirname(script) if script else os.path.realpath(cwd)
-        cmd = (build or {}).get(b.name)
-        out.append(replace(b, sandbox=replace(b.sandbox, mode=mode, own=own,
-                                              build=tuple(shlex.split(cmd)) if cmd else None)))
-    return _hide_from_each_other(out, "<command line>", None)
-
-
-def _hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) -> list[BotSpec]:
-    """Each bot's sandbox hides the results folder, the tournament file and its folder, and
-    the other bots' own folders; a `mounts:` entry may not open any of these."""
-    from dataclasses import replace
-
-    tournament = Path(src).resolve() if src and not src.startswith("<") else None
-    common = [str(output.resolve())] if output is not None else []
-    if tournament is not None:
-        common += [str(tournament.parent), str(tournament)]
-    secret = tuple(str(p) for p in ([output.resolve()] if output is not None else [])
-                   + ([tournament] if tournament is not None else []))
-    out = []
-    for i, b in enumerate(bots):
-        others = [o.sandbox.own for o in bots if o.sandbox.own and o.sandbox.own != b.sandbox.own]
-        for k, m in enumerate(b.sandbox.mounts):
-            for h in [c for c in common if tournament is None or c != str(tournament.parent)]:
-                if Path(h).is_relative_to(m) or Path(m).is_relative_to(h):
-                    raise _err(src, f"bots[{i}].mounts[{k}]", f"{m!r} would show the bot {h!r}")
-        hide = tuple(dict.fromkeys(common + [o for o in others if o]))
-        build = harness_python(b.sandbox.build) if b.sandbox.build else None
-        links = tuple(dict.fromkeys(command_links(b.resolved_argv(), b.cwd, b.sandbox.mounts)
-                                    + (command_links(build, b.cwd) if build else ())))
-        spec = replace(b, sandbox=replace(b.sandbox, hide=hide, secret=secret, conceal=CONCEAL, links=links))
-        if spec.sandbox.mode != "none":
-            try:  # what the bot and its build would be shown (and may write while it builds), checked now
-                bwrap_options(spec.resolved_argv(), spec.cwd, spec.sandbox, None, writable_own=build is not None)
-                if build:
-                    bwrap_options(build, spec.cwd, spec.sandbox, None, writable_own=True)
-            except SandboxError as e:
-                raise _err(src, f"bots[{i}]", f"({b.name}) {e}") from None
-        out.append(spec)
-    return out

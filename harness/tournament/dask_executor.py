@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from ..model import PlayedGame
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
 from .executor import GameRunner, cpu_to_spare, watchdog_budget
@@ -163,7 +164,7 @@ class GamePlugin(WorkerPlugin):  # type: ignore[misc,valid-type]
         """Whether this worker's referees work ahead while a bot thinks."""
         return self._work_ahead
 
-    def play(self, spec: GameSpec, excluded: Sequence[str]) -> dict[str, Any]:
+    def play(self, spec: GameSpec, excluded: Sequence[str]) -> PlayedGame:
         with self._lock:
             if self._free:
                 k = max(self._free, key=self._free.__getitem__)  # the most recently used

@@ -24,13 +24,14 @@ any finishing order, and on resume (the gate is rebuilt from games.jsonl).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .config import DisqualifyPolicy
 from .schedule import GameSpec, game_id
 from ..spill import Column, empty
+from ..model import NOT_PLAYED, FaultKind, played
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Disqualification:
                 "from_game": game_id(self.from_index)}
 
 
-BUILD_KEY = "build_failed"
+BUILD_KEY: Final = "build_failed"
 """The key of a game record that lists the failed builds of entrants left out of the game:
 [{"entrant", "reason", "from_index"}] (see `build_disqualification`)."""
 
@@ -98,7 +99,7 @@ class _Tally:
         self.last_startup: tuple[int, str] | None = None
 
     def count(self, entrant: str, rec: Mapping[str, Any]) -> None:
-        if rec.get("reason") == "not_played":
+        if not played(rec):
             return
         seats = rec.get("seats", [])
         if entrant not in seats:
@@ -107,7 +108,7 @@ class _Tally:
         self.played += 1
         self.forfeits += seat in rec.get("forfeits", [])
         for f in rec.get("faults", []):
-            if f.get("entrant") == entrant and f.get("kind") == "startup":
+            if f.get("entrant") == entrant and f.get("kind") == FaultKind.STARTUP:
                 self.startups += 1
                 if self.last_startup is None or rec["id"] > self.last_startup[0]:
                     self.last_startup = (rec["id"], str(f.get("reason", "")))
@@ -340,10 +341,10 @@ def _games_by_entrant(specs: Iterable[GameSpec], entrants: Sequence[str]) -> tup
 def _slim(rec: Mapping[str, Any]) -> Mapping[str, Any]:
     """What judging reads of a record: its index, seats, forfeits, failed starts, and
     whether it was played."""
-    faults = [f for f in rec.get("faults", []) if f.get("kind") == "startup"]
+    faults = [f for f in rec.get("faults", []) if f.get("kind") == FaultKind.STARTUP]
     out = {"id": rec["id"], "seats": rec.get("seats", []), "forfeits": rec.get("forfeits", []), "faults": faults}
-    if rec.get("reason") == "not_played":
-        out["reason"] = "not_played"
+    if not played(rec):
+        out["reason"] = NOT_PLAYED
     return out
 
 

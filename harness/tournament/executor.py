@@ -21,6 +21,7 @@ from ..sandbox.modes import resolve_mode
 from .config import TournamentConfig
 from ..ledger.keep import may_keep
 from .schedule import GameSpec
+from ..model import NOT_PLAYED, FaultKind, FaultRecord, GameRecord, PlayedGame
 
 
 class GameRunner:
@@ -86,7 +87,7 @@ class GameRunner:
             bot.stop()
         return bot
 
-    def run(self, spec: GameSpec, excluded: Sequence[str] = ()) -> dict[str, Any]:
+    def run(self, spec: GameSpec, excluded: Sequence[str] = ()) -> PlayedGame:
         """Play one game; returns {"record", "replay", "starts", "startup_failures"}.
 
         Entrants in `excluded` (disqualified) do not take part: the game is played by the
@@ -100,23 +101,23 @@ class GameRunner:
                     gone.stop()
         seats, left_out = spec.seats_without(excluded)
         bots = []
-        unavailable: dict[int, tuple[str, str]] = {}
+        unavailable: dict[int, tuple[FaultKind, str]] = {}
         startup_failures: list[str] = []
-        between: list[dict[str, Any]] = []  # faults found before the game: deaths, limits
+        between: list[FaultRecord] = []  # faults found before the game: deaths, limits
         if self.beat is not None:
             self.beat()
         for seat, name in enumerate(seats):
             bot = self._bot(name, spec.group)
             why = self._check_between_games(bot) if len(seats) >= 2 else None
             if why is not None:
-                between.append({"seat": seat, "entrant": name, "kind": "crash", "reason": why})
+                between.append({"seat": seat, "entrant": name, "kind": FaultKind.CRASH.value, "reason": why})
             if not bot.alive:
                 if self.beat is not None:
                     self.beat()
                 try:
                     handshake(bot, name, cfg.time)
                 except BotStartError as e:
-                    unavailable[seat] = ("startup", str(e))
+                    unavailable[seat] = (FaultKind.STARTUP, str(e))
                     startup_failures.append(name)
             bots.append(bot)
         if len(seats) >= 2:
@@ -131,7 +132,7 @@ class GameRunner:
                     bot.reset_cpu_budget()
                 if self.reap:
                     reap_orphans([b.pid for b in self.bots.values() if b.pid is not None])
-            record = {"id": spec.index, "group": spec.group, **result.to_record()}
+            record: GameRecord = {"id": spec.index, "group": spec.group, **result.to_record()}
             if between:
                 record["faults"] = between + record["faults"]
             # (A replay is formatted only when it may be kept; the run decides, `keep`.)
@@ -142,7 +143,7 @@ class GameRunner:
             record = {"id": spec.index, "group": spec.group, "game": spec.game, "seed": spec.seed,
                       "seats": seats, "places": [1] * len(seats), "scores": [0] * len(seats),
                       "phases": [0] * len(seats), "winner": None, "hands": 0, "stalled_hands": 0,
-                      "reason": "not_played", "faults": [], "forfeits": [], "duration_s": 0.0}
+                      "reason": NOT_PLAYED, "faults": [], "forfeits": [], "duration_s": 0.0}
             replay = None
         if left_out:
             record["disqualified"] = left_out

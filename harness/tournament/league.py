@@ -36,6 +36,7 @@ from ..seeds import derive_seed
 from .disqualify import BUILD_KEY, disqualifications, failed_builds, judges
 from .matching import match_tables
 from .schedule import GameSpec, game_id
+from ..model import played
 
 class Matchmaker:
     """The rounds of a league: fed the finished games, it matches the round that starts at
@@ -62,9 +63,9 @@ class Matchmaker:
         i = rec["id"]
         if i < self.fed or i in self.pending:
             return
-        played = rec.get("reason") != "not_played"
-        self.pending[i] = (tuple(rec["seats"]), tuple(rec["places"])) if played else None
-        self.faulty = self.faulty or played and bool(rec.get("faults") or rec.get("forfeits"))
+        was_played = played(rec)
+        self.pending[i] = (tuple(rec["seats"]), tuple(rec["places"])) if was_played else None
+        self.faulty = self.faulty or was_played and bool(rec.get("faults") or rec.get("forfeits"))
         if self.history is None:
             keep = ("id", "seats", "forfeits", "faults", "reason", BUILD_KEY)
             self.records[i] = {k: rec[k] for k in keep if k in rec}

@@ -26,6 +26,7 @@ import numpy as np
 from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 from ..seeds import derive_seed
 from ..spill import Column
+from ..model import played
 from .teams import apart, fits
 
 __all__ = ["CompactSchedule", "Field", "GameSpec", "Past", "PastReader", "PlayedGames", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
@@ -200,7 +201,7 @@ class PastReader:
             for y in seats:
                 if x != y:
                     self.met[x, y] = self.met.get((x, y), 0) + 1
-        if self.rate and r.get("reason") != "not_played" and "places" in r:
+        if self.rate and played(r) and "places" in r:
             places = r["places"]
             k = len(self._ids)
             self._ids.append(i)

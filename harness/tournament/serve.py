@@ -32,6 +32,7 @@ from ..report.files import (MAX_META, NotAFileError, load_yaml, open_plain, read
 from ..ledger.journal import journal_lines
 from ..ledger.marker import MARKER, marker_shape
 from ..ratings.trueskill import Ratings, Trail, draw_probability_for
+from ..model import played
 
 NEWEST = 10
 SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")
@@ -96,7 +97,7 @@ class LiveView:
 
     def _add(self, rec: dict[str, Any]) -> None:
         seats, places = rec.get("seats") or [], rec.get("places") or []
-        if (rec.get("reason") == "not_played" or not isinstance(seats, list) or not isinstance(places, list)
+        if (not played(rec) or not isinstance(seats, list) or not isinstance(places, list)
                 or not 2 <= len(seats) <= 6 or len(seats) != len(places) or len(set(map(str, seats))) != len(seats)
                 or not all(isinstance(e, str) for e in seats)
                 or not all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= len(seats) for p in places)

@@ -16,6 +16,7 @@ from ..ratings.tally import Tally
 from ..ratings.trueskill import Ratings
 from .disqualify import Disqualification, earlier, failed_builds
 from ..ledger.journal import JournalError, JournalState, digest_bytes, iter_chain
+from ..model import NOT_PLAYED, FaultKind, played
 
 
 class GameTally(Tally):
@@ -48,11 +49,11 @@ class GameTally(Tally):
         for d in failed_builds(rec):
             old = self.builds.get(d.entrant)
             self.builds[d.entrant] = (i, d) if old is None else (min(i, old[0]), earlier(old[1], d))
-        if rec.get("reason") == "not_played":
+        if not played(rec):
             self.unplayed[i] = tuple(rec.get("seats", ()))
             return
-        startups = [{"entrant": f["entrant"], "kind": "startup", "reason": str(f.get("reason", ""))}
-                    for f in rec.get("faults", []) if f.get("kind") == "startup"]
+        startups = [{"entrant": f["entrant"], "kind": FaultKind.STARTUP, "reason": str(f.get("reason", ""))}
+                    for f in rec.get("faults", []) if f.get("kind") == FaultKind.STARTUP]
         if startups:
             self.startups[i] = startups
         if rec.get("forfeits"):
@@ -102,7 +103,7 @@ class GameTally(Tally):
 
     def _slim(self, i: int, seats: tuple[str, ...], unplayed: bool = False) -> dict[str, Any]:
         if unplayed:
-            return {"id": i, "seats": list(seats), "reason": "not_played", "forfeits": [], "faults": []}
+            return {"id": i, "seats": list(seats), "reason": NOT_PLAYED, "forfeits": [], "faults": []}
         return {"id": i, "seats": list(seats), "forfeits": self.forfeits.get(i, []), "faults": self.startups.get(i, [])}
 
 

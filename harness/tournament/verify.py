@@ -36,7 +36,8 @@ from ..report.files import MAX_META, not_plain, open_plain, read_json
 from ..report.leaderboard import write_leaderboard
 from .config import TournamentConfig
 from .disqualify import Disqualification
-from .runner import _history_specs, _stop_check, disqualified_text, is_finished, make_board, stops
+from .board import disqualified_text, make_board
+from .stop_rule import history_specs, is_finished, stop_check, stops
 from .schedule import CompactSchedule, Field, GameSpec, Past, game_id, iter_schedule, played_as
 from .tally import GameTally
 from .verify_read import Reading, Verification, config_bound, field_records, is_integer, read_config
@@ -458,7 +459,7 @@ def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
     sched = CompactSchedule(iter_schedule(cfg, past=past), cfg.base) if cfg.stop_when else None
 
     def specs() -> Iterator[GameSpec]:
-        return itertools.chain(_history_specs(tally, cfg.base),
+        return itertools.chain(history_specs(tally, cfg.base),
                                iter(sched) if sched is not None else iter_schedule(cfg, past=past))
 
     stopping = None
@@ -467,7 +468,7 @@ def _stopping(cfg: TournamentConfig, tally: GameTally, past: Past,
         for r, rnd in enumerate(rounds):
             if any(s.index not in tally for s in rnd):
                 break
-            stopping = _stop_check(cfg, rounds, r, tally, specs)
+            stopping = stop_check(cfg, rounds, r, tally, specs)
             if stops(stopping):
                 break
         scheduled = len(sched)

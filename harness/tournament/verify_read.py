@@ -20,6 +20,7 @@ from .disqualify import BUILD_KEY, failed_builds
 from ..ratings.trueskill import rules_draw_probability
 from .schedule import Past, PastReader, game_id
 from .tally import GameTally
+from ..model import played
 
 MAX_TABLE = 6
 """Seats at a table at most (R1)."""
@@ -66,16 +67,7 @@ def read_config(results: Path, meta: Mapping[str, Any]) -> TournamentConfig:
         raise ValueError(f"{path}: not a resolved config ({e})") from None
     if digest != meta["config_sha256"]:
         raise ValueError(f"{path}: its SHA-256 is not the config_sha256 of tournament.json: the config was changed")
-    data = dict(resolved)
-    bots = data.get("bots") or []
-    # Nothing is run: the bots' folders need not be here, nor may the folder verify is run
-    # from (the results folder itself, say) count as theirs; and how they would be
-    # contained (not in config_sha256) is not worked out: that walks their folders, here
-    # the whole file system, once for each bot.
-    data["bots"] = [{k: v for k, v in b.items() if k not in ("cwd", "sandbox", "mounts", "build")}
-                    if isinstance(b, dict) else b for b in (bots if isinstance(bots, list) else [bots])]
-    data["base_dir"] = "/"
-    data["sandbox"] = "none"
+    data = dict(resolved)  # read as it is: parsing looks at no file and runs nothing (`parse_config`)
     data.setdefault("seating", "rotate")  # left out where it changes nothing, and by versions before it
     try:
         cfg = parse_config(data, str(path))
@@ -204,7 +196,7 @@ def _record_shape(rec: Mapping[str, Any]) -> str | None:
     if not (is_integer(rec.get("seed")) and is_integer(rec.get("group"))):
         return "its seed or group is not an integer"
     seats = rec.get("seats")
-    least = 0 if rec.get("reason") == "not_played" else 1  # (a table of entrants all disqualified)
+    least = 1 if played(rec) else 0  # (a table of entrants all disqualified)
     if not (isinstance(seats, list) and least <= len(seats) <= MAX_TABLE and all(isinstance(s, str) for s in seats)):
         return f"its seats are not a list of {least} to {MAX_TABLE} names"
     for key in ("places", "scores", "phases"):

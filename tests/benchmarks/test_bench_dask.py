@@ -28,7 +28,7 @@ distributed = pytest.importorskip(
     "distributed", reason="the dask executor needs the cluster extra: pip install 'dask[distributed]'"
 )
 
-from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.config import config_from  # noqa: E402
 from harness.tournament.dask_executor import LOG_DIR_ENV, DaskExecutor  # noqa: E402
 from harness.tournament.executor import GameRunner, LocalExecutor  # noqa: E402
 from harness.tournament.schedule import schedule  # noqa: E402
@@ -60,7 +60,7 @@ def _cfg(tmp: Path, games: int, **over: Any):
         "rules": {"phases": [1]}, "replays": "none", "output": str(tmp / "out"),
     }
     data.update(over)
-    return parse_config(data, base=ROOT)
+    return config_from(data, base=ROOT)
 
 
 def _null_result(spec: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from strength import play_deal, solitaire, summary, wilson  # noqa: E402
 
-from harness.tournament.config import parse_config  # noqa: E402
+from harness.tournament.config import config_from  # noqa: E402
 from harness.tournament.runner import run_tournament  # noqa: E402
 from harness.ratings.bootstrap import analyse  # noqa: E402
 from harness.ratings.paired import paired_deals  # noqa: E402
@@ -92,7 +92,7 @@ def test_expert_first_and_never_faults_at_four_player_tables(tmp_path: Path) -> 
     settled above the next by the harness's own anytime-valid test (the one the run
     stopped on)."""
     root = Path(__file__).resolve().parents[2]
-    cfg = parse_config(FOUR | {"base_dir": str(root), "output": str(tmp_path / "out")}, "<four>", root)
+    cfg = config_from(FOUR | {"base_dir": str(root), "output": str(tmp_path / "out")}, "<four>", root)
     run_tournament(cfg, build_site=False)
     games = [json.loads(x) for x in (tmp_path / "out" / "games.jsonl").read_text().splitlines() if x.strip()]
     assert 48 <= len(games) <= 600 and len(games) % 4 == 0

@@ -16,7 +16,7 @@ import random
 import statistics
 from typing import Any
 
-from harness.tournament.config import parse_config
+from harness.tournament.config import config_from
 from harness.tournament.league import Matchmaker
 from harness.tournament.schedule import schedule
 from harness.ratings.stopping import check_settled
@@ -32,7 +32,7 @@ def _cfg(fmt: str, seed: int) -> Any:
             "bots": [{"name": e, "cmd": ["python", "-c", "pass"]} for e in ENTRANTS]}
     if fmt == "league":
         data["league"] = {"round_games": ROUND, "min_games": 10}
-    return parse_config(data)
+    return config_from(data)
 
 
 def _play(seats: tuple[str, ...], rng: random.Random) -> list[int]:

@@ -26,7 +26,7 @@ from harness.players import play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, encode, handshake, play_game
 from harness.sandbox.box import Sandbox
 from harness.sandbox.modes import bwrap_available
-from harness.tournament.config import parse_config, with_sandbox
+from harness.tournament.config import config_from, with_sandbox
 from harness.tournament.runner import run_tournament
 from test_bench_referee import Recording, replies_files  # the same recording greedy player
 
@@ -194,7 +194,7 @@ def test_tournament_throughput_with_and_without_sandbox(benchmark, tmp_path: Pat
         data = {"name": f"bench-{mode}", "seed": 5, "bots": [{"name": f"g{i}", "cmd": GREEDY} for i in range(5)],
                 "table_size": 4, "games_per_table": per_table, "parallel": 2, "replays": "none",
                 "output": str(tmp_path / mode)}
-        cfg = with_sandbox(parse_config(data, base=ROOT), mode)
+        cfg = with_sandbox(config_from(data, base=ROOT), mode)
         t = time.perf_counter()
         out = run_tournament(cfg, fresh=True, build_site=False)
         dt = time.perf_counter() - t
@@ -247,3 +247,33 @@ def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.Monk
                 b.send(encode({"type": "bye"}))
             b.stop()
     benchmark.extra_info.update(_summary("per decision, greedy bots stopped between turns or not", "us", got, 1e6))
+
+
+
+
+@pytest.mark.parametrize("size_mb", [0, 18, 250])
+def test_cost_of_a_private_copy_of_a_bot_folder(benchmark, size_mb: int, tmp_path: Path) -> None:
+    """The private copy of its own folder each start of a bot in its games makes
+    (`sandbox.private`): of bots/python (size 0 here) or of a folder of `size_mb` MB of data
+    in 86 files (a built Rust kit holds 18 MB in 86 files), median of the copies."""
+    from harness.sandbox.private import PrivateFolder
+
+    folder = ROOT / "bots/python"
+    if size_mb:
+        folder = tmp_path / "own"
+        folder.mkdir()
+        for k in range(86):
+            (folder / f"f{k}").write_bytes(os.urandom((size_mb << 20) // 86))
+    enabled = not benchmark.disabled
+    times = []
+    for _ in range(15 if enabled else 1):
+        p = PrivateFolder()
+        t = time.perf_counter()
+        p.copy(str(folder), [])
+        times.append(time.perf_counter() - t)
+        p.remove()
+    benchmark.extra_info["median_ms"] = statistics.median(times) * 1000
+    if enabled:
+        print(f"\nprivate copy of {size_mb or 'bots/python'} MB: median {statistics.median(times) * 1000:.1f} ms, "
+              f"max {max(times) * 1000:.1f} ms")
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)

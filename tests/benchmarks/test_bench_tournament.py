@@ -18,7 +18,7 @@ import pytest
 from harness.engine import Rules
 from harness.players import GreedyStrategy, play_local
 from harness.referee import BotProcess, BotSpec, TimeControl, handshake, play_game
-from harness.tournament.config import parse_config
+from harness.tournament.config import config_from
 from harness.tournament import executor
 from harness.tournament.executor import GameRunner, pin_to_cpu
 from harness.tournament.runner import run_tournament
@@ -64,7 +64,7 @@ def test_tournament_throughput_by_parallelism(benchmark, tmp_path: Path) -> None
     runs: dict[tuple[int, bool], list[dict[str, float]]] = {}
 
     def one(parallel: int, affinity: bool = False, ahead: bool = True) -> None:
-        cfg = parse_config(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
+        cfg = config_from(_config(tmp_path, parallel, per_table, affinity), base=ROOT)
         spare = executor.cpu_to_spare
         if not ahead:  # the workers are forked: they see this too
             executor.cpu_to_spare = lambda *_, **__: False
@@ -200,7 +200,7 @@ def test_worker_memory_does_not_grow(benchmark, tmp_path: Path) -> None:
     """A worker's resident memory after 100 and after 2,000 games (short games: phase 1 only,
     so 2,000 fit in a benchmark run)."""
     total = 200 if benchmark.disabled else 2000
-    cfg = parse_config({
+    cfg = config_from({
         "name": "mem", "seed": 1, "bots": [{"name": "a", "cmd": GREEDY}, {"name": "b", "cmd": GREEDY}],
         "rules": {"phases": [1]}, "replays": "failed", "output": str(tmp_path / "mem"),
     }, base=ROOT)
@@ -238,7 +238,7 @@ def test_duplicate_deals_fresh_processes_cost(benchmark, tmp_path: Path) -> None
     def one(trusted: bool) -> None:
         data = {**_config(tmp_path, 1, per_table), "duplicate": True, "trusted": trusted,
                 "name": f"dup-{trusted}", "output": str(tmp_path / f"dup-{trusted}")}
-        cfg = parse_config(data, base=ROOT)
+        cfg = config_from(data, base=ROOT)
         t = time.perf_counter()
         out = run_tournament(cfg, fresh=True, build_site=False)
         dt = time.perf_counter() - t

@@ -13,11 +13,10 @@ from .charts import Domain, Whisker, whisker, whisker_axis, whisker_domain, whis
 from .data import MAX_GAME_ROWS, Entrant, SiteData, game_name
 from .replays import rules_summary
 from .values import fmt, num
+from ...model import FAULT_KINDS
 
 LEADERBOARD_PAGE = 50
 """Leaderboard rows shown per page at first."""
-
-FAULT_KINDS = ("timeout", "malformed", "illegal", "crash", "startup")
 
 _COLUMNS: list[tuple[str, str, str]] = [  # (label, type, css class)
     ("#", "num", "num"), ("Entrant", "text", ""), ("μ", "num", "num"), ("σ", "num", "num"),
