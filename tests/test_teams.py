@@ -18,6 +18,7 @@ from harness.tournament.config import ConfigError, parse_config
 from harness.tournament.league import Matchmaker
 from harness.tournament.runner import run_tournament
 from harness.tournament.schedule import Past, schedule
+from harness.tournament.verify import verify_results
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = [sys.executable, str(ROOT / "bots/python/greedy.py")]
@@ -141,3 +142,5 @@ def test_a_run_shows_the_teams_and_their_cost_on_the_board(tmp_path: Path) -> No
     assert "## Teams" in (out / "stats.md").read_text()
     assert "team A" in (out / "site" / "index.html").read_text()
     assert "team" in (out / "config.resolved.yaml").read_text()
+    v = verify_results(out)  # the board's teams recomputed from the published config
+    assert v.ok, [(c.name, c.detail) for c in v.checks if c.ok is False]
