@@ -140,7 +140,7 @@ def test_a_run_shows_the_teams_and_their_cost_on_the_board(tmp_path: Path) -> No
     assert "Teams (entrants of one team never share a table): A: a1, a2." in md and "| team |" in md
     assert "4 to 6 games per entrant" in (out / "leaderboard.md").read_text()
     assert "## Teams" in (out / "stats.md").read_text()
-    assert "team A" in (out / "site" / "index.html").read_text()
+    assert "(team A)" in (out / "site" / "index.html").read_text()
     assert "team" in (out / "config.resolved.yaml").read_text()
     v = verify_results(out)  # the board's teams recomputed from the published config
     assert v.ok, [(c.name, c.detail) for c in v.checks if c.ok is False]

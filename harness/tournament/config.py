@@ -133,6 +133,9 @@ class TournamentConfig:
     # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
     # every other bot gets a fresh process for each rotation of a duplicate deal.
     trusted: frozenset[str] = frozenset()
+    # What the site shows of an entrant's versions: name -> {"version": label, "replaces":
+    # the name of the entrant it follows}; decides nothing of the games.
+    lineage: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     league: LeaguePolicy = field(default_factory=LeaguePolicy)
     # The order round a round-robin or gauntlet table: "seeded" and "balanced" change it
@@ -204,7 +207,8 @@ class TournamentConfig:
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
                  "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
                  **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {}),
-                 **({"team": self.team_map[b.name]} if b.name in self.team_map else {})}
+                 **({"team": self.team_map[b.name]} if b.name in self.team_map else {}),
+                 **self.lineage.get(b.name, {})}
                 for b in self.bots
             ],
             "table_size": self.table_size,
@@ -323,7 +327,8 @@ TOP_KEYS = {
     "executor", "scheduler", "limits", "stop_when", "stop", "affinity", "randomize_addresses",
     "sandbox", "trusted", "league", "seating",
 }
-BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted", "team"}
+BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted",
+            "version", "replaces", "team"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
@@ -421,7 +426,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         name=name, seed=None if secret else seed_raw, bots=tuple(bots), parallel=parallel, rules=rules,
         time=_time(src, data), faults=policy, disqualify=dq, output=Path(output), stop_when=stop_when, stop=stop,
         sandbox=sandbox, trusted=frozenset(trusted), teams=tuple(teams), secret_seed=secret, source=src, home=str(base),
-        raw=dict(data), **shape, **_running(src, data))
+        lineage=_lineage(src, data["bots"]), raw=dict(data), **shape, **_running(src, data))
 
 
 def _bots(src: str, data: Mapping[str, Any], base: Path, sandbox: str) -> tuple[list[BotSpec], set[str]]:
@@ -604,6 +609,30 @@ LEAGUE_KEYS = {"round_games", "min_games"}
 
 
 LEAGUE_ROUND = 40  # a league round's games unless set
+
+
+def _lineage(src: str, bots_raw: list[Any]) -> dict[str, dict[str, str]]:
+    """Each bot's `version:` (a label) and `replaces:` (the entrant it is a new version of,
+    no longer in the field), as given."""
+    names = {b["name"] for b in bots_raw}
+    out: dict[str, dict[str, str]] = {}
+    for i, b in enumerate(bots_raw):
+        got: dict[str, str] = {}
+        for key in ("version", "replaces"):
+            v = b.get(key)
+            if v is None:
+                continue
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and key == "version":
+                v = str(v)
+            if not isinstance(v, str) or not v.strip() or len(v) > 64 or not v.isprintable():
+                raise _err(src, f"bots[{i}].{key}", f"must be a short line of text, not {v!r}")
+            got[key] = v
+        if got.get("replaces") in names:
+            raise _err(src, f"bots[{i}].replaces", f"names {got['replaces']!r}, which is still in the field: "
+                                                   "a bot replaces an entrant that is retired")
+        if got:
+            out[b["name"]] = got
+    return out
 
 
 def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int) -> LeaguePolicy:
