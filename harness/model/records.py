@@ -61,8 +61,8 @@ class _GameCore(TypedDict):
 class GameRecord(_GameCore, total=False):
     """A game's line in games.jsonl: the referee's result, the tournament's fields (`id`,
     `group`), the entrants left out of it (`disqualified`) and the failed builds that did
-    it (`build_failed`), where its replay is kept (`replay`, `replay_sha256`) and the hash
-    chain's link (`chain`)."""
+    it (`build_failed`), where its replay is kept (`replay`, `replay_sha256`), the hash
+    chain's link (`chain`), and what each seat's discards gave the others (`passes`)."""
 
     id: int
     group: int
@@ -71,6 +71,7 @@ class GameRecord(_GameCore, total=False):
     replay: str | None
     replay_sha256: str
     chain: str
+    passes: list[list[int]]  # [seat, other seat, offered, taken, wilds, skips] (`referee.passes`)
 
 
 class PlayedGame(TypedDict, total=False):

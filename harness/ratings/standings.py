@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..report.columns import COLUMNS
 from .bootstrap import RESAMPLES, bootstrap_seed
+from .collusion import collusion_report
 from .paired import SPARSE_ABOVE
 from .section import report
 from .significance import CONFIDENCE
@@ -89,6 +90,9 @@ def tally_leaderboard(
         "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
     }
+    collusion = collusion_report(tally.passes)
+    board["collusion"] = collusion.listed
+    board["collusion_pairs"] = collusion.pairs
     if stopping is not None:
         board["stopping"] = dict(stopping)
     return board

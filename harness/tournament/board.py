@@ -22,6 +22,7 @@ from .disqualify import Disqualification, disqualifications, judges
 from .results import seed_state
 from .schedule import GameSpec, full_schedule, iter_schedule
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
+from .teams import mark_teams
 
 def tally_records(cfg: TournamentConfig,
                   records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | GameTally) -> GameTally:
@@ -117,6 +118,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
         board["sandbox"] = dict(sandbox)
     board |= (seed or seed_state(cfg, reveal)).to_json()
     board["results_sha256"] = tally.digest()
+    mark_teams(board, cfg.team_map, cfg.table_size)
     return board
 
 
