@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..model import Board
+
 __all__ = ["apart", "fits", "mark_teams", "seat_balance", "team_of", "team_problem"]
 
 
@@ -73,7 +75,7 @@ def seat_balance(games: Mapping[str, int], met: Mapping[str, Mapping[str, int]],
                            if a in teams and teams.get(b) == teams[a]]}
 
 
-def mark_teams(board: dict[str, Any], teams: Mapping[str, str], table_size: int) -> None:
+def mark_teams(board: Board, teams: Mapping[str, str], table_size: int) -> None:
     """Show the teams on a board: each row's `team` (where it has one) and `teams`: the
     members of each team and what the teams cost in seat balance (`seat_balance`)."""
     if not teams:
