@@ -22,6 +22,7 @@ from ..referee.redact import WITHHELD, Redactor, shown_path
 from ..sandbox.box import MODES as SANDBOX_MODES
 from ..sandbox.box import Sandbox
 from .placement import ConfigError, err as _err, place_bots, placed_root
+from .teams import team_problem
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -142,6 +143,8 @@ class TournamentConfig:
     # drawn from the seed or fixed by the names; "rotate" keeps the table's order, only
     # rotated (who plays after whom never changes).
     seating: str = "seeded"
+    # (entrant, team) of the bots given a `team`: entrants of one team never share a table
+    teams: tuple[tuple[str, str], ...] = ()
     # A field that changed between runs (set from the results folder, not the file):
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
@@ -160,6 +163,11 @@ class TournamentConfig:
     def entrants(self) -> list[str]:
         """Entrant names in config order."""
         return [b.name for b in self.bots]
+
+    @property
+    def team_map(self) -> dict[str, str]:
+        """Entrant -> team, for the bots given one (`tournament.teams`)."""
+        return dict(self.teams)
 
     @property
     def standing(self) -> list[str]:
@@ -199,6 +207,7 @@ class TournamentConfig:
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
                  "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
                  **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {}),
+                 **({"team": self.team_map[b.name]} if b.name in self.team_map else {}),
                  **self.lineage.get(b.name, {})}
                 for b in self.bots
             ],
@@ -286,6 +295,19 @@ def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = Non
     return v
 
 
+def _teams(src: str, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The bots' `team`s as (entrant, team), each a short name (entrants of one team
+    never share a table)."""
+    out = []
+    for i, b in enumerate(data["bots"]):
+        team = b.get("team")
+        if team is not None and (not isinstance(team, str) or not _NAME.match(team)):
+            raise _err(src, f"bots[{i}].team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
+        if team is not None:
+            out.append((b["name"], team))
+    return out
+
+
 def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
@@ -306,7 +328,7 @@ TOP_KEYS = {
     "sandbox", "trusted", "league", "seating",
 }
 BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted",
-            "version", "replaces"}
+            "version", "replaces", "team"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
@@ -380,6 +402,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "output", f"must be a path, not {output!r}")
     bots, trusted = _bots(src, data, base, sandbox)
     shape = _format(src, data, [b.name for b in bots])
+    teams = _teams(src, data)
+    why = team_problem([b.name for b in bots], shape["challengers"], shape["table_size"], shape["format"], dict(teams))
+    if why:
+        raise _err(src, "table_size", why)
     parallel = data.get("parallel", 1)
     if parallel == "auto":
         parallel = os.cpu_count() or 1
@@ -399,7 +425,7 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     return TournamentConfig(
         name=name, seed=None if secret else seed_raw, bots=tuple(bots), parallel=parallel, rules=rules,
         time=_time(src, data), faults=policy, disqualify=dq, output=Path(output), stop_when=stop_when, stop=stop,
-        sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src, home=str(base),
+        sandbox=sandbox, trusted=frozenset(trusted), teams=tuple(teams), secret_seed=secret, source=src, home=str(base),
         lineage=_lineage(src, data["bots"]), raw=dict(data), **shape, **_running(src, data))
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..ledger.journal import Journal, iter_chain
 from ..ledger.keep import Deferred, FirstFaults
-from ..model import GameRecord, PlayedGame, StopDecision
+from ..model import Board, GameRecord, PlayedGame, StopDecision
 from ..ratings.trueskill import rules_draw_probability
 from ..referee import BotSpec
 from ..report.files import write_whole
@@ -62,7 +62,7 @@ class Outcome:
     played: int
     total: int
     finished: bool
-    board: dict[str, Any] = field(default_factory=dict)
+    board: Board = field(default_factory=lambda: Board())
     bot_starts: dict[str, int] = field(default_factory=dict)
     disqualified: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..fairplay import collusion_notes, team_cell
 from ..leaderboard import MARKS, ORDER_KEY, order_line, promise, seed_note, stop_line
 from .charts import Domain, Whisker, whisker, whisker_axis, whisker_domain, whisker_frame
 from .data import Entrant, SiteData
@@ -43,6 +44,9 @@ _ASCENDING_FIRST = {"#", "Entrant", "Place", "Points", "Faults"}
 def notices(data: SiteData) -> list[str]:
     """The page's notices: what could not be shown, containment, trusted entrants."""
     notes = list(data.warnings)
+    flagged = [" and ".join(r["pair"]) for r in data.leaderboard.get("collusion") or [] if r.get("flagged")]
+    if flagged:
+        notes.append(f"Collusion flagged: {'; '.join(flagged)} (see the collusion report below the leaderboard).")
     trusted = data.leaderboard.get("trusted")
     if trusted:
         notes.append(f"Trusted: {', '.join(map(str, trusted))}. Their processes were kept across the seat "
@@ -91,6 +95,8 @@ def _cells(e: Entrant, i: int, has_pl: bool, dom: Domain | None) -> dict[str, An
                     (r.get("mean_phases"), fmt(r.get("mean_phases"))), (faults, fmt(faults, 0))):
         cells.append([num(v), text])
     tags = [["retired", "retired"]] if r.get("retired") else []
+    if team_cell(r):  # shown as "(team NAME)"; a team's name is letters, digits and _.+-
+        tags.append([f"team {team_cell(r)}", "entrants of one team never share a table"])
     if r.get("disqualified"):
         tags.append(["disqualified", str(r["disqualified"])])
     return {"n": e.name, "s": slug(e.name), "c": e.color, "tags": tags, "cells": cells,
@@ -129,6 +135,7 @@ def leaderboard(data: SiteData, out: Mapping[str, str]) -> dict[str, Any]:
         "frame": whisker_frame(dom),
         "notes": notes,
         "folded": len(ents) > FOLD_ORDER,
+        "collusion": collusion_notes(data.leaderboard),
     }
 
 
