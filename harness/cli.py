@@ -98,10 +98,13 @@ def main() -> None:
 @click.option("--forever", is_flag=True,
               help="A league: play rounds until stopped (Ctrl-C or SIGTERM: the games being played finish, "
                    "the results are published, exit 0).")
+@click.option("--heartbeat", type=click.FloatRange(0.05, 3600), default=5.0, show_default=True, metavar="SECONDS",
+              help="How often the run writes progress.json while it lives: `serve` shows a run silent for three "
+                   "heartbeats as stopped.")
 @_sandbox_option
 def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, executor: str | None,
         scheduler: str | None, no_progress: bool, no_site: bool, retire: tuple[str, ...], forever: bool,
-        sandbox: str | None) -> None:
+        heartbeat: float, sandbox: str | None) -> None:
     """Run the tournament described by CONFIG (YAML). Run it again to continue an
     interrupted tournament, or after adding or removing bots: the games played are kept
     and only the games the new field needs are played."""
@@ -129,7 +132,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     halt = _halt_on_signals() if forever else None
     try:
         outcome = run_tournament(cfg, fresh=fresh, on_progress=progress_cb, build_site=not no_site,
-                                 retire=retire, forever=forever, stop=halt)
+                                 retire=retire, forever=forever, stop=halt, heartbeat_s=heartbeat)
     except KeyboardInterrupt:
         stop()
         console.print(f"[yellow]Interrupted.[/yellow] Finished games are kept in {cfg.output}/games.jsonl; "

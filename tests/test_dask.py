@@ -169,6 +169,10 @@ def test_worker_killed_mid_tournament(tmp_path: Path, cluster) -> None:
         assert outcome.finished and outcome.played == 12
         assert records(dask.output) == records(local.output)  # each game once, as locally
         assert board(dask.output) == board(local.output)
+        # the loss is recorded (and printed by `run`), as a local worker's is
+        lost = [i for i in outcome.incidents if i["worker"] == killed["worker"]]
+        assert lost and {i["game"] for i in lost} <= {k.split("-")[1] for k in killed["games"]}, outcome.incidents
+        assert json.loads((dask.output / "stats.json").read_text())["incidents"] == outcome.incidents
         client.wait_for_workers(2, timeout=30)  # the nanny restarts the worker
     finally:
         client.close()

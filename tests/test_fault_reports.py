@@ -38,4 +38,4 @@ def test_run_and_the_published_files_name_each_entrants_fault_kinds(tmp_path: Pa
         assert f"| bad | {n} | illegal × {n} | g00000" in section, name
         assert "| greedy |" not in section.split("\n## ")[0], name
     site = (out / "site" / "index.html").read_text()
-    assert f'<span class="small muted fault-kinds">illegal × {n}</span>' in site
+    assert f'{n} <span class="band">illegal × {n}</span></td>' in site

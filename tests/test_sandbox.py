@@ -524,12 +524,12 @@ def test_without_a_cgroup_memory_that_forked_workers_share_is_counted_once(
     not five times, so a bot well inside its 300 MB limit is not ended for it, while the
     sum of their resident sizes is over it. Memory each worker holds of its own still
     counts in full (`test_memory_limit_across_setsid_children_is_named`)."""
-    from harness.referee import process
+    from harness.referee import launch, process
     from harness.sandbox.proctable import stat_fields, tree_stats
 
     if mode == "auto" and not OK:
         pytest.skip(f"the sandbox cannot run here: {WHY}")
-    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    monkeypatch.setattr(launch, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
         import os, sys, time
         from harness.players import GreedyStrategy
@@ -574,11 +574,11 @@ def test_without_a_cgroup_memory_held_in_in_memory_files_counts(
     bot. The bot fills them only once its handshake is done (when told to): filled before,
     the watchdog, which looks while the harness waits for the hello reply, could end it
     during its handshake on a slow start."""
-    from harness.referee import process
+    from harness.referee import launch, process
 
     if mode == "auto" and not OK:
         pytest.skip(f"the sandbox cannot run here: {WHY}")
-    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    monkeypatch.setattr(launch, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
         import os, sys
 
@@ -615,10 +615,10 @@ def test_unsandboxed_without_a_cgroup_children_that_leave_the_group_are_counted_
     towards its 200 MB limit, and are ended with it (they were not: they outlived the
     bot). They fill their memory once the bot's handshake is done (when told to), so that
     the watchdog does not end the bot during its handshake on a slow start."""
-    from harness.referee import process
+    from harness.referee import launch, process
     from harness.sandbox.proctable import stat_fields, tree_stats
 
-    monkeypatch.setattr(process, "cgroups", lambda: (None, "none here"))
+    monkeypatch.setattr(launch, "cgroups", lambda: (None, "none here"))
     bot = start(tmp_path, """
         import os, sys, time
 

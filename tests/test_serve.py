@@ -4,6 +4,7 @@ real browser (headless Chromium, as in test_site_browser.py) while a league play
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -58,7 +59,7 @@ def test_serve_answers_live_json_and_the_page_with_its_script(tmp_path: Path) ->
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         live = json.loads(urllib.request.urlopen(base + "live.json", timeout=30).read())
-        assert live["games"] == 1 and live["board"][0]["entrant"] == "b"
+        assert live["games"] == 1 and {r["entrant"] for r in live["board"]} == {"a", "b"}
         page = urllib.request.urlopen(base, timeout=30).read().decode()
         assert '<script src="live.js"></script>' in page
         assert b"live.json" in urllib.request.urlopen(base + "live.js", timeout=30).read()
@@ -220,3 +221,138 @@ def test_the_open_page_shows_new_games_and_standings_without_a_reload(tmp_path: 
             serve.kill()
         league_err.close()
     assert league is not None and league.returncode == 0, (tmp_path / "league.stderr").read_text()[-2000:]
+
+
+def test_a_run_silent_for_three_heartbeats_is_stopped_since_its_last(tmp_path: Path) -> None:
+    """progress.json says "running" until the run's last word; only its heartbeat tells a
+    run killed without one (kill -9) from a live one."""
+    from harness.tournament.heartbeat import Heartbeat, run_state, stale_after
+
+    beat = Heartbeat(tmp_path / "progress.json", every=2.0)
+    beat.set({"done": 3, "running": True}, force=True)
+    progress = json.loads((tmp_path / "progress.json").read_text())
+    t = progress["updated"]
+    assert progress["heartbeat_s"] == 2.0 and stale_after(2.0) == 8.0
+    assert run_state(progress, now=t + 7.9)["state"] == "playing"
+    gone = run_state(progress, now=t + 8.1)
+    assert gone == {"state": "stopped", "since": t, "silent_s": 8.1}
+    beat.set({"done": 3, "running": False}, force=True)
+    assert run_state(json.loads((tmp_path / "progress.json").read_text()), now=t + 60)["state"] == "finished"
+    assert run_state({})["state"] == "idle"
+    with pytest.raises(ValueError, match="heartbeat interval"):
+        Heartbeat(tmp_path / "p.json", every=0)
+
+
+def test_the_live_box_ranks_and_rates_as_the_published_board(tmp_path: Path) -> None:
+    """One ranking: the live box has the board's order and its deciding value, not a
+    TrueSkill of its own in arrival order; games and wins are counted live."""
+    (tmp_path / "tournament.json").write_text(json.dumps({"name": "x"}))
+    (tmp_path / "leaderboard.json").write_text(json.dumps({"games": 1, "entrants": [
+        {"rank": 1, "entrant": "a", "pl_strength": 0.4, "ci_low": 0.1, "ci_high": 0.7, "conservative": 1.0, "games": 1},
+        {"rank": 2, "entrant": "b", "pl_strength": -0.4, "ci_low": -0.7, "ci_high": -0.1, "conservative": 9.0,
+         "games": 1}]}))
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(b"".join(json.dumps(_rec(i, ["b", "a", "c"], [1, 2, 3])).encode() + b"\n" for i in range(3)))
+    s = LiveView(tmp_path).snapshot()
+    assert [(r["rank"], r["entrant"], r["value"]) for r in s["board"]] == [(1, "a", 0.4), (2, "b", -0.4), (None, "c", None)]
+    assert s["decides"] == "PL" and s["board"][1]["wins"] == 3 and s["board"][0]["low"] == 0.1
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install chromium)")
+def test_the_open_page_says_the_run_stopped_after_kill_9(tmp_path: Path, browser: Any) -> None:
+    """kill -9 of `run --forever` leaves progress.json saying "running"; the open page
+    says "stopped, since …" once the heartbeat is missed (0.5 s here, so well within 30 s)."""
+    path = _league(tmp_path)
+    out = tmp_path / "out"
+    serve = None
+    league = subprocess.Popen(CLI + ["run", str(path), "--forever", "--heartbeat", "0.5", "--no-site", "--no-progress"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "games.jsonl").exists() or not (out / "games.jsonl").stat().st_size:
+            assert league.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        serve = subprocess.Popen(CLI + ["serve", str(out), "--port", "0"], stderr=subprocess.PIPE, text=True)
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", serve.stderr.readline() if serve.stderr else "")
+        assert port
+        browser.open(f"http://127.0.0.1:{port.group(1)}/")
+        browser.wait_for("document.getElementById('live').getAttribute('data-state') === 'playing'", timeout=60)
+        os.killpg(league.pid, signal.SIGKILL)  # the run and its bots, without a word
+        league.wait(timeout=30)
+        assert json.loads((out / "progress.json").read_text())["running"] is True
+        browser.wait_for("document.getElementById('live').getAttribute('data-state') === 'stopped'", timeout=30)
+        assert browser.eval("document.getElementById('live-state').textContent").startswith("stopped, since ")
+    finally:
+        if league.poll() is None:
+            os.killpg(league.pid, signal.SIGKILL)
+            league.wait(timeout=30)
+        if serve is not None:
+            serve.send_signal(signal.SIGINT)
+            try:
+                serve.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                serve.kill()
+
+
+def _synthetic(results: Path, first: int, n: int, field: list[str]) -> None:
+    """`n` games from id `first` at tables of four drawn from `field` (a seeded draw), added
+    to games.jsonl, and a leaderboard.json of the field as a publication writes it."""
+    import random
+
+    rnd = random.Random(first)
+    with open(results / "games.jsonl", "a") as f:
+        for i in range(first, first + n):
+            seats = rnd.sample(field, 4)
+            faults = [{"seat": 0, "kind": "timeout", "reason": "no reply"}] if i % 97 == 0 else []
+            f.write(json.dumps({"id": i, "game": f"g{i:06d}", "seats": seats, "places": [1, 2, 3, 4],
+                                "scores": [5, 50, 90, 120], "phases": [9, 7, 5, 3], "faults": faults,
+                                "reason": "finished", "replay": None}) + "\n")
+    (results / "leaderboard.json").write_text(json.dumps({"name": "big", "games": first + n, "entrants": [
+        {"rank": k + 1, "entrant": e, "mu": 30 - k, "sigma": 1.0, "conservative": 27 - k} for k, e in enumerate(field)]}))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install chromium)")
+def test_an_entrant_added_after_5000_games_shows_without_restarting_serve(tmp_path: Path, browser: Any) -> None:
+    """A league's newcomer after 5,000 games: once the site is published again (as a
+    league's run does between rounds), the running `serve` shows its page and its games,
+    newest first, in the games list."""
+    from harness.report.site import build_site
+
+    results = tmp_path / "league"
+    results.mkdir()
+    (results / "tournament.json").write_text(json.dumps({"name": "big"}))
+    field = [f"bot{k}" for k in range(8)]
+    _synthetic(results, 0, 5000, field)
+    build_site(results)
+    serve = subprocess.Popen(CLI + ["serve", str(results), "--port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", serve.stderr.readline() if serve.stderr else "")
+        assert port
+        base = f"http://127.0.0.1:{port.group(1)}/"
+        browser.open(base)
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        assert browser.eval("document.getElementById('games-count').textContent") == "5000 games, newest first"
+        _synthetic(results, 5000, 200, field + ["newbie"])  # the newcomer plays
+        build_site(results)  # published again, serve untouched
+        browser.open(base + "entrants/newbie.html")
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        newbie = json.loads(browser.eval("JSON.stringify(Array.from(document.querySelectorAll('#games-table tbody tr'))"
+                                         ".map(r => [r.dataset.game, JSON.parse(r.dataset.entrants)]))"))
+        assert newbie and all("newbie" in seats for _, seats in newbie)
+        assert newbie[0][0] > newbie[-1][0]  # newest first
+        assert "<dt>Rank</dt><dd>9</dd>" in urllib.request.urlopen(base + "entrants/newbie.html", timeout=30).read().decode()
+        browser.open(base)
+        browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+        assert browser.eval("document.getElementById('games-count').textContent") == "5200 games, newest first"
+        assert browser.eval("document.querySelector('#games-table tbody tr').dataset.game") == "g005199"
+        browser.eval("(function(s){s.value='newbie';s.dispatchEvent(new Event('change'));})"
+                     "(document.getElementById('filter-entrant'))")
+        browser.wait_for("document.getElementById('games').dataset.matches === '%d'" % sum(
+            "newbie" in json.loads(line)["seats"] for line in (results / "games.jsonl").read_text().splitlines()))
+        assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
+    finally:
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()

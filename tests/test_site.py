@@ -9,6 +9,7 @@ replay with the current engine (if a rules change breaks it, regenerate it).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -89,17 +90,40 @@ def test_head_to_head_and_places(site: Path) -> None:
     assert "greedy: 1st place in 4 of 6 games" in places
 
 
-def test_entrants_show_games_faults_reasons_and_replay_links(site: Path) -> None:
+def test_each_entrant_has_a_page_with_its_faults_reasons_and_opponents(site: Path) -> None:
     page = _read(site, "index.html")
-    cards = page[page.index('id="entrants"'):page.index('id="games"')]
     for name in ENTRANTS:
-        assert f'data-entrant="{name}"' in cards
-    assert "timeout × 1" in cards and "malformed × 1" in cards
-    assert "no reply within 1000 ms to a draw request" in cards
-    assert "reply is not a JSON object: &#39;draw deck&#39;" in cards
-    assert 'href="replay.html#game=g000003"' in cards
-    games = page[page.index('id="games-table"'):]
-    assert games.count("<tr data-entrants=") == 6
+        assert f'href="entrants/{name}.html"' in page
+    pages = {name: _read(site, f"entrants/{name}.html") for name in ENTRANTS}
+    faulty = "".join(pages.values())
+    assert "timeout × 1" in faulty and "malformed × 1" in faulty
+    assert "no reply within 1000 ms to a draw request" in faulty
+    assert "reply is not a JSON object: &#39;draw deck&#39;" in faulty
+    greedy = pages["greedy"]
+    assert '["random","random",6,' in greedy and 'data-entrant="greedy"' in greedy  # opponents, its games list
+    assert "<dt>Rank</dt><dd>1</dd>" in greedy
+
+
+def test_the_games_are_data_pages_newest_first_by_stream(site: Path) -> None:
+    """Every game in the stream `all`, an entrant's in its own, the faulty ones in
+    `faults`: the games list reads them from data/, not from one table in the page."""
+    from harness.report.site.pages import parse_chunk
+
+    key, games = parse_chunk(_read(site, "data/all-0.js"))
+    assert key == "all-0" and len(games) == 6
+    journal = [json.loads(line) for line in (site.parent / "games.jsonl").read_text().splitlines() if line.strip()]
+    assert [g[1] for g in games] == [g["game"] for g in journal]  # in the order games finished
+    _, greedy = parse_chunk(_read(site, "data/e-greedy-0.js"))
+    assert greedy and all("greedy" in g[2] for g in greedy)
+    _, faulty = parse_chunk(_read(site, "data/faults-0.js"))
+    assert faulty and all(g[6] for g in faulty)
+    index = json.loads(_read(site, "data/index.js")[len('P10.data("index",'):-3])
+    assert index["streams"]["all"] == 6 and "g000003" in index["replays"]
+    assert 'id="games-table"' in page_of(site) and "<tr data-entrants=" not in page_of(site)
+
+
+def page_of(site: Path) -> str:
+    return _read(site, "index.html")
 
 
 def test_settings_show_the_seed_and_the_whole_config(site: Path) -> None:
@@ -252,10 +276,21 @@ def test_hostile_names_and_reasons_stay_text_and_data(tmp_path: Path) -> None:
     index = _Parsed(_read(evil, "index.html"))
     rows = [v for tag, k, v in index.attrs if tag == "tr" and k == "data-entrant"]
     assert sorted(rows) == sorted([*HOSTILE.values(), "greedy-js"])  # each name back, character for character
-    assert any(k == "class" and v == "tag " + IMG for _, k, v in index.attrs)
-    assert any(k == "title" and v == SCRIPT + IMG + BIDI for _, k, v in index.attrs)  # a fault's reason
-    data = {a.get("id"): json.loads(body) for a, body in index.scripts if a.get("type") == "application/json"}
-    assert set(HOSTILE.values()) <= set(data["h2h-data"]["names"]) and set(HOSTILE.values()) <= set(data["history-data"]["names"])
+    from harness.report.site.pages import parse_chunk, slug
+
+    pages = {}
+    for old, new in HOSTILE.items():  # each entrant's page: the same tags as with a plain name
+        p = _Parsed(_read(plain, f"entrants/{slug(old + '-x')}.html"))
+        pages[new] = e = _Parsed(_read(evil, f"entrants/{slug(new)}.html"))
+        assert e.shape == p.shape, new
+    assert any(k == "class" and v == "tag " + IMG for page in pages.values() for _, k, v in page.attrs)
+    assert any(SCRIPT + IMG + BIDI in html.unescape(_read(evil, f"entrants/{slug(n)}.html")) for n in pages)  # reasons
+    _, games = parse_chunk(_read(evil, "data/all-0.js"))
+    assert [HOSTILE["cautious"], IMG, SCRIPT + IMG + BIDI] in [f for g in games for f in g[6]]  # the data, exactly
+    assert "<" not in _read(evil, "data/all-0.js") and "<" not in _read(evil, "data/board.js")
+    data = {k: parse_chunk(_read(evil, f"data/{k}.js"))[1] for k in ("h2h", "history")}
+    assert set(HOSTILE.values()) <= set(data["h2h"]["names"]) and set(HOSTILE.values()) <= set(data["history"]["names"])
+    assert "<" not in _read(evil, "data/h2h.js") and "<" not in _read(evil, "data/history.js")
     for a, body in index.scripts:
         assert a.get("type") != "application/json" or "<" not in body  # no data block can close its script
     replay = _read(evil, "replays/g000003.js")
@@ -293,7 +328,9 @@ def test_a_quickstart_sized_tournament_stays_under_2_mb(tmp_path: Path) -> None:
     site = build_site(results)
     total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     assert total < 2_000_000, total
-    assert (site / "index.html").read_text().count("<tr data-entrants=") == 100
+    from harness.report.site.pages import parse_chunk
+
+    assert len(parse_chunk((site / "data" / "all-0.js").read_text())[1]) == 100
 
 
 # ----------------------------------------------------------------------------- replays
@@ -365,3 +402,54 @@ def test_terminal_replay_prints_the_game_in_colour() -> None:
     assert "\x1b[" in coloured  # cards carry their colours
     assert "End of hand 5" in plain
     assert "Result: 1. greedy (135 points), 2. random (220 points)" in plain
+
+
+def test_versions_and_retired_entrants_are_out_of_the_ranking_in_their_own_section(tmp_path: Path) -> None:
+    """`replaces:` links a bot to the entrant it is a new version of: the site shows the
+    line of versions on their pages, and the earlier version (and any retired entrant) in
+    a section of its own, out of the ranking."""
+    results = _results(tmp_path)
+    cfg = (results / "config.resolved.yaml").read_text()
+    cfg = cfg.replace("  - name: cautious\n", "  - name: cautious\n    version: \"2.0\"\n    replaces: random\n")
+    (results / "config.resolved.yaml").write_text(cfg)
+    lb = json.loads((results / "leaderboard.json").read_text())
+    for row in lb["entrants"]:
+        row["retired"] = row["entrant"] in ("random", "greedy-js")
+    (results / "leaderboard.json").write_text(json.dumps(lb))
+    site = build_site(results)
+    page = _read(site, "index.html")
+    board = page[page.index('id="leaderboard-table"'):page.index("</table>", page.index('id="leaderboard-table"'))]
+    assert re.findall(r'<tr data-entrant="([^"]+)"', board) == ["greedy", "cautious"]
+    out = page[page.index('id="retired"'):page.index("</section>", page.index('id="retired"'))]
+    assert re.findall(r'<tr data-entrant="([^"]+)"><td class="name-cell"><a class="entrant" href="[^"]+">[^<]+</a></td>'
+                      r'<td>([^<]+)</td>', out) == [("greedy-js", "retired"), ("random", "earlier version of cautious")]  # in rank order
+    for name in ("random", "cautious"):
+        versions = _read(site, f"entrants/{name}.html")
+        line = re.sub(r"<[^>]+>", "", versions[versions.index('id="versions"'):versions.index("</p>", versions.index('id="versions"'))])
+        assert line.endswith("Versions: random → cautious (2.0)"), line
+
+
+def test_a_bot_declares_its_version_and_what_it_replaces(tmp_path: Path) -> None:
+    from harness.tournament.config import ConfigError, parse_config
+
+    bots = [{"name": "alice-v2", "cmd": ["true"], "version": 2, "replaces": "alice-v1"}, {"name": "bob", "cmd": ["true"]}]
+    cfg = parse_config({"name": "t", "seed": 1, "bots": bots, "output": str(tmp_path / "out")}, base=tmp_path)
+    assert cfg.resolved()["bots"][0]["version"] == "2" and cfg.resolved()["bots"][0]["replaces"] == "alice-v1"
+    assert "version" not in cfg.resolved()["bots"][1]  # nothing added where nothing was said
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.replaces.*'bob', which is still in the field"):
+        parse_config({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
+                      "bots": [dict(bots[0], replaces="bob"), bots[1]]}, base=tmp_path)
+    with pytest.raises(ConfigError, match=r"bots\[0\]\.version"):
+        parse_config({"name": "t", "seed": 1, "output": str(tmp_path / "out"),
+                      "bots": [dict(bots[0], version=["x"]), bots[1]]}, base=tmp_path)
+
+
+def test_the_heat_maps_even_share_is_seen_on_the_page() -> None:
+    """50 % is the middle of the diverging scale: a colour of its own, not near-white on
+    the white page (every channel within 16 of 255 before)."""
+    from harness.report.site.charts import _HEAT
+    from harness.report.site.values import lerp_color
+
+    even = lerp_color(_HEAT, 0.5)
+    assert 255 * 3 - sum(even) >= 80, even
+    assert lerp_color(_HEAT, 0.0)[0] > lerp_color(_HEAT, 0.0)[2] and lerp_color(_HEAT, 1.0)[2] > lerp_color(_HEAT, 1.0)[0]

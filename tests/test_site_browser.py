@@ -356,7 +356,7 @@ def test_leaderboard_sorts_when_a_header_is_clicked(browser: DevTools, site: Pat
     assert browser.eval(order) == ["random", "greedy-js", "greedy", "cautious"]
     browser.click("#leaderboard-table th:nth-child(13)")  # Faults: fewest first, ties keep their order
     assert browser.eval(order)[-2:] == ["cautious", "random"] or browser.eval(order)[-2:] == ["random", "cautious"]
-    browser.click("#leaderboard-table th:nth-child(5)")  # μ − 3σ: highest first
+    browser.click("#leaderboard-table th:nth-child(3)")  # μ − 3σ (the deciding column here): highest first
     assert browser.eval(order) == ["greedy", "greedy-js", "cautious", "random"]
     assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
     _check_local_only(browser)
@@ -365,13 +365,25 @@ def test_leaderboard_sorts_when_a_header_is_clicked(browser: DevTools, site: Pat
         browser.screenshot(DOCS / "leaderboard.png")
 
 
-def test_games_filter_by_entrant(browser: DevTools, site: Path) -> None:
+def test_games_list_pages_newest_first_and_filters_by_entrant_pair_and_fault(browser: DevTools, site: Path) -> None:
     browser.open((site / "index.html").as_uri())
-    visible = "Array.from(document.querySelectorAll('#games-table tbody tr')).filter(r => !r.classList.contains('hidden')).length"
-    assert browser.eval(visible) == 6
+    browser.wait_for("document.getElementById('games').dataset.rendered === '1'")
+    rows = "Array.from(document.querySelectorAll('#games-table tbody tr')).map(r => r.dataset.game)"
+    journal = [json.loads(line)["game"] for line in (site.parent / "games.jsonl").read_text().splitlines() if line.strip()]
+    assert browser.eval(rows) == journal[::-1]  # newest first
     browser.click("#filter-faults")
-    assert browser.eval(visible) == 1
-    assert browser.eval("document.getElementById('games-count').textContent") == "1 of 6 games"
+    browser.wait_for("document.getElementById('games').dataset.matches === '1'")
+    assert browser.eval("document.getElementById('games-count').textContent") == "1 of 6 games, newest first"
+    browser.click("#filter-faults")
+    pick = ("(function(id, v){var s=document.getElementById(id); s.value=v; "
+            "s.dispatchEvent(new Event('change'));})(%s, %s)")
+    browser.eval(pick % ('"filter-entrant"', '"greedy"'))
+    browser.wait_for("document.getElementById('games').dataset.matches === '6'")
+    browser.eval(pick % ('"filter-against"', '"random"'))
+    browser.wait_for("!document.getElementById('games').dataset.loading")
+    seats = browser.eval("Array.from(document.querySelectorAll('#games-table tbody tr')).map(r => JSON.parse(r.dataset.entrants))")
+    assert seats and all("greedy" in s and "random" in s for s in seats)
+    assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
 
 
 def test_replay_viewer_answers_real_key_presses_and_buttons(browser: DevTools, site: Path) -> None:
@@ -429,17 +441,15 @@ def test_hostile_names_run_no_script_and_read_as_text(browser: DevTools, tmp_pat
     from test_site import HOSTILE, dressed  # the same hostile results as the page-level test
 
     site = build_site(dressed(tmp_path, True))
-    # the HTML parser's only changes: a NUL in an attribute becomes U+FFFD, in text it is dropped
-    shown = sorted(n.replace("\x00", "\ufffd") for n in HOSTILE.values())
-    text = sorted(n.replace("\x00", "") for n in HOSTILE.values())
+    # the rows are made by the script from data/board.js: the names exactly, as text
     browser.open((site / "index.html").as_uri(), before=ALERTS)
     rows = "Array.from(document.querySelectorAll('#leaderboard-table tbody tr')).map(r => r.dataset.entrant)"
-    assert sorted(browser.eval(rows)) == sorted([*shown, "greedy-js"])
+    assert sorted(browser.eval(rows)) == sorted([*HOSTILE.values(), "greedy-js"])
     links = "Array.from(document.querySelectorAll('#leaderboard-table a.entrant')).map(a => a.textContent)"
-    assert sorted(browser.eval(links)) == sorted([*text, "greedy-js"])
+    assert sorted(browser.eval(links)) == sorted([*HOSTILE.values(), "greedy-js"])
     assert browser.eval("document.getElementById('title').textContent").startswith("T</script><script>")
-    browser.click("#filter-faults")  # the games table's script reads the names back from data-entrants
-    browser.wait_for("document.getElementById('games-count').textContent === '1 of 6 games'")
+    browser.click("#filter-faults")  # the games list's script makes its rows from the data files
+    browser.wait_for("document.getElementById('games-count').textContent === '1 of 6 games, newest first'")
     assert browser.eval("document.querySelectorAll('img').length") == 0
     assert browser.eval("window.__alerts") == 0
     assert browser.eval("document.getElementById('js-errors').dataset.count") == "0", _console_errors(browser)
@@ -485,14 +495,20 @@ def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools,
     browser.open((big_site / "index.html").as_uri())
     visible = ("Array.from(document.querySelectorAll('#leaderboard-table tbody tr'))"
                ".filter(r => r.offsetParent !== null).map(r => r.dataset.entrant)")
-    # the leaderboard: every entrant, one page of 50 at a time
-    assert browser.eval("document.querySelectorAll('#leaderboard-table tbody tr').length") == 100
+    # the leaderboard: every entrant, one page of 50 at a time (only that page in the table)
+    assert browser.eval("document.getElementById('leaderboard-table').dataset.matches") == "100"
     assert len(browser.eval(visible)) == 50
     assert browser.eval("document.getElementById('lb-page').textContent") == "page 1 of 2"
+    # the order line of 100 entrants is folded, not a wall of text under the board
+    assert browser.eval("document.getElementById('order-line').tagName") == "DETAILS"
+    assert browser.eval("document.getElementById('order-line').open") is False
     browser.click("#lb-next")
     assert len(browser.eval(visible)) == 50 and browser.eval(visible)[0] != "e0001"
     # the heat map: one cell per pair on a canvas, painted, with a tooltip
     assert browser.eval("document.getElementById('h2h-canvas').dataset.rendered") == "1"
+    assert browser.eval("+document.getElementById('h2h-canvas').dataset.cells") == 30  # a big field: the top 30,
+    assert browser.eval("document.getElementById('h2h-canvas').dataset.labels") == "1"  # with their names
+    browser.eval("(function(f){f.value='all';f.dispatchEvent(new Event('input'));})(document.getElementById('h2h-filter'))")
     assert browser.eval("+document.getElementById('h2h-canvas').dataset.cells") == 100
     assert browser.eval("document.getElementById('h2h-canvas').width") == 700  # 7 px a cell
     shades = browser.eval(
@@ -506,10 +522,9 @@ def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools,
     browser.wait_for("!document.getElementById('h2h-tip').classList.contains('hidden')")
     assert re.fullmatch(r"e\d{4} (placed ahead of e\d{4} in \d+ of \d+ games \(\d+ behind, \d+ tied\)|never met e\d{4})",
                         browser.eval("document.getElementById('h2h-tip').textContent"))
-    browser.click("#h2h-filter")
-    browser.call("Input.insertText", {"text": "1-20"})
+    browser.eval("(function(f){f.value='1-20';f.dispatchEvent(new Event('input'));})(document.getElementById('h2h-filter'))")
     browser.wait_for("+document.getElementById('h2h-canvas').dataset.cells === 20")
-    assert browser.eval("document.getElementById('h2h-canvas').width") == 20 * 28  # zoomed in
+    assert browser.eval("document.getElementById('h2h-canvas').width") > 20 * 28  # zoomed in, and names beside
     # the rating chart: the top 10, each in its own colour; more can be added
     assert browser.eval("document.getElementById('history-chart').dataset.rendered") == "1"
     strokes = browser.eval("Array.from(document.querySelectorAll('#history-chart path.series')).map(p => p.getAttribute('stroke'))")
@@ -527,3 +542,44 @@ def test_a_field_of_100_entrants_renders_and_finds_an_entrant(browser: DevTools,
     assert browser.eval("document.getElementById('js-errors').dataset.count") == "0"
     assert _console_errors(browser) == []
     _check_local_only(browser)
+
+
+# ----------------------------------------------------------------------------- layout
+
+OVERFLOW = (Path(__file__).parent / "fixtures" / "overflow.js").read_text()
+"""A script that lists every element reaching out of its panel (not inside a box that
+scrolls) and every box whose content is wider than it (cut, or scrolled sideways)."""
+
+
+def _layout(browser: DevTools, url: str, width: int, shot: Path) -> dict[str, Any]:
+    browser.open(url)
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                                         "mobile": width < 600})
+    browser.wait_for("document.documentElement.clientWidth === %d" % width)
+    browser.wait_for("!document.querySelector('[data-loading]')")
+    found = browser.eval(OVERFLOW)
+    browser.screenshot(shot)
+    return found
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_nothing_overflows_its_panel_at_phone_and_desktop_widths(browser: DevTools, site: Path, big_site: Path,
+                                                                 width: int, tmp_path: Path) -> None:
+    """The leaderboard, the charts, the games list and an entrant's page, with 4 entrants
+    and with 100 (PL and its interval): no element reaches out of its panel, nothing is cut
+    or scrolled sideways; on a phone the deciding column stays and others are dropped.
+    Screenshots: tmp_path, and docs/ with P10_SCREENSHOTS=1."""
+    pages = {"small": site / "index.html", "big": big_site / "index.html",
+             "entrant": big_site / "entrants" / "e0001.html"}
+    for name, page in pages.items():
+        shot = (DOCS if os.environ.get("P10_SCREENSHOTS") == "1" else tmp_path) / f"site-{name}-{width}.png"
+        found = _layout(browser, page.as_uri(), width, shot)
+        assert found["cut"] == [] and found["scrolls"] == [], (name, width, found)
+    deciding = browser.eval("(function(){var t=document.querySelector('th.decides');"
+                            "return t ? t.getBoundingClientRect().right <= document.documentElement.clientWidth : null;})()")
+    assert deciding in (None, True)  # (an entrant's page has no leaderboard)
+    _layout(browser, pages["big"].as_uri(), width, tmp_path / "again.png")
+    shown = browser.eval("Array.from(document.querySelectorAll('#leaderboard-table th')).filter("
+                         "t => t.offsetParent !== null).map(t => t.querySelector('.lbl').textContent)")
+    assert shown[:3] == ["#", "Entrant", "PL [95 %]"]  # the column that decides, first and never dropped
+    assert browser.eval("document.querySelector('#leaderboard-table td.decides').getBoundingClientRect().right") <= width

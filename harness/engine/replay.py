@@ -6,7 +6,7 @@ applied, so the engine can rebuild each state exactly.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .actions import action_from_json
 from .deals import Deck
@@ -86,20 +86,26 @@ def frames(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> l
     return out
 
 
-def replay_game(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> Game:
+def replay_game(header: Mapping[str, Any], actions: Sequence[Mapping[str, Any]],
+                on_events: Callable[[list[dict[str, Any]]], None] | None = None) -> Game:
     """The game of a replay file played again from its header (rules, seed, deck, players)
     through every recorded action, each checked by the rules (`IllegalMove`, and ValueError
     for an action by the wrong seat or after the end). The returned game may not be over,
-    if the actions stop early."""
+    if the actions stop early. `on_events` is given the events of the deal and of each
+    action, in order."""
     rules = Rules.from_dict(header["rules"])
     names = [p["name"] for p in header["players"]]
     deck = Deck.from_dict(header["deck"]) if header.get("deck") else None
     game = Game(rules, len(names), int(header["seed"]), deck, game_id=header.get("game", ""), names=names)
-    game.start()
+    events = game.start()
+    if on_events:
+        on_events(events)
     for n, a in enumerate(actions, 1):
         if game.decision is None:
             raise ValueError(f"action {n} comes after the end of the game")
         if a.get("seat") != game.current:
             raise ValueError(f"action {n} is recorded for seat {a.get('seat')!r}, but seat {game.current} was to move")
-        game.apply(action_from_json(a["action"], game.decision))
+        events = game.apply(action_from_json(a["action"], game.decision))
+        if on_events:
+            on_events(events)
     return game

@@ -1,7 +1,9 @@
 """The records every layer passes on: a game's record, its faults, the executor's result,
-the early-stopping decision. Plain data (what games.jsonl and leaderboard.json hold), typed
-here once; this package imports nothing of the harness."""
+the early-stopping decision, the board. Plain data (what games.jsonl and leaderboard.json
+hold), typed here once; this package imports nothing of the harness."""
 
-from .records import FAULT_KINDS, NOT_PLAYED, FaultKind, FaultRecord, GameRecord, PlayedGame, StopDecision, played
+from .records import (FAULT_KINDS, NOT_PLAYED, Board, BoardRow, FaultKind, FaultRecord, GameRecord, PlayedGame,
+                      StopDecision, played)
 
-__all__ = ["FAULT_KINDS", "NOT_PLAYED", "FaultKind", "FaultRecord", "GameRecord", "PlayedGame", "StopDecision", "played"]
+__all__ = ["FAULT_KINDS", "NOT_PLAYED", "Board", "BoardRow", "FaultKind", "FaultRecord", "GameRecord", "PlayedGame",
+           "StopDecision", "played"]

@@ -61,8 +61,8 @@ class _GameCore(TypedDict):
 class GameRecord(_GameCore, total=False):
     """A game's line in games.jsonl: the referee's result, the tournament's fields (`id`,
     `group`), the entrants left out of it (`disqualified`) and the failed builds that did
-    it (`build_failed`), where its replay is kept (`replay`, `replay_sha256`) and the hash
-    chain's link (`chain`)."""
+    it (`build_failed`), where its replay is kept (`replay`, `replay_sha256`), the hash
+    chain's link (`chain`), and what each seat's discards gave the others (`passes`)."""
 
     id: int
     group: int
@@ -71,6 +71,7 @@ class GameRecord(_GameCore, total=False):
     replay: str | None
     replay_sha256: str
     chain: str
+    passes: list[list[int]]  # [seat, other seat, offered, taken, wilds, skips] (`referee.passes`)
 
 
 class PlayedGame(TypedDict, total=False):
@@ -107,3 +108,56 @@ def played(rec: Mapping[str, Any]) -> bool:
     """Whether the game of record `rec` was played (not `NOT_PLAYED`): the one test every
     reader of the games uses."""
     return rec.get("reason") != NOT_PLAYED
+
+
+class BoardRow(TypedDict, total=False):
+    """One entrant's row of the board (leaderboard.json's `entrants`)."""
+
+    rank: int
+    entrant: str
+    games: int
+    wins: int
+    win_rate: float
+    mean_place: float
+    mean_score: float
+    mean_phases: float
+    place_counts: list[int]
+    mu: float
+    sigma: float
+    conservative: float
+    pl_strength: float | None
+    ci_low: float | None
+    ci_high: float | None
+    next: str | None
+    settled_above: bool | None
+    faults: int
+    fault_kinds: dict[str, int]
+    first_fault: dict[str, Any]
+    disqualified: bool
+    retired: bool
+    team: str
+    version: str
+
+
+class Board(TypedDict, total=False):
+    """The board of a tournament's games, as leaderboard.json holds it (`board.make_board`,
+    which `verify` recomputes)."""
+
+    name: str
+    games: int
+    entrants: list[BoardRow]
+    head_to_head: Any
+    history: Any
+    statistics: dict[str, Any]
+    stopping: StopDecision | None
+    disqualified: list[dict[str, Any]]
+    retired: list[str]
+    trusted: list[str]
+    sandbox: dict[str, Any]
+    seed: int | None
+    seed_mode: str
+    seed_sha256: str
+    results_sha256: str
+    collusion: list[dict[str, Any]]
+    collusion_pairs: int
+    teams: Any

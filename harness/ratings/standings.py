@@ -4,10 +4,12 @@ is (`section`)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
+from ..model import Board, BoardRow, StopDecision
 from ..report.columns import COLUMNS
 from .bootstrap import RESAMPLES, bootstrap_seed
+from .collusion import collusion_report
 from .paired import SPARSE_ABOVE
 from .section import report
 from .significance import CONFIDENCE
@@ -20,7 +22,7 @@ def build_leaderboard(
     disqualified: Mapping[str, str] | None = None, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
     stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None, sequential: bool = False,
     draw_probability: float | None = None,
-) -> dict[str, Any]:
+) -> Board:
     """The leaderboard of `records` (any order; they are rated in game-index order).
 
     `ratings`, if given, is TrueSkill already run over exactly these records in index order
@@ -37,7 +39,7 @@ def tally_leaderboard(
     tally: Tally, name: str = "", seed: int | None = None, disqualified: Mapping[str, str] | None = None,
     confidence: float = CONFIDENCE, resamples: int = RESAMPLES, stopping: Mapping[str, Any] | None = None,
     ratings: Ratings | None = None, sequential: bool = False, bootstrap: int | None = None,
-) -> dict[str, Any]:
+) -> Board:
     """The leaderboard of the games in `tally` (`bootstrap`: the bootstrap's seed, if not
     the one `seed` gives: where the seed is secret, the one the board published).
 
@@ -80,17 +82,21 @@ def tally_leaderboard(
         row["settled_above"] = None if nxt is None else bool(nb and nb["settled"])
         row["next"] = None if nxt is None or nb is None else nb["verdict"]
     history = ratings.history
-    board = {
+    board: Board = {
         "name": name,
         "seed": seed,
         "games": tally.played,
-        "entrants": [{k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS} for row in rows],
+        "entrants": [cast(BoardRow, {k: row[k] for k in COLUMNS} | {k: row[k] for k in row if k not in COLUMNS})
+                     for row in rows],
         "head_to_head": tally.head_to_head(sparse=len(entrants) > SPARSE_ABOVE),
         "history": {e: [list(p) for p in history[e]] for e in entrants},
         "statistics": statistics,
     }
+    collusion = collusion_report(tally.passes)
+    board["collusion"] = collusion.listed
+    board["collusion_pairs"] = collusion.pairs
     if stopping is not None:
-        board["stopping"] = dict(stopping)
+        board["stopping"] = cast(StopDecision, dict(stopping))
     return board
 
 

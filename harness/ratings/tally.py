@@ -21,6 +21,7 @@ import numpy as np
 
 from ..spill import Column, empty
 from . import games
+from .collusion import PassTally
 from .games import GameArrays, rows_where
 from .trueskill import Ratings
 from ..model import played
@@ -56,6 +57,7 @@ class Tally:
         self.first_fault: list[tuple[int, str, str, str] | None] = [None] * n
         self.ahead = np.zeros((n, n), dtype=np.int64)  # row placed ahead of column, games
         self.tied = np.zeros((n, n), dtype=np.int64)
+        self.passes = PassTally(self.entrants)  # what each one's discards gave the others (the collusion report)
         # the statistics' games: index, deal group key, seats at the table, then seats and places
         self._ids, self._keys = Column(np.int64), Column(np.int64)
         self._size = Column(np.int8)
@@ -108,6 +110,7 @@ class Tally:
             self._add_rating(i, None)
             return
         self.played += 1
+        self.passes.add(rec)
         seats, places = rec["seats"], rec["places"]
         self._add_rating(i, (tuple(seats), tuple(places)))
         idx = [self.index[s] for s in seats]

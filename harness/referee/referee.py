@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import orjson
 
 from ..engine import Action, Deck, Game, IllegalMove, Rules
+from .passes import count_passes
 from .codec import MalformedMessage, as_int, decode, encode, hello_message, parse_hello, parse_reply
 from .process import (
     BotDied, BotError, BotProcess, BotStartError, BotTimeout, LineTooLong, memory_limit_text, says_out_of_memory,
@@ -209,6 +210,7 @@ class GameResult:
     think_s: list[float]
     stale_replies: int = 0
     recording: Recording | None = field(default=None, repr=False)
+    passes: list[list[int]] | None = None  # what each seat's discards gave the others (`passes`)
 
     @property
     def replay(self) -> list[bytes] | None:
@@ -219,7 +221,7 @@ class GameResult:
 
     def to_record(self) -> GameRecord:
         """The games.jsonl form (without tournament fields such as id and group)."""
-        return {
+        rec: GameRecord = {
             "game": self.game,
             "seed": self.seed,
             "seats": self.seats,
@@ -234,6 +236,9 @@ class GameResult:
             "forfeits": self.forfeits,
             "duration_s": round(self.duration_s, 4),
         }
+        if self.passes is not None:
+            rec["passes"] = self.passes
+        return rec
 
 
 _UNTIMED_S = 7 * 24 * 3600.0
@@ -462,6 +467,7 @@ class Referee:
             hands=game.hand_no, stalled_hands=game.stalled_hands, reason=game.end_reason,
             faults=self.faults, forfeits=forfeits, duration_s=time.monotonic() - t0,
             decisions=self.decisions, think_s=[s.think for s in self.seats], stale_replies=self.stale,
+            passes=count_passes(len(self.seats), self._events),
         )
         end = {"type": "game_end", "game": self.game_id, "places": places, "scores": scores,
                "phases_completed": phases, "winner": result.winner, "reason": game.end_reason,

@@ -96,7 +96,7 @@ def load_yaml(data: bytes | str) -> Any:
     aliases would expand to more than `MAX_YAML_NODES` nodes, or refer to themselves: a
     file of a few hundred bytes can otherwise stand for gigabytes to any reader that walks
     it (hashing it, printing it)."""
-    loader = yaml.SafeLoader(data)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(data)  # libyaml where present: 10x faster
     try:
         node = loader.get_single_node()
         if node is None:

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from ..text import REORDERING
 from .columns import COLUMNS, STATS_COLUMNS
+from .fairplay import collusion_lines, collusion_stats, team_cell, team_note, teams_stats
 
 MARKS = {"settled": "✓", "open": "≈", "no evidence of a difference": "≈", "too few deals": "·"}
 MATRIX_MAX = 20
@@ -181,21 +182,23 @@ def to_markdown(board: Mapping[str, Any]) -> str:
     box = sandbox_line(board)
     if box:
         out += [f"**{box}**", ""]
+    out += team_note(board)
     with_stats = bool(board["entrants"]) and "settled_above" in board["entrants"][0]
-    head = ["rank", "entrant", "TrueSkill μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
+    teams = bool(board.get("teams"))
+    head = ["rank", "entrant"] + (["team"] if teams else []) + ["TrueSkill μ", "σ", "μ − 3σ", "games", "wins", "win rate", "mean place",
             "mean score", "mean phases", "faults"] + (["PL [CI]", "next"] if with_stats else [])
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     for row in board["entrants"]:
         name = row["entrant"] + (f" (disqualified: {md_text(row['disqualified'])})" if row.get("disqualified") else "") + (
             " (retired)" if row.get("retired") else "")
-        vals = [row["rank"], name] + [row[k] for k in COLUMNS[2:]]
+        vals = [row["rank"], name] + ([team_cell(row)] if teams else []) + [row[k] for k in COLUMNS[2:]]
         cells = [_fmt(v) for v in vals] + ([_interval(row), _next(row)] if with_stats else [])
         out.append("| " + " | ".join(cells) + " |")
     line = order_line(board)
     if line:
         out += ["", f"Order: {line}  {ORDER_KEY}"]
-    out += faults_section(board)
+    out += collusion_lines(board) + faults_section(board)
     names = [row["entrant"] for row in board["entrants"]]
     out += ["", "## Head to head", ""]
     if len(names) > MATRIX_MAX:
@@ -224,7 +227,9 @@ def to_csv(board: Mapping[str, Any]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     box = board.get("sandbox") if isinstance(board.get("sandbox"), dict) else None
     retired = "retired" in board  # a league's entrants no longer in the field
-    w.writerow(COLUMNS + STATS_COLUMNS + (["sandbox"] if box else []) + (["retired"] if retired else []))
+    teams = "teams" in board
+    w.writerow(COLUMNS + STATS_COLUMNS + (["sandbox"] if box else []) + (["retired"] if retired else [])
+               + (["team"] if teams else []))
     for row in board["entrants"]:
         extra = [row.get(k) for k in STATS_COLUMNS]
         cells = [row[k] for k in COLUMNS] + ["" if v is None else str(v).lower() if isinstance(v, bool) else v
@@ -234,6 +239,8 @@ def to_csv(board: Mapping[str, Any]) -> str:
             cells.append("bwrap" if mode == "bwrap" else f"{mode}: bots ran without a sandbox")
         if retired:
             cells.append("true" if row.get("retired") else "false")
+        if teams:
+            cells.append(team_cell(row))
         w.writerow(cells)
     return buf.getvalue()
 
@@ -341,7 +348,8 @@ def to_stats_markdown(board: Mapping[str, Any]) -> str:
         out += [stop, ""]
     names = [row["entrant"] for row in board["entrants"]]
     out += _stats_ratings(board, conf) + _stats_neighbours(board, conf)
-    out += _stats_pairs_met(names, st["pairs_met"]) + _stats_luck(names, st["luck"]) + faults_section(board)
+    out += _stats_pairs_met(names, st["pairs_met"]) + _stats_luck(names, st["luck"])
+    out += teams_stats(board) + collusion_stats(board, MATRIX_MAX * (MATRIX_MAX - 1) // 2) + faults_section(board)
     out += ["", "## Method", ""] + [f"- {k.replace('_', ' ')}: {v}." for k, v in st["method"].items()]
     return "\n".join(out) + "\n"
 
@@ -394,6 +402,10 @@ def print_leaderboard(board: Mapping[str, Any], console: Any = None) -> None:
     note = seed_note(board)
     if note:
         caption.append(note)
+    caption += [line for line in team_note(board) if line]
+    flagged = [" and ".join(r["pair"]) for r in board.get("collusion") or [] if r["flagged"]]
+    if flagged:
+        caption.append(f"Collusion flagged: {'; '.join(flagged)} (leaderboard.md, stats.md).")
     t = Table(title=f"{board['name']}: {board['games']} games ({seed_text(board)})",
               caption="\n".join(caption) or None)
     heads = ["#", "entrant", "TS μ", "σ", "μ−3σ", "games", "wins", "win %", "place", "score", "phases", "faults"]

@@ -11,6 +11,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Mapping
 
+from .throttle import CpuThrottle, unthrottle
+
 
 class BotCgroup:
     """One bot's cgroup (v2: one directory; v1: one in the memory and one in the pids
@@ -20,6 +22,8 @@ class BotCgroup:
         self.kind = kind
         self.dirs = dict(dirs)  # controller ("memory", "pids", "cpu", "cpuacct", or "" for v2) -> directory
         self.cpus = cpus  # the CPU quota it holds (CPUs at once), None if none
+        self._throttle: CpuThrottle | None = None
+        self._throttle_tried = False
 
     @property
     def procs_files(self) -> list[str]:
@@ -31,6 +35,24 @@ class BotCgroup:
         for f in self.procs_files:
             with open(f, "w") as fh:
                 fh.write(str(pid or os.getpid()))
+
+    def throttle(self) -> CpuThrottle | None:
+        """Its CPU bandwidth limit and CPU counter, opened once (see `throttle`), or None
+        where the cgroup has no CPU controller or no CPU counter."""
+        if not self._throttle_tried:
+            self._throttle_tried = True
+            if self.kind == "v2":
+                where = (self.dirs.get(""), self.dirs.get(""))
+                ok = where[0] is not None and os.path.exists(os.path.join(where[0], "cpu.max"))
+            else:
+                where = (self.dirs.get("cpu"), self.dirs.get("cpuacct"))
+                ok = None not in where
+            if ok:
+                try:
+                    self._throttle = CpuThrottle(self.kind, where[0] or "", where[1] or "", self.cpus)
+                except OSError:
+                    self._throttle = None
+        return self._throttle
 
     def members(self) -> list[int]:
         """The processes in the cgroup, from one hierarchy's list (cheaper than `pids`)."""
@@ -100,6 +122,11 @@ class BotCgroup:
 
     def kill(self, wait_s: float = 2.0) -> None:
         """SIGKILL every process in the cgroup until it is empty (or `wait_s` passed)."""
+        if self._throttle is not None and self._throttle.held:
+            try:
+                self._throttle.release()  # a process held to no CPU cannot run to die
+            except OSError:
+                pass
         kill_file = os.path.join(self.dirs.get("", ""), "cgroup.kill") if self.kind == "v2" else ""
         deadline = time.monotonic() + wait_s
         while True:
@@ -124,6 +151,9 @@ class BotCgroup:
     def remove(self) -> None:
         """Kill what is left and remove the cgroup's directories."""
         self.kill()
+        if self._throttle is not None:
+            self._throttle.close()
+            self._throttle = None
         for d in dict.fromkeys(self.dirs.values()):
             for _ in range(50):
                 try:
@@ -346,6 +376,7 @@ def sweep(backend: CgroupBackend) -> int:
             if os.path.exists(f"/proc/{parts[-2]}"):
                 continue  # its harness process still runs
             path = os.path.join(parent, name)
+            unthrottle(path)  # a bot held between its turns needs the CPU to die
             BotCgroup(backend.kind, {"": path}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
             try:
                 os.rmdir(path)

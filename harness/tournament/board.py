@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..ledger.marker import MARKER
 from ..ledger.seeds import SeedState
+from ..model import Board
 from ..ratings.standings import tally_leaderboard
 from ..ratings.trueskill import Ratings, rules_draw_probability
 from ..report.files import TMP_PREFIX, read_json, write_whole
@@ -22,6 +23,7 @@ from .disqualify import Disqualification, disqualifications, judges
 from .results import seed_state
 from .schedule import GameSpec, full_schedule, iter_schedule
 from .tally import CHECKPOINT, GameTally, checkpoint_bytes
+from .teams import mark_teams
 
 def tally_records(cfg: TournamentConfig,
                   records: Mapping[int, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | GameTally) -> GameTally:
@@ -39,7 +41,7 @@ def tally_records(cfg: TournamentConfig,
 def publish(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] | GameTally, build_site: bool = True,
             stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
             sandbox: Mapping[str, Any] | None = None, finished: bool = False,
-            head: str | None = None, specs: Iterable[GameSpec] | None = None) -> dict[str, Any]:
+            head: str | None = None, specs: Iterable[GameSpec] | None = None) -> Board:
     """Write leaderboard.md/.json/.csv, head_to_head.csv, stats.md, tournament.json's
     state and (optionally) the HTML site. `records`: the games, or their running
     aggregates (`GameTally`); `ratings`: TrueSkill over exactly those games in index
@@ -78,7 +80,7 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
                stopping: Mapping[str, Any] | None = None, ratings: Ratings | None = None,
                reveal: bool = False, sandbox: Mapping[str, Any] | None = None,
                specs: Iterable[GameSpec] | None = None, disqualified: Sequence[Disqualification] | None = None,
-               seed: SeedState | None = None, bootstrap: int | None = None) -> dict[str, Any]:
+               seed: SeedState | None = None, bootstrap: int | None = None) -> Board:
     """The leaderboard of `records` (or of their `GameTally`) as leaderboard.json holds it:
     the standings (retired entrants marked), the disqualifications, the trusted entrants,
     the containment (`sandbox`, as recorded in tournament.json), the seed (a secret one
@@ -115,8 +117,10 @@ def make_board(cfg: TournamentConfig, records: Mapping[int, Mapping[str, Any]] |
     board["trusted"] = [e for e in cfg.entrants if e in cfg.trusted]
     if sandbox is not None:
         board["sandbox"] = dict(sandbox)
-    board |= (seed or seed_state(cfg, reveal)).to_json()
+    shown = (seed or seed_state(cfg, reveal)).to_json()
+    board["seed"], board["seed_mode"], board["seed_sha256"] = shown["seed"], shown["seed_mode"], shown["seed_sha256"]
     board["results_sha256"] = tally.digest()
+    mark_teams(board, cfg.team_map, cfg.table_size)
     return board
 
 

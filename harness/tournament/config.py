@@ -23,6 +23,7 @@ from ..sandbox.box import MODES as SANDBOX_MODES
 from ..sandbox.box import Sandbox
 from .identity import PatternError, file_patterns
 from .placement import ConfigError, err as _err, place_bots, placed_root
+from .teams import team_problem
 
 FORMATS = ("round-robin", "gauntlet", "random", "league")
 REPLAYS = ("none", "failed", "sample", "all")
@@ -133,6 +134,9 @@ class TournamentConfig:
     # Entrants whose process may be dealt a deal it has already played (`trusted: true`);
     # every other bot gets a fresh process for each rotation of a duplicate deal.
     trusted: frozenset[str] = frozenset()
+    # What the site shows of an entrant's versions: name -> {"version": label, "replaces":
+    # the name of the entrant it follows}; decides nothing of the games.
+    lineage: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
     sandbox: str = "auto"  # the tournament's setting (each bot's is in its spec)
     league: LeaguePolicy = field(default_factory=LeaguePolicy)
     # The order round a round-robin or gauntlet table: "seeded" and "balanced" change it
@@ -140,6 +144,8 @@ class TournamentConfig:
     # drawn from the seed or fixed by the names; "rotate" keeps the table's order, only
     # rotated (who plays after whom never changes).
     seating: str = "seeded"
+    # (entrant, team) of the bots given a `team`: entrants of one team never share a table
+    teams: tuple[tuple[str, str], ...] = ()
     # A field that changed between runs (set from the results folder, not the file):
     # every entrant that ever played, in the order each first appeared, and the fields.
     field_order: tuple[str, ...] = field(default=(), compare=False)
@@ -158,6 +164,11 @@ class TournamentConfig:
     def entrants(self) -> list[str]:
         """Entrant names in config order."""
         return [b.name for b in self.bots]
+
+    @property
+    def team_map(self) -> dict[str, str]:
+        """Entrant -> team, for the bots given one (`tournament.teams`)."""
+        return dict(self.teams)
 
     @property
     def standing(self) -> list[str]:
@@ -196,7 +207,9 @@ class TournamentConfig:
                  "cwd": shown_path(b.cwd, self.root) if b.cwd else b.cwd, "env": {k: WITHHELD for k in b.env},
                  "limits": {k: v for k, v in asdict(b.limits).items() if v is not None},
                  "sandbox": b.sandbox.mode, "mounts": [shown_path(m, self.root) for m in b.sandbox.mounts],
-                 **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {})}
+                 **({"build": [words(w) for w in b.sandbox.build]} if b.sandbox.build else {}),
+                 **({"team": self.team_map[b.name]} if b.name in self.team_map else {}),
+                 **self.lineage.get(b.name, {})}
                 for b in self.bots
             ],
             "table_size": self.table_size,
@@ -283,6 +296,19 @@ def _int(src: str, key: str, v: Any, lo: int | None = None, hi: int | None = Non
     return v
 
 
+def _teams(src: str, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The bots' `team`s as (entrant, team), each a short name (entrants of one team
+    never share a table)."""
+    out = []
+    for i, b in enumerate(data["bots"]):
+        team = b.get("team")
+        if team is not None and (not isinstance(team, str) or not _NAME.match(team)):
+            raise _err(src, f"bots[{i}].team", f"must be a short name of letters, digits, '-', '_', '.', not {team!r}")
+        if team is not None:
+            out.append((b["name"], team))
+    return out
+
+
 def _check_keys(src: str, where: str, d: Mapping[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
@@ -303,7 +329,7 @@ TOP_KEYS = {
     "sandbox", "trusted", "league", "seating",
 }
 BOT_KEYS = {"name", "cmd", "cwd", "env", "limits", "sandbox", "mounts", "build", "build_timeout_s", "trusted",
-            "outputs", "ignore"}
+            "version", "replaces", "team", "outputs", "ignore"}
 LIMIT_KEYS = ("memory_mb", "cpu_s", "open_files", "processes", "file_mb", "scratch_mb", "cpus")
 
 
@@ -377,6 +403,10 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
         raise _err(src, "output", f"must be a path, not {output!r}")
     bots, trusted = _bots(src, data, base, sandbox)
     shape = _format(src, data, [b.name for b in bots])
+    teams = _teams(src, data)
+    why = team_problem([b.name for b in bots], shape["challengers"], shape["table_size"], shape["format"], dict(teams))
+    if why:
+        raise _err(src, "table_size", why)
     parallel = data.get("parallel", 1)
     if parallel == "auto":
         parallel = os.cpu_count() or 1
@@ -396,8 +426,8 @@ def parse_config(data: Mapping[str, Any], src: str = "<config>", base: Path = Pa
     return TournamentConfig(
         name=name, seed=None if secret else seed_raw, bots=tuple(bots), parallel=parallel, rules=rules,
         time=_time(src, data), faults=policy, disqualify=dq, output=Path(output), stop_when=stop_when, stop=stop,
-        sandbox=sandbox, trusted=frozenset(trusted), secret_seed=secret, source=src, home=str(base),
-        raw=dict(data), **shape, **_running(src, data))
+        sandbox=sandbox, trusted=frozenset(trusted), teams=tuple(teams), secret_seed=secret, source=src, home=str(base),
+        lineage=_lineage(src, data["bots"]), raw=dict(data), **shape, **_running(src, data))
 
 
 def _bots(src: str, data: Mapping[str, Any], base: Path, sandbox: str) -> tuple[list[BotSpec], set[str]]:
@@ -580,6 +610,30 @@ LEAGUE_KEYS = {"round_games", "min_games"}
 
 
 LEAGUE_ROUND = 40  # a league round's games unless set
+
+
+def _lineage(src: str, bots_raw: list[Any]) -> dict[str, dict[str, str]]:
+    """Each bot's `version:` (a label) and `replaces:` (the entrant it is a new version of,
+    no longer in the field), as given."""
+    names = {b["name"] for b in bots_raw}
+    out: dict[str, dict[str, str]] = {}
+    for i, b in enumerate(bots_raw):
+        got: dict[str, str] = {}
+        for key in ("version", "replaces"):
+            v = b.get(key)
+            if v is None:
+                continue
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and key == "version":
+                v = str(v)
+            if not isinstance(v, str) or not v.strip() or len(v) > 64 or not v.isprintable():
+                raise _err(src, f"bots[{i}].{key}", f"must be a short line of text, not {v!r}")
+            got[key] = v
+        if got.get("replaces") in names:
+            raise _err(src, f"bots[{i}].replaces", f"names {got['replaces']!r}, which is still in the field: "
+                                                   "a bot replaces an entrant that is retired")
+        if got:
+            out[b["name"]] = got
+    return out
 
 
 def _league(src: str, data: Mapping[str, Any], fmt: str, table_size: int) -> LeaguePolicy:

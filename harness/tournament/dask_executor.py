@@ -326,6 +326,7 @@ class DaskExecutor:
         self._threads = (0.0, 0)
         self._lease_stop: threading.Event | None = None
         self.threads_by_machine: dict[str, int] = {}
+        self.incidents: list[dict[str, Any]] = []  # workers lost: game, worker, reason (as the local executor's)
         self._renew_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="p10-lease")
         self._renewing: dict[str, Any] = {}  # worker address -> its renewal call (a Future)
         self._where: dict[str, tuple[str, int]] = {}  # worker address -> (machine, threads)
@@ -532,6 +533,7 @@ class DaskExecutor:
                     pending.extend(new)
                 submit()
         finally:
+            self.incidents += lost_games(client, token)
             if inflight:
                 try:
                     client.cancel(list(inflight))
@@ -553,3 +555,23 @@ class DaskExecutor:
         if isinstance(exc, BaseException):
             raise exc.with_traceback(res[2] if isinstance(res, tuple) else None)
         raise ClusterError(f"game {spec.game} failed on the cluster: {exc!r}")
+
+
+def lost_games(client: Any, token: str) -> list[dict[str, Any]]:
+    """The games of run `token` a worker was playing when the scheduler lost it (killed,
+    gone quiet past its time to live), from the scheduler's event log: the scheduler plays
+    them again elsewhere without a word, so the run records them as a local worker's loss
+    is recorded. An event log that cannot be read gives none."""
+    try:
+        events = client.get_events("all")
+    except Exception:  # noqa: BLE001 - an older scheduler, a closed client: nothing to add
+        return []
+    out = []
+    for _, msg in events:
+        if not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+            continue
+        for key in sorted(map(str, msg.get("processing-tasks") or ())):
+            if key.startswith("p10-") and key.endswith(f"-{token}"):
+                out.append({"game": key[len("p10-"):-len(token) - 1], "worker": str(msg.get("worker", "?")),
+                            "reason": "lost by the Dask scheduler"})
+    return out

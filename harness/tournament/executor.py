@@ -20,13 +20,14 @@ from ..sandbox.box import SandboxError
 from ..sandbox.modes import resolve_mode
 from .config import TournamentConfig
 from ..ledger.keep import may_keep
+from .pool import BotPool, say_bye
 from .schedule import GameSpec
 from ..model import NOT_PLAYED, FaultKind, FaultRecord, GameRecord, PlayedGame
 
 
 class GameRunner:
     """Plays scheduled games with bot processes that live across games (one per entrant;
-    with duplicate deals, up to one per seat rotation, see `_bot`)."""
+    with duplicate deals, up to one per seat rotation, see `pool`)."""
 
     def __init__(self, cfg: TournamentConfig, worker: str, log_dir: Path | None, reap: bool = False,
                  work_ahead: bool = True, beat: Callable[[], None] | None = None) -> None:
@@ -35,7 +36,7 @@ class GameRunner:
         self.log_dir = log_dir
         self.work_ahead = work_ahead  # see `play_game`; only where a CPU is to spare
         self.bots: dict[str, BotProcess] = {}  # every bot process, by "name" or "name#k"
-        self.slots: dict[str, list[BotProcess]] = {}  # an entrant's processes
+        self.pool = BotPool(self._new_bot)  # an entrant's processes, by seat (see `pool`)
         self.starts: dict[str, int] = {}
         # `reap`: this process is a child subreaper (see `become_subreaper`) whose only
         # children are bots, so any other child is a bot's orphan, ended after each game.
@@ -58,32 +59,34 @@ class GameRunner:
             self._deals[id(bot)] = (bot.starts, deals)
         return deals
 
-    def _bot(self, name: str, group: int) -> BotProcess:
-        """The process of entrant `name` to play a game of deal group `group`.
+    def _new_bot(self, name: str, k: int) -> BotProcess:
+        """Process k of entrant `name` (not started): its log is NAME.WORKER[.k].stderr.log."""
+        suffix = "" if k == 0 else f".{k}"
+        log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
+        bot = BotProcess(self.cfg.bot(name), log_path=log)
+        if self.redact.active:
+            bot.redact, bot.redact_line = self.redact.text, self.redact.line if self.redact.secrets else None
+        self.bots[name if k == 0 else f"{name}#{k}"] = bot
+        return bot
+
+    def _bot(self, name: str, spec: GameSpec) -> BotProcess:
+        """The process of entrant `name` to play game `spec` (see `pool`).
 
         With duplicate deals, a bot that is not trusted never plays a deal twice in one
-        process: each seat rotation of a deal goes to another of its processes (one more
-        is started while there are fewer than table_size), so every process is reused
-        across different deals and none sees a deal it has seen. Should all of them have
-        seen the deal, the first is ended and started afresh."""
-        slots = self.slots.setdefault(name, [])
-        fresh_per_deal = self.cfg.duplicate and name not in self.cfg.trusted
-        for bot in slots:
-            if not fresh_per_deal or group not in self._deals_of(bot) or bot.proc is None:
-                return bot  # (a process that was ended starts afresh)
-        if len(slots) < self.cfg.table_size:
-            k = len(slots)
-            suffix = "" if k == 0 else f".{k}"
-            log = self.log_dir / f"{name}.{self.worker}{suffix}.stderr.log" if self.log_dir else None
-            bot = BotProcess(self.cfg.bot(name), log_path=log)
-            if self.redact.active:
-                bot.redact, bot.redact_line = self.redact.text, self.redact.line if self.redact.secrets else None
-            slots.append(bot)
-            self.bots[name if k == 0 else f"{name}#{k}"] = bot
-            return bot
-        bot = slots[0]
+        process: each seat rotation of a deal goes to another of its processes (the
+        first, in order, not yet dealt it; one more is started while there are fewer
+        than table_size), so every process is reused across different deals and none
+        sees a deal it has seen. Should all of them have seen the deal, the first is
+        ended and started afresh."""
+        if not self.cfg.duplicate or name in self.cfg.trusted:
+            return self.pool.get(name, 0)
+        for k in range(self.cfg.table_size):
+            bot = self.pool.made(name, k)
+            if bot is None or spec.group not in self._deals_of(bot) or bot.proc is None:
+                return self.pool.get(name, k)  # (a process that was ended starts afresh)
+        bot = self.pool.get(name, 0)
         if bot.proc is not None:
-            self._bye(bot)
+            say_bye(bot)
             bot.stop()
         return bot
 
@@ -95,9 +98,9 @@ class GameRunner:
         """
         cfg = self.cfg
         for name in excluded:  # a disqualified bot plays no more: end it (it may be spinning)
-            for gone in self.slots.get(name, ()):
+            for gone in self.pool.of(name):
                 if gone.proc is not None:
-                    self._bye(gone)
+                    say_bye(gone)
                     gone.stop()
         seats, left_out = spec.seats_without(excluded)
         bots = []
@@ -107,7 +110,7 @@ class GameRunner:
         if self.beat is not None:
             self.beat()
         for seat, name in enumerate(seats):
-            bot = self._bot(name, spec.group)
+            bot = self._bot(name, spec)
             why = self._check_between_games(bot) if len(seats) >= 2 else None
             if why is not None:
                 between.append({"seat": seat, "entrant": name, "kind": FaultKind.CRASH.value, "reason": why})
@@ -150,11 +153,12 @@ class GameRunner:
         for bot in bots:
             # A forfeited bot was ended; it is started afresh for its next game.
             name = bot.spec.name
-            self.starts[name] = sum(b.starts for b in self.slots[name])
+            self.starts[name] = sum(b.starts for b in self.pool.of(name))
             if len(seats) >= 2:
                 self._deals_of(bot).add(spec.group)
         for name in dict.fromkeys(b.spec.name for b in bots):
             self._trim(name)
+        self.pool.trim(keep=len(bots))
         return {"record": record, "replay": replay, "starts": dict(self.starts),
                 "startup_failures": startup_failures}
 
@@ -164,14 +168,14 @@ class GameRunner:
         the one holding most is ended (`bye`) and started afresh when it is next needed.
         So a bot cannot multiply its memory by the table size; a bot within its limit in
         one process keeps all of them."""
-        slots = [b for b in self.slots.get(name, ()) if b.alive and b.cgroup is not None]
+        slots = [b for b in self.pool.of(name) if b.alive and b.cgroup is not None]
         limit = self.cfg.bot(name).limits.memory_mb
         if len(slots) < 2 or not limit:
             return
         held = {id(b): b.cgroup.memory_mb() for b in slots if b.cgroup is not None}
         while len(slots) > 1 and sum(held[id(b)] for b in slots) > limit:
             big = max(slots, key=lambda b: held[id(b)])
-            self._bye(big)
+            say_bye(big)
             big.stop()
             slots.remove(big)
 
@@ -191,16 +195,6 @@ class GameRunner:
         bot.stop(0.2)
         return why + "; started again"
 
-    @staticmethod
-    def _bye(bot: BotProcess) -> None:
-        from ..referee import encode
-
-        if bot.alive:
-            try:
-                bot.send(encode({"type": "bye"}))
-            except Exception:  # noqa: BLE001 - ending anyway
-                pass
-
     def kill_now(self) -> None:
         """Kill every bot's process group at once (no bye, no grace): for emergencies."""
         for bot in self.bots.values():
@@ -216,7 +210,7 @@ class GameRunner:
     def close(self) -> None:
         """Say bye to every bot and end its process group (and any orphan of a bot)."""
         for bot in self.bots.values():
-            self._bye(bot)
+            say_bye(bot)
         for bot in self.bots.values():
             bot.stop()
             bot.close_log()

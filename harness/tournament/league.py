@@ -113,7 +113,7 @@ class Matchmaker:
         out = [e for e in entrants if e not in gone]
         rng = random.Random(derive_seed(cfg.seed, "league", start))
         tables = match_tables(out, self.ratings.table(), self.games, cfg.league.round_games // n, n,
-                              cfg.league.min_games, rng)
+                              cfg.league.min_games, rng, cfg.team_map)
         specs = []
         seen = Counter(self.games)
         sampling = cfg.replays == "sample"

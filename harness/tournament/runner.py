@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..ledger.journal import Journal, iter_chain
 from ..ledger.keep import Deferred, FirstFaults
-from ..model import GameRecord, PlayedGame, StopDecision
+from ..model import Board, GameRecord, PlayedGame, StopDecision
 from ..ratings.trueskill import rules_draw_probability
 from ..referee import BotSpec
 from ..report.files import write_whole
@@ -29,6 +29,7 @@ from ..sandbox.modes import describe, resolve_mode
 from .board import publish
 from .config import TournamentConfig
 from .disqualify import BUILD_KEY, Disqualification, build_disqualification, build_record
+from .heartbeat import HEARTBEAT_S, Heartbeat
 from .league import Matchmaker, budget_met, next_start
 from .play import gate_of, play_games
 from .results import (ResultsError, fingerprints, hold_folder, prepare_output, rated_before, record_entrants,
@@ -61,7 +62,7 @@ class Outcome:
     played: int
     total: int
     finished: bool
-    board: dict[str, Any] = field(default_factory=dict)
+    board: Board = field(default_factory=lambda: Board())
     bot_starts: dict[str, int] = field(default_factory=dict)
     disqualified: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
@@ -182,6 +183,7 @@ def run_tournament(
     retire: Sequence[str] = (),
     forever: bool = False,
     stop: threading.Event | None = None,
+    heartbeat_s: float = HEARTBEAT_S,
 ) -> Outcome:
     """Play every game not yet in games.jsonl, then write the leaderboards and the site.
 
@@ -194,7 +196,8 @@ def run_tournament(
 
     `stop` (an event a signal handler sets): no game starts once it is set; the games
     being played finish, the results are published and the run returns. `retire`: the
-    entrants to retire (`settle_field`).
+    entrants to retire (`settle_field`). `heartbeat_s`: how often progress.json is written
+    again while the run lives (`heartbeat.Heartbeat`), so a reader can tell a dead run.
 
     KeyboardInterrupt stops the run cleanly: running games are abandoned, bots ended,
     finished games kept; the leaderboard of what finished is written, and the exception
@@ -203,7 +206,7 @@ def run_tournament(
     t0 = time.monotonic()
     state = sandbox_state(cfg)  # SandboxError before anything is written
     with hold_folder(cfg.output):
-        run = _Run(cfg, t0, state, on_progress, build_site, forever, stop)
+        run = _Run(cfg, t0, state, on_progress, build_site, forever, stop, heartbeat_s)
         run.open(fresh, retire)
         run.prepare()
         return run.play()
@@ -221,7 +224,7 @@ class _Run:
 
     def __init__(self, cfg: TournamentConfig, t0: float, state: dict[str, Any],
                  on_progress: Callable[[Progress], None] | None, build_site: bool, forever: bool,
-                 stop: threading.Event | None) -> None:
+                 stop: threading.Event | None, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.cfg, self.t0, self.state = cfg, t0, state
         self.on_progress, self.build_site, self.forever, self.stop = on_progress, build_site, forever, stop
         self.out = cfg.output
@@ -229,7 +232,7 @@ class _Run:
         self.interrupted = self.finishing = False
         self.executor: Any = None
         self.starts_by_worker: dict[str, Mapping[str, int]] = {}
-        self.shown = 0.0
+        self.beat = Heartbeat(self.out / "progress.json", heartbeat_s)
         self.published = time.monotonic()
 
     def open(self, fresh: bool, retire: Sequence[str]) -> None:
@@ -319,13 +322,10 @@ class _Run:
             yield rnd
 
     def show(self, running: bool = True, force: bool = False) -> None:
-        """progress.json, for `p10-tourney serve` (at most twice a second while playing)."""
-        now = time.monotonic()
-        if force or now - self.shown >= 0.5:
-            self.shown = now
-            write_whole(self.out / "progress.json", json.dumps({
-                "done": len(self.tally), "total": self.outcome.total, "running": running, "forever": self.forever,
-                "format": self.cfg.format, "updated": round(time.time(), 3)}) + "\n")
+        """progress.json, for `p10-tourney serve` (at most twice a second while playing; its
+        heartbeat rewrites it every `heartbeat_s` while the run lives)."""
+        self.beat.set({"done": len(self.tally), "total": self.outcome.total, "running": running,
+                       "forever": self.forever, "format": self.cfg.format}, force)
 
     def progress(self, last: GameRecord | None = None) -> None:
         """Tell `on_progress` where the run stands."""
@@ -338,6 +338,7 @@ class _Run:
         cfg = self.cfg
         try:
             self.show(force=True)
+            self.beat.start()
             self.progress()
             # The executor is not handed a secret seed (the Dask one ships its config to other
             # machines): the games' own seeds, in the specs, are all it needs. The bots run as
@@ -367,6 +368,7 @@ class _Run:
             self.interrupted = True
             raise
         finally:
+            self.beat.stop()
             self.close()
         return self.outcome
 
@@ -407,7 +409,7 @@ class _Run:
         if self.forever and time.monotonic() - self.published >= PUBLISH_EVERY_S:
             # The leaderboard lives: published between rounds, not only at the end.
             self.published = time.monotonic()
-            publish(self.cfg, self.tally, build_site=False, sandbox=self.state, head=self.journal.head,
+            publish(self.cfg, self.tally, build_site=self.build_site, sandbox=self.state, head=self.journal.head,
                     specs=self.full_specs())
         if self.cfg.stop_when:
             self.outcome.stopping = stop_check(self.cfg, self.rounds, r, self.tally, self.full_specs)

@@ -27,6 +27,7 @@ from .config import SAMPLE_PER_ENTRANT, Field, TournamentConfig
 from ..seeds import derive_seed
 from ..spill import Column
 from ..model import played
+from .teams import apart, fits
 
 __all__ = ["CompactSchedule", "Field", "GameSpec", "Past", "PastReader", "PlayedGames", "full_schedule", "game_id", "iter_schedule", "plan_rounds", "schedule", "spec_of",
            "tables_for"]
@@ -412,28 +413,32 @@ def game_id(index: int) -> str:
 
 def tables_for(cfg: TournamentConfig, entrants: Sequence[str] | None = None) -> list[tuple[str, ...]]:
     """The tables (entrants, in base seat order) of a round-robin or gauntlet of
-    `entrants` (default: the config's)."""
+    `entrants` (default: the config's); no table seats two entrants of one team."""
     names = list(cfg.entrants if entrants is None else entrants)
     n = cfg.table_size
+    teams = cfg.team_map
     if cfg.format == "round-robin":
-        return [tuple(t) for t in combinations(names, n)]
+        return [tuple(t) for t in combinations(names, n) if apart(t, teams)]
     if cfg.format == "gauntlet":
         field = [x for x in names if x not in cfg.challengers]
-        return [(c,) + tuple(rest) for c in cfg.challengers if c in names for rest in combinations(field, n - 1)]
+        return [(c,) + tuple(rest) for c in cfg.challengers if c in names for rest in combinations(field, n - 1)
+                if apart((c, *rest), teams)]
     raise ValueError(cfg.format)
 
 
 def _random_tables(cfg: TournamentConfig, count: int, names: Sequence[str], past: Past) -> Iterator[tuple[str, ...]]:
     """`count` tables where entrants play equally often and pairs meet as evenly as
-    possible, counting the games of `past` too (a new entrant plays first), one at a time."""
+    possible, counting the games of `past` too (a new entrant plays first), one at a time;
+    no table seats two entrants of one team."""
     assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables", *([past.base] if past.base else [])))
+    teams = cfg.team_map
     played = {x: past.games.get(x, 0) for x in names}
     met = {(a, b): past.met.get((a, b), 0) for a in names for b in names}
     for _ in range(count):
         table: list[str] = []
         while len(table) < cfg.table_size:
-            candidates = [x for x in names if x not in table]
+            candidates = [x for x in names if x not in table and fits(x, table, teams)]
             rng.shuffle(candidates)
             best = min(candidates, key=lambda x: (played[x], sum(met[x, y] for y in table)))
             table.append(best)
@@ -458,7 +463,8 @@ def _matched_tables(cfg: TournamentConfig, count: int, names: Sequence[str], pas
     assert cfg.seed is not None
     rng = random.Random(derive_seed(cfg.seed, "tables", past.base))
     ratings = {e: past.ratings.get(e, (MU, SIGMA)) for e in names}
-    for table in match_tables(list(names), ratings, past.games, count, cfg.table_size, LeaguePolicy().min_games, rng):
+    for table in match_tables(list(names), ratings, past.games, count, cfg.table_size, LeaguePolicy().min_games, rng,
+                              cfg.team_map):
         seats = list(table)
         rng.shuffle(seats)
         yield tuple(seats)

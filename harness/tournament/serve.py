@@ -2,9 +2,10 @@
 
 The standard library's threaded HTTP server serves RESULTS/site/ (built first if it is
 not there yet) and two more paths: ``live.json``, the state of the results folder now,
-and ``live.js``, the page script that polls it once a second and updates the live
-standings (TrueSkill over every game so far), the progress and the newest games in the
-open page, with no reload. ``index.html`` is served with that script added; the files on
+and ``live.js``, the page script that polls it once a second and updates, in the open
+page and with no reload, the live box: whether the run is playing or stopped (and since
+when: its heartbeat in progress.json), the published board's ranking with each entrant's
+games counted live, and the newest games. ``index.html`` is served with that script added; the files on
 disk stay the self-contained static site.
 
 `LiveView` reads games.jsonl as it grows (only the bytes added since the last look, only
@@ -17,25 +18,25 @@ import json
 import os
 import re
 import threading
+import time
 import urllib.parse
 from collections import deque
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import orjson
-import yaml
-
-from ..report.files import (MAX_META, NotAFileError, load_yaml, open_plain, read_json, read_regular,
+from ..report.files import (MAX_META, NotAFileError, open_plain, read_json, read_regular,
                              safe_folder)
 from ..ledger.journal import journal_lines
 from ..ledger.marker import MARKER, marker_shape
-from ..ratings.trueskill import Ratings, Trail, draw_probability_for
+from .heartbeat import run_state
 from ..model import played
 
 NEWEST = 10
-SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|replays/[A-Za-z0-9_.-]+\.js")
+SITE_FILES = re.compile(r"index\.html|replay\.html|config\.resolved\.yaml|site\.css|games\.js|rank_history\.json|replays/[A-Za-z0-9_.-]+\.js"
+                        r"|data/[A-Za-z0-9_-]+\.js|entrants/[A-Za-z0-9_-]+\.html")
 """What `serve` serves of site/ besides the live paths: the files `report.site.build_site`
 writes, by name."""
 _ASSETS = Path(__file__).resolve().parent.parent / "report" / "assets"
@@ -58,17 +59,8 @@ class LiveView:
         self.offset = 0
         self.inode: int | None = None
         self.games = 0
-        self.ratings = Ratings([], self._draw_probability())
-        self.stats: dict[str, list[float]] = {}  # entrant -> [games, wins, sum of places]
+        self.stats: dict[str, list[int]] = {}  # entrant -> [games, wins]
         self.newest: deque[dict[str, Any]] = deque(maxlen=NEWEST)
-
-    def _draw_probability(self) -> float:
-        try:
-            cfg = load_yaml(read_regular(self.results / "config.resolved.yaml", MAX_META))
-            rules = (cfg if isinstance(cfg, dict) else {}).get("rules") or {}
-            return draw_probability_for(int(rules.get("first_to") or len(rules.get("phases") or range(10))))
-        except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError, RecursionError):
-            return draw_probability_for(10)
 
     def refresh(self) -> None:
         """Take in the whole lines added to games.jsonl since the last look (from the
@@ -103,21 +95,10 @@ class LiveView:
                 or not all(isinstance(p, int) and not isinstance(p, bool) and 1 <= p <= len(seats) for p in places)
                 or not isinstance(rec.get("id"), int)):
             return  # not a record the runner writes (R1: tables of 2 to 6)
-        r = self.ratings
-        for e in seats:
-            if e not in r.ratings:
-                r.ratings[e] = r.env.create_rating()
-                r.trails[e] = Trail(2)
-                self.stats[e] = [0, 0, 0]
-        try:
-            r.update(rec["id"], seats, places)
-        except (ArithmeticError, ValueError):  # (TrueSkill on a table no game gives)
-            return
         for e, p in zip(seats, places):
-            s = self.stats[e]
-            s[0] += 1
-            s[1] += p == 1
-            s[2] += p
+            st = self.stats.setdefault(e, [0, 0])
+            st[0] += 1
+            st[1] += p == 1
         self.games += 1
         self.newest.appendleft({"game": rec.get("game"), "seats": seats, "places": places,
                                 "reason": rec.get("reason"), "replay": rec.get("replay")})
@@ -130,25 +111,44 @@ class LiveView:
         return data if isinstance(data, dict) else {}
 
     def snapshot(self) -> dict[str, Any]:
-        """What live.json answers: the games so far, the progress (progress.json), the
-        live standings by μ − 3σ, the newest games, and the games of the last published
-        leaderboard."""
+        """What live.json answers: the games so far, the progress (progress.json) and what
+        can be said of the run (`heartbeat.run_state`: playing, or stopped and since
+        when), the board (`live_board`), the newest games, and the games of the last
+        published leaderboard."""
         with self.lock:
             self.refresh()
             meta = self._json(MARKER)
             fields = (meta.get("fields") or []) if marker_shape(meta) is None else []
             active = set(fields[-1]["entrants"]) if fields else set(self.stats)
-            table = self.ratings.table()
-            board: list[dict[str, Any]] = []
-            for e, (g, w, p) in self.stats.items():
-                mu, sigma = table[e]
-                board.append({"entrant": e, "mu": round(mu, 3), "sigma": round(sigma, 3),
-                              "conservative": round(mu - 3 * sigma, 3), "games": int(g), "wins": int(w),
-                              "mean_place": round(p / g, 3) if g else 0.0, "retired": e not in active})
-            board.sort(key=lambda r: (-r["conservative"], r["entrant"]))
-            published = self._json("leaderboard.json").get("games")
-            return {"name": meta.get("name"), "games": self.games, "progress": self._json("progress.json"),
-                    "board": board, "newest": list(self.newest), "published": published}
+            progress = self._json("progress.json")
+            lb = self._json("leaderboard.json")
+            return {"name": meta.get("name"), "games": self.games, "progress": progress,
+                    "run": run_state(progress), "now": round(time.time(), 3),
+                    **live_board(lb, self.stats, active), "newest": list(self.newest),
+                    "published": lb.get("games")}
+
+
+def live_board(lb: Mapping[str, Any], stats: Mapping[str, list[int]], active: set[str]) -> dict[str, Any]:
+    """The live box's board: the published leaderboard's rows in its order, with its
+    deciding value (PL strength and its interval, or μ − 3σ where the board has no PL),
+    and each entrant's games and wins counted live; entrants with games but no published
+    row yet follow, unranked. ``decides`` names the deciding column."""
+    rows = [r for r in lb.get("entrants") or [] if isinstance(r, dict) and isinstance(r.get("entrant"), str)]
+    has_pl = any(r.get("pl_strength") is not None for r in rows)
+    board: list[dict[str, Any]] = []
+    for r in rows:
+        name = r["entrant"]
+        games, wins = stats.get(name, (0, 0))
+        value = r.get("pl_strength") if has_pl else r.get("conservative")
+        board.append({"rank": r.get("rank"), "entrant": name, "value": value,
+                      "low": r.get("ci_low"), "high": r.get("ci_high"), "published_games": r.get("games"),
+                      "games": int(games), "wins": int(wins), "retired": bool(r.get("retired")) or name not in active})
+    named = {r["entrant"] for r in board}
+    for name in sorted(set(stats) - named):
+        games, wins = stats[name]
+        board.append({"rank": None, "entrant": name, "value": None, "low": None, "high": None,
+                      "published_games": 0, "games": int(games), "wins": int(wins), "retired": name not in active})
+    return {"board": board, "decides": "PL" if has_pl else "μ − 3σ" if rows else None}
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -173,8 +173,8 @@ class _Handler(SimpleHTTPRequestHandler):
             return None
         site = Path(self.directory)
         try:
-            if os.path.islink(site / "replays") and rel.startswith("replays/"):
-                raise NotAFileError("a linked replays/")
+            if "/" in rel and os.path.islink(site / rel.split("/", 1)[0]):
+                raise NotAFileError(f"a linked {rel.split('/', 1)[0]}/")
             f = open_plain(site / rel)
         except (OSError, ValueError):
             self.send_error(404, "File not found")

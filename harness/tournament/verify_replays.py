@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 
 from ..engine import IllegalMove
 from ..engine.replay import replay_game
+from ..referee.passes import PassCounter
 from ..ledger.keep import FirstFaults, at_fault, keeps
 from ..report.files import read_regular
 from .config import TournamentConfig
@@ -145,14 +146,17 @@ def _replay_mismatch(header: Mapping[str, Any], actions: list[dict[str, Any]], r
         return "its header is not this game's (id, seed or seats)"
     if header.get("rules") != rules or header.get("deck"):
         return "its header has other rules, or stacked deals, than the tournament's"
-    game = replay_game(header, actions)
+    passes = PassCounter(len(names))
+    game = replay_game(header, actions, passes.extend)
     if game.decision is not None:
         return "the recorded actions stop before the game ends"
     places = game.places(rec["forfeits"])
     firsts = [s for s, p in enumerate(places) if p == 1]
-    got = {"places": places, "scores": [p.score for p in game.players], "phases": [p.completed for p in game.players],
+    got: dict[str, Any] = {"places": places, "scores": [p.score for p in game.players], "phases": [p.completed for p in game.players],
            "winner": firsts[0] if len(firsts) == 1 else None, "hands": game.hand_no,
            "stalled_hands": game.stalled_hands, "reason": game.end_reason}
+    if "passes" in rec:  # (records written before passes were recorded have none)
+        got["passes"] = passes.to_record()
     for k, want in got.items():
         if rec.get(k) != want:
             return f"played again, its {k} is {want}, but games.jsonl records {rec.get(k)}"

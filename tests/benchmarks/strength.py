@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -47,6 +46,7 @@ from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
 from harness.tournament.schedule import seat_order  # noqa: E402
 from harness.ratings.bootstrap import analyse  # noqa: E402
+from harness.ratings.pairwise import wilson  # noqa: E402
 from harness.ratings.paired import paired_deals  # noqa: E402
 from harness.ratings.significance import neighbour_tests  # noqa: E402
 
@@ -68,17 +68,6 @@ def play_deal(entrants: Sequence[str], deal: int, seed: int) -> list[dict[str, A
         out.append({"id": deal * n + rot, "group": deal, "seats": seats, "places": game.places(),
                     "winner": game.winner, "hands": game.hand_no, "seconds": round(time.monotonic() - t, 2)})
     return out
-
-
-def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a share k/n."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
 
 
 def summary(records: Sequence[dict[str, Any]], entrants: Sequence[str]) -> str:

@@ -102,3 +102,38 @@ def test_expert_first_and_never_faults_at_four_player_tables(tmp_path: Path) -> 
     print(summary(games, names))
     check = check_settled(games, names, top=1)
     assert check.order[0] == "py-expert" and check.settled, summary(games, names)
+
+
+EXPERT_LADDER = {"bots": ["py-expert", "py-strong", "py-greedy", "js-greedy"], "challenger": "py-expert",
+                 "games": 400, "games4": 600}
+"""The expert's benchmark on `tournaments/ladder.yaml` (refereed, default limits): heads-up
+400 duplicate games against each other bot, and 600 games at 4-player duplicate tables of
+the four; as `python tools/ladder.py --bots py-expert,py-strong,py-greedy,js-greedy
+--challenger py-expert --games 400 --games4 600 --output results/expert-ladder` plays it."""
+
+
+@pytest.mark.long
+@pytest.mark.skipif(shutil.which("node") is None, reason="js-greedy needs Node.js")
+def test_expert_ladder(tmp_path: Path) -> None:
+    """Heads-up, the expert ahead of each other bot, settled as the board marks it, with
+    at least 60 % of the games; at 4-player tables no bot settled above it; no fault in
+    any game."""
+    from harness.ledger.journal import read_journal
+    from harness.tournament.ladder import ladder_markdown, ladder_plan, run_ladder
+    from harness.ratings.pairwise import heads_up
+
+    root = Path(__file__).resolve().parents[2]
+    e = EXPERT_LADDER
+    plan = ladder_plan(root / "tournaments" / "ladder.yaml", e["games"], e["games4"], e["bots"], e["challenger"],
+                       tmp_path / "ladder")
+    print(run_ladder(plan, lambda c: run_tournament(c, build_site=False)))
+    two = list(read_journal(Path(plan.heads_up.output) / "games.jsonl").values())
+    assert plan.four is not None
+    four = list(read_journal(Path(plan.four.output) / "games.jsonl").values())
+    assert [f for g in two + four for f in g.get("faults", [])] == []
+    for p in heads_up(two, e["bots"]):
+        assert p.upper == "py-expert" and p.settled and p.share >= 0.6, ladder_markdown(plan)
+    board = json.loads((Path(plan.four.output) / "leaderboard.json").read_text())
+    rows = [r["entrant"] for r in board["entrants"]]
+    above = board["entrants"][:rows.index("py-expert")]
+    assert not any(r["settled_above"] for r in above), ladder_markdown(plan)

@@ -209,6 +209,24 @@ def test_tournament_throughput_with_and_without_sandbox(benchmark, tmp_path: Pat
     benchmark.extra_info.update(info)
 
 
+def _per_decision(bots: list[BotProcess], names: list[str]) -> float:
+    """Seconds per decision of three refereed games (the same three each time)."""
+    t = time.perf_counter()
+    decisions = 0
+    for g in range(3):
+        res = play_game(bots, names, Rules(), 3000 + g, f"g{g}", time_control=TC)
+        assert res.faults == []
+        decisions += res.decisions
+    return (time.perf_counter() - t) / decisions
+
+
+def _bye_all(bots: list[BotProcess]) -> None:
+    for b in bots:
+        if b.alive:
+            b.send(encode({"type": "bye"}))
+        b.stop()
+
+
 def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
     """Per decision of a refereed 4-player game of sandboxed Python greedy bots, with the
     bots stopped between their turns (the default: `BotProcess.pause`) and with the stop
@@ -229,26 +247,51 @@ def test_cost_of_stopping_bots_between_turns(benchmark, monkeypatch: pytest.Monk
                 b.resume()
             monkeypatch.setattr(BotProcess, "pause", lambda self, *a, **k: None)
             monkeypatch.setattr(BotProcess, "resume", lambda self, *a, **k: None)
-        t = time.perf_counter()
-        decisions = 0
-        for g in range(3):
-            res = play_game(bots, names, Rules(), 3000 + g, f"g{g}", time_control=TC)
-            assert res.faults == []
-            decisions += res.decisions
-        return (time.perf_counter() - t) / decisions
+        return _per_decision(bots, names)
 
     got: dict[str, list[float]] = {}
     try:
         benchmark.pedantic(lambda: got.update(_paired(pairs, once, ("stopped", "running"))), rounds=1, iterations=1)
     finally:
         monkeypatch.undo()
-        for b in bots:
-            if b.alive:
-                b.send(encode({"type": "bye"}))
-            b.stop()
+        _bye_all(bots)
     benchmark.extra_info.update(_summary("per decision, greedy bots stopped between turns or not", "us", got, 1e6))
 
 
+def test_cost_of_the_held_stop_against_signals(benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per decision of a refereed 4-player game of sandboxed Python greedy bots, stopped
+    between their turns by holding their cgroups to no CPU (the default where the cgroup
+    has a CPU controller: one write and one read a turn change) or by SIGSTOP to each of
+    their processes (as elsewhere), the same games, in pairs. Also in
+    `tools/bench_containment.py` (figure 1, "signals")."""
+    from harness.sandbox.cgroups import BotCgroup, cgroups
+
+    backend, why = cgroups()
+    if backend is None or not backend.cpu_quota:
+        pytest.skip(f"no cgroup with a CPU controller here: {why or 'no cpu controller'}")
+    names = [f"g{s}" for s in range(4)]
+    bots = [BotProcess(BotSpec(n, tuple(GREEDY), cwd=str(ROOT), sandbox=Sandbox(mode="bwrap"))) for n in names]
+    for n, b in zip(names, bots):
+        handshake(b, n, TC)
+    pairs = 1 if benchmark.disabled else 12
+    real = BotCgroup.throttle
+
+    def once(side: str) -> float:
+        for b in bots:
+            b.resume()  # (each side stops them its own way from here)
+        if side == "held":
+            monkeypatch.setattr(BotCgroup, "throttle", real)
+        else:
+            monkeypatch.setattr(BotCgroup, "throttle", lambda self: None)
+        return _per_decision(bots, names)
+
+    got: dict[str, list[float]] = {}
+    try:
+        benchmark.pedantic(lambda: got.update(_paired(pairs, once, ("held", "signals"))), rounds=1, iterations=1)
+    finally:
+        monkeypatch.undo()
+        _bye_all(bots)
+    benchmark.extra_info.update(_summary("per decision, greedy bots held or stopped by signals", "us", got, 1e6))
 
 
 @pytest.mark.parametrize("size_mb", [0, 18, 250])

@@ -1,72 +1,99 @@
-/* Leaderboard page: sortable, searchable, paged leaderboard; the rating chart (top N and chosen
-   entrants); the head-to-head heat map on a canvas; the games filter. */
+/* Leaderboard page: sortable, searchable, paged leaderboard (its rows from data/board.js,
+   loaded by games.js's P10.load); the rating chart (top N and chosen entrants); the
+   head-to-head heat map on a canvas, with the entrants' names. */
 (function () {
   'use strict';
 
-  function cellValue(td, type) {
-    var v = td.getAttribute('data-v');
-    if (v === null) v = td.textContent.trim();
-    if (type === 'num') {
-      var n = parseFloat(v);
-      return isNaN(n) ? null : n;
-    }
-    return v.toLowerCase();
+  function readJSON(id) {
+    var el = document.getElementById(id);
+    if (!el) return null;
+    try { return JSON.parse(el.textContent); } catch (e) { window.p10NoteError && window.p10NoteError(id + ': ' + e); return null; }
   }
 
-  function makeSortable(table) {
-    var ths = table.tHead ? table.tHead.rows[0].cells : [];
-    Array.prototype.forEach.call(ths, function (th, col) {
-      var type = th.getAttribute('data-type');
-      if (!type) return;
-      th.tabIndex = 0;
-      th.setAttribute('role', 'columnheader button');
-      function sort() {
-        var current = th.getAttribute('aria-sort');
-        var first = th.getAttribute('data-first') || (type === 'num' ? 'descending' : 'ascending');
-        var dir = current ? (current === 'ascending' ? 'descending' : 'ascending') : first;
-        Array.prototype.forEach.call(ths, function (o) { o.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', dir);
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows).map(function (row, i) {
-          return { row: row, i: i, v: cellValue(row.cells[col], type) };
-        });
-        var sign = dir === 'ascending' ? 1 : -1;
-        rows.sort(function (a, b) {
-          if (a.v === null && b.v === null) return a.i - b.i;
-          if (a.v === null) return 1;
-          if (b.v === null) return -1;
-          if (a.v < b.v) return -sign;
-          if (a.v > b.v) return sign;
-          return a.i - b.i;
-        });
-        rows.forEach(function (r) { body.appendChild(r.row); });
-        table.dispatchEvent(new Event('p10-sorted'));
-      }
-      th.addEventListener('click', sort);
-      th.addEventListener('keydown', function (ev) {
-        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); sort(); }
-      });
-    });
-    table.setAttribute('data-sortable', '1');
-  }
-  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), makeSortable);
-
-  /* Leaderboard: find an entrant, one page of rows at a time. */
+  /* Leaderboard: every row in data/board.js; the page asked for (sorted, searched) is
+     rendered into the table, so a thousand entrants cost one page of rows. */
   var lb = document.getElementById('leaderboard-table');
   var lbSearch = document.getElementById('lb-search');
   var lbSize = document.getElementById('lb-size');
-  var lbPage = 0;
+  var frame = readJSON('board-frame') || {};
+  var lbPage = 0, board = null, sortCol = 0, sortDir = 'ascending';
+  var ths = lb ? lb.tHead.rows[0].cells : [];
+  var svgHolder = document.createElement('div');
+  svgHolder.innerHTML = '<svg></svg>';
+  var SVG = svgHolder.firstChild.namespaceURI;  // (the SVG namespace, as the parser gives it)
+  function svgEl(tag, attrs) {
+    var e = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    return e;
+  }
+  function whiskerSvg(w, color) {
+    var s = svgEl('svg', { 'class': 'whisker', width: frame.width, height: frame.height,
+                           viewBox: '0 0 ' + frame.width + ' ' + frame.height, role: 'img', 'aria-label': w[3] });
+    var t = svgEl('title', {}); t.textContent = w[3]; s.appendChild(t);
+    s.appendChild(svgEl('line', { x1: w[0], x2: w[1], y1: frame.y, y2: frame.y, stroke: color, 'stroke-width': 2 }));
+    s.appendChild(svgEl('circle', { cx: w[2], cy: frame.y, r: 4.5, fill: color, stroke: '#fff', 'stroke-width': 1.5 }));
+    return s;
+  }
+  function boardRow(r) {
+    var tr = document.createElement('tr');
+    tr.setAttribute('data-entrant', r.n);
+    for (var j = 0; j < ths.length; j++) {
+      var td = document.createElement('td');
+      if (j === 1) {
+        td.className = 'name-cell';
+        var sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = r.c;
+        td.appendChild(sw); td.appendChild(document.createTextNode(' '));
+        var a = document.createElement('a'); a.className = 'entrant'; a.textContent = r.n;
+        a.href = 'entrants/' + encodeURIComponent(r.s) + '.html';
+        td.appendChild(a);
+        r.tags.forEach(function (t) {
+          var h = document.createElement('span');
+          h.className = 'hint ' + (t[0] === 'disqualified' ? 'bad' : t[0]);
+          h.title = t[1]; h.textContent = ' (' + t[0] + ')';
+          td.appendChild(h);
+        });
+      } else {
+        var c = r.cells[j === 0 ? 0 : j - 1];
+        td.className = ths[j].className;
+        td.setAttribute('data-v', c[0] === null ? '' : String(c[0]));
+        if (ths[j].classList.contains('whisker') && r.w) td.appendChild(whiskerSvg(r.w, r.c));
+        else {
+          td.textContent = c[1];
+          if (c[2]) { var b = document.createElement('span'); b.className = 'band'; b.textContent = c[2]; td.appendChild(document.createTextNode(' ')); td.appendChild(b); }
+        }
+      }
+      tr.appendChild(td);
+    }
+    return tr;
+  }
+  function sortedBoard() {
+    var k = sortCol === 0 ? 0 : sortCol - 1, sign = sortDir === 'ascending' ? 1 : -1;
+    var rows = board.map(function (r, i) {
+      var v = sortCol === 1 ? r.n.toLowerCase() : r.cells[k][0];
+      if (typeof v === 'string' && sortCol !== 1) v = v.toLowerCase();
+      return { r: r, i: i, v: v };
+    });
+    rows.sort(function (a, b) {
+      if (a.v === null && b.v === null) return a.i - b.i;
+      if (a.v === null || a.v === '') return 1;
+      if (b.v === null || b.v === '') return -1;
+      if (a.v < b.v) return -sign;
+      if (a.v > b.v) return sign;
+      return a.i - b.i;
+    });
+    return rows.map(function (x) { return x.r; });
+  }
   function pageLeaderboard() {
-    if (!lb) return;
+    if (!lb || !board) return;
     var q = lbSearch ? lbSearch.value.trim().toLowerCase() : '';
     var size = lbSize ? +lbSize.value : 0;
-    var rows = Array.prototype.slice.call(lb.tBodies[0].rows);
-    var hits = rows.filter(function (r) { return !q || (r.getAttribute('data-entrant') || '').toLowerCase().indexOf(q) >= 0; });
+    var hits = sortedBoard().filter(function (r) { return !q || r.n.toLowerCase().indexOf(q) >= 0; });
     var pages = size > 0 ? Math.max(1, Math.ceil(hits.length / size)) : 1;
     lbPage = Math.min(Math.max(lbPage, 0), pages - 1);
     var from = size > 0 ? lbPage * size : 0, to = size > 0 ? from + size : hits.length;
-    rows.forEach(function (r) { r.classList.add('hidden'); });
-    hits.slice(from, to).forEach(function (r) { r.classList.remove('hidden'); });
+    var body = document.createElement('tbody');
+    hits.slice(from, to).forEach(function (r) { body.appendChild(boardRow(r)); });
+    lb.replaceChild(body, lb.tBodies[0]);
     var label = document.getElementById('lb-page');
     if (label) label.textContent = 'page ' + (lbPage + 1) + ' of ' + pages;
     var prev = document.getElementById('lb-prev'), next = document.getElementById('lb-next');
@@ -75,26 +102,46 @@
     var pager = document.getElementById('lb-pager');
     if (pager) pager.classList.toggle('hidden', pages <= 1);
     var count = document.getElementById('lb-count');
-    if (count) count.textContent = (q ? hits.length + ' of ' : '') + rows.length + ' entrants';
+    if (count) count.textContent = (q ? hits.length + ' of ' : '') + board.length + ' entrants';
     lb.setAttribute('data-matches', String(hits.length));
     lb.setAttribute('data-page', String(lbPage + 1));
     lb.setAttribute('data-pages', String(pages));
   }
   if (lb) {
-    lb.addEventListener('p10-sorted', function () { lbPage = 0; pageLeaderboard(); });
+    Array.prototype.forEach.call(ths, function (th, col) {
+      th.tabIndex = 0;
+      th.setAttribute('role', 'columnheader button');
+      function sort() {
+        var current = th.getAttribute('aria-sort');
+        var first = th.getAttribute('data-first') || (th.getAttribute('data-type') === 'num' ? 'descending' : 'ascending');
+        sortDir = current ? (current === 'ascending' ? 'descending' : 'ascending') : first;
+        sortCol = col;
+        Array.prototype.forEach.call(ths, function (o) { o.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', sortDir);
+        lbPage = 0;
+        pageLeaderboard();
+      }
+      th.addEventListener('click', sort);
+      th.addEventListener('keydown', function (ev) {
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); sort(); }
+      });
+    });
+    lb.setAttribute('data-sortable', '1');
     if (lbSearch) lbSearch.addEventListener('input', function () { lbPage = 0; pageLeaderboard(); });
     if (lbSize) lbSize.addEventListener('change', function () { lbPage = 0; pageLeaderboard(); });
     var prevBtn = document.getElementById('lb-prev'), nextBtn = document.getElementById('lb-next');
     if (prevBtn) prevBtn.addEventListener('click', function () { lbPage -= 1; pageLeaderboard(); });
     if (nextBtn) nextBtn.addEventListener('click', function () { lbPage += 1; pageLeaderboard(); });
-    pageLeaderboard();
+    window.P10.load('', 'board', function (rows) {
+      board = rows;
+      if (!board) { window.p10NoteError && window.p10NoteError('data/board.js could not be loaded'); return; }
+      pageLeaderboard();
+      lb.setAttribute('data-ready', '1');
+      window.P10.boardReadyAt = performance.now();  // the first view answers from here on
+      done('board');
+    });
   }
 
-  function readJSON(id) {
-    var el = document.getElementById(id);
-    if (!el) return null;
-    try { return JSON.parse(el.textContent); } catch (e) { window.p10NoteError && window.p10NoteError(id + ': ' + e); return null; }
-  }
   function svg(tag, attrs, text) {  // in the namespace of the chart's own <svg>
     var el = document.createElementNS(document.getElementById('history-chart').namespaceURI, tag);
     Object.keys(attrs).forEach(function (k) { el.setAttribute(k, attrs[k]); });
@@ -116,7 +163,12 @@
   /* Rating history: the top N by rank and any entrants chosen, one colour each. */
   var chart = document.getElementById('history-chart');
   var legend = document.getElementById('history-legend');
-  var hist = readJSON('history-data');
+  var loaded = { board: !lb, history: false, h2h: false };
+  function done(what) {  // the page is whole once its data files are in
+    loaded[what] = true;
+    if (loaded.board && loaded.history && loaded.h2h) document.body.setAttribute('data-rendered', '1');
+  }
+  function historyChart(hist) {
   if (chart && legend && hist) {
     var chosen = [];
     var topInput = document.getElementById('history-top');
@@ -223,10 +275,12 @@
     drawHistory();
     chart.setAttribute('data-rendered', '1');
   }
+  done('history');
+  }
 
   /* Head to head: one cell per pair on a canvas, sorted and filtered in the page. */
-  var heat = readJSON('h2h-data');
   var canvas = document.getElementById('h2h-canvas');
+  function heatMap(heat) {
   if (heat && canvas && canvas.getContext) {
     var n = heat.names.length;
     var raw = atob(heat.pairs);
@@ -238,13 +292,16 @@
       do { b = raw.charCodeAt(pos++); v += (b & 127) * mul; mul *= 128; } while (b & 128);
       return v;
     };
-    for (var k = 0; k < P; k++) { A[k] = readVarint(); B[k] = readVarint(); T[k] = readVarint(); }
+    for (var k = 0; pos < raw.length; k++) {  // the pairs that met: pairs skipped, then ahead, behind, tied
+      k += readVarint();
+      A[k] = readVarint(); B[k] = readVarint(); T[k] = readVarint();
+    }
     var pairAt = function (i, j) { return i * n - i * (i + 1) / 2 + (j - i - 1); };
     var counts = function (i, j) {  // row i against column j
       if (i < j) { var a = pairAt(i, j); return [A[a], B[a], T[a]]; }
       var b = pairAt(j, i); return [B[b], A[b], T[b]];
     };
-    var STOPS = [[178, 24, 43], [247, 247, 247], [33, 102, 172]];
+    var STOPS = [[178, 24, 43], [240, 226, 160], [33, 102, 172]];  // 50 %: sand, not the page's white
     var colorOf = function (t) {
       var p = Math.min(Math.max(t, 0), 1) * 2, s = Math.min(Math.floor(p), 1), f = p - s;
       return [0, 1, 2].map(function (c) { return Math.round(STOPS[s][c] + (STOPS[s + 1][c] - STOPS[s][c]) * f); });
@@ -253,7 +310,8 @@
     var filterIn = document.getElementById('h2h-filter');
     var tip = document.getElementById('h2h-tip');
     var shownLabel = document.getElementById('h2h-shown');
-    var order = [], cell = 1;
+    var order = [], cell = 1, labels = 0, MAX_LABELLED = 40;
+    if (filterIn && !filterIn.value && n > MAX_LABELLED) filterIn.value = '1-30';  // a big field: the top, with names
     var drawHeat = function () {
       var mode = sortSel ? sortSel.value : 'rank';
       var idx = heat.names.map(function (_, i) { return i; });
@@ -273,11 +331,16 @@
       order = idx;
       var k = order.length;
       cell = k ? Math.max(1, Math.min(28, Math.floor(720 / k))) : 1;
-      canvas.width = Math.max(1, k * cell);
-      canvas.height = Math.max(1, k * cell);
       var ctx = canvas.getContext('2d');
+      labels = k <= MAX_LABELLED ? Math.ceil(Math.min(140, 12 + Math.max.apply(null, order.map(function (i) {
+        ctx.font = '11px sans-serif'; return ctx.measureText(heat.names[i]).width; }).concat([0])))) : 0;
+      cell = labels ? Math.max(cell, 12) : cell;
+      canvas.width = Math.max(1, labels + k * cell);
+      canvas.height = Math.max(1, labels + k * cell);
+      ctx = canvas.getContext('2d');
       var img = ctx.createImageData(canvas.width, canvas.height);
       var px = img.data, W = canvas.width;
+      for (var q = 0; q < px.length; q += 4) { px[q] = 255; px[q + 1] = 255; px[q + 2] = 255; px[q + 3] = 255; }
       for (var r = 0; r < k; r++) {
         for (var c = 0; c < k; c++) {
           var rgb;
@@ -287,21 +350,34 @@
             rgb = g ? colorOf(v[0] / g) : [196, 201, 210];
           }
           var gap = cell >= 6 ? 1 : 0;
-          for (var y = r * cell; y < (r + 1) * cell - gap; y++) {
-            for (var x = c * cell, o = (y * W + x) * 4; x < (c + 1) * cell - gap; x++, o += 4) {
+          for (var y = labels + r * cell; y < labels + (r + 1) * cell - gap; y++) {
+            for (var x = labels + c * cell, o = (y * W + x) * 4; x < labels + (c + 1) * cell - gap; x++, o += 4) {
               px[o] = rgb[0]; px[o + 1] = rgb[1]; px[o + 2] = rgb[2]; px[o + 3] = 255;
             }
           }
         }
       }
       ctx.putImageData(img, 0, 0);
+      if (labels) {  // the names: rows at the left, columns above (turned)
+        ctx.fillStyle = '#1d2330';
+        ctx.font = '11px sans-serif';
+        ctx.textBaseline = 'middle';
+        ctx.textAlign = 'right';
+        order.forEach(function (i, r) { ctx.fillText(heat.names[i], labels - 4, labels + r * cell + cell / 2, labels - 6); });
+        ctx.save();
+        ctx.rotate(-Math.PI / 2);
+        ctx.textAlign = 'left';
+        order.forEach(function (i, c) { ctx.fillText(heat.names[i], -labels + 4, labels + c * cell + cell / 2, labels - 6); });
+        ctx.restore();
+      }
       canvas.setAttribute('data-cells', String(k));
+      canvas.setAttribute('data-labels', labels ? '1' : '0');
       if (shownLabel) shownLabel.textContent = k + ' of ' + n + ' entrants · ' + cell + ' px a cell';
     };
     var cellAt = function (ev) {
       var rect = canvas.getBoundingClientRect();
       var x = (ev.clientX - rect.left) * canvas.width / rect.width, y = (ev.clientY - rect.top) * canvas.height / rect.height;
-      var c = Math.floor(x / cell), r = Math.floor(y / cell);
+      var c = Math.floor((x - labels) / cell), r = Math.floor((y - labels) / cell);
       return (r >= 0 && c >= 0 && r < order.length && c < order.length) ? [r, c] : null;
     };
     window.p10HeatText = function (r, c) {
@@ -331,42 +407,10 @@
     drawHeat();
     canvas.setAttribute('data-rendered', '1');
   }
-
-  var games = document.getElementById('games-table');
-  var pick = document.getElementById('filter-entrant');
-  var onlyFaults = document.getElementById('filter-faults');
-  var onlyReplays = document.getElementById('filter-replays');
-  var count = document.getElementById('games-count');
-  function filterGames() {
-    if (!games) return;
-    var who = pick ? pick.value : '';
-    var shown = 0, total = 0;
-    Array.prototype.forEach.call(games.tBodies[0].rows, function (row) {
-      total += 1;
-      var ok = true;
-      if (who) {
-        var names = [];
-        try { names = JSON.parse(row.getAttribute('data-entrants') || '[]'); } catch (e) { names = []; }
-        ok = names.indexOf(who) >= 0;
-      }
-      if (ok && onlyFaults && onlyFaults.checked) ok = row.getAttribute('data-faults') !== '0';
-      if (ok && onlyReplays && onlyReplays.checked) ok = row.getAttribute('data-replay') === '1';
-      row.classList.toggle('hidden', !ok);
-      if (ok) shown += 1;
-    });
-    if (count) count.textContent = shown === total ? total + ' games' : shown + ' of ' + total + ' games';
+  done('h2h');
   }
-  [pick, onlyFaults, onlyReplays].forEach(function (c) { if (c) c.addEventListener('change', filterGames); });
-  Array.prototype.forEach.call(document.querySelectorAll('.show-games'), function (btn) {
-    btn.addEventListener('click', function () {
-      if (!pick) return;
-      pick.value = btn.getAttribute('data-entrant');
-      filterGames();
-      var section = document.getElementById('games');
-      if (section && section.scrollIntoView) section.scrollIntoView({ behavior: 'smooth' });
-    });
-  });
-  filterGames();
+  // After the leaderboard: the chart's and the heat map's data (a big field's are large).
+  window.P10.load('', 'history', historyChart);
+  window.P10.load('', 'h2h', heatMap);
 
-  document.body.setAttribute('data-rendered', '1');
 })();

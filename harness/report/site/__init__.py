@@ -4,9 +4,12 @@
 (leaderboard.json, games.jsonl, config.resolved.yaml, replays/*.jsonl) and writes
 `results_dir/site/`:
 
-- `index.html`: the leaderboard (sortable, with μ ± 3σ per entrant), the rating history,
-  the head-to-head heat map, the place distribution, one card per entrant (games, faults
-  and their reasons, links to its replays), every game, and the tournament's settings;
+- `index.html`: the leaderboard (one ranking, its deciding column first and marked; its
+  rows in `data/board.js`, a page at a time), the retired entrants and earlier versions,
+  the rating history, the head-to-head heat map, the place distribution, the games list
+  (newest first, over every game, by entrant, pair and fault), and the settings;
+- `entrants/<name>.html`: one page per entrant at a URL that stays (`entrants`);
+- `data/*.js`: the games in pages of data the lists load on demand (`pages`);
 - `replay.html`: the replay viewer, which steps through a game hand by hand and turn by
   turn (buttons, or the arrow keys);
 - `replays/<game>.js`: the frames of one replayed game, loaded by the viewer on demand;
@@ -15,14 +18,13 @@
 Everything is local (no fonts, scripts or images from the network), so the folder works
 opened straight from disk (file://) and on any static host.
 
-Modules: `data` reads the results folder, `replays` the replay files, `sections` and
-`charts` work out what each part of a page shows, `values` writes numbers and JSON, and
+Modules: `data` reads the results folder, `replays` the replay files, `pages` writes the
+games' data pages, `entrants` the entrants' pages' content, `sections` and `charts` work
+out what each part of a page shows, `values` writes numbers and JSON, and
 `build` renders the pages from the Jinja2 templates in harness/report/templates/.
 """
 
 from .build import build_site, replay_file_html
-from .data import MAX_GAME_ROWS
 from .replays import MAX_REPLAY_FILE, MAX_REPLAYS, read_replay, replay_frames
 
-__all__ = ["build_site", "replay_file_html", "read_replay", "replay_frames", "MAX_REPLAYS", "MAX_GAME_ROWS",
-           "MAX_REPLAY_FILE"]
+__all__ = ["build_site", "replay_file_html", "read_replay", "replay_frames", "MAX_REPLAYS", "MAX_REPLAY_FILE"]

@@ -14,17 +14,20 @@ from ..files import safe_folder, write_whole
 from .charts import head_to_head, history, places
 from .data import SiteData, load
 from .replays import MAX_REPLAYS, Replay, replay_payload, write_replays
-from .sections import entrant_cards, games, leaderboard, notices, settings, summary
+from .entrants import decides, entrant_pages, out_of_ranking, record_history
+from .pages import DATA, GamePages
+from .sections import leaderboard, notices, out_section, settings, summary
 from .values import fmt, num, replay_href, script_json
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
 NAV = (("index.html", "Leaderboard"), ("index.html#history", "Ratings"), ("index.html#h2h", "Head to head"),
-       ("index.html#entrants", "Entrants"), ("index.html#games", "Games"), ("index.html#settings", "Settings"),
+("index.html#games", "Games"), ("index.html#settings", "Settings"),
        ("replay.html", "Replays"))
 """The site's links: (href, label)."""
 
 
+@functools.cache
 def _asset(name: str) -> Markup:
     """A file of assets/ (the site's own script or style), to inline in a page as it is."""
     return Markup((ASSETS / name).read_text(encoding="utf-8"))
@@ -58,20 +61,48 @@ def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
-def _index_html(data: SiteData, replay_index: list[dict[str, Any]]) -> str:
-    replay_games = {r["game"] for r in replay_index}
+def _games_table(data: SiteData, base: str, entrant: str | None = None) -> dict[str, Any]:
+    return {"base": base, "version": data.n_games, "entrant": entrant, "total": data.n_games, "title": "Games" if entrant is None else "Its games"}
+
+
+def _index_html(data: SiteData, replay_index: list[dict[str, Any]], board: dict[str, Any],
+                out: dict[str, str], charts: dict[str, Any]) -> str:
     return render(
         "index.html", title=f"{data.name} · Phase 10 tournament", name=data.name, nav=NAV, current="Leaderboard",
-        script="index.js",
-        summary=summary(data, len(replay_index)), notices=notices(data), leaderboard=leaderboard(data),
-        history=history(data), head_to_head=head_to_head(data), places=places(data),
-        entrant_cards=entrant_cards(data, replay_index), games_table=games(data, replay_games), settings=settings(data),
+        scripts=("games.js", "index.js"), base="",
+        summary=summary(data, len(replay_index)), notices=notices(data), leaderboard=board,
+        out_of_ranking=out_section(data, out), history=charts["history"], head_to_head=charts["h2h"],
+        places=places(data), games_table=_games_table(data, ""), settings=settings(data),
     )
+
+
+def _entrant_pages(data: SiteData, site: Path, out: dict[str, str]) -> None:
+    """entrants/<slug>.html for every entrant (the pages of entrants no longer in the
+    results are removed)."""
+    folder = site / "entrants"
+    safe_folder(folder)
+    for name in ("site.css", "games.js"):  # shared by the entrants' pages, not copied into each
+        write_whole(site / name, (ASSETS / name).read_bytes())
+    hist = record_history(data, site)
+    nav = tuple(("../" + h if not h.startswith("../") else h, label) for h, label in NAV)
+    label = decides(data)[1]
+    written = set()
+    template = environment().get_template("entrant.html")
+    for page in entrant_pages(data, hist, out):
+        name = f"{page.slug}.html"
+        write_whole(folder / name, template.render(
+            title=f"{page.e.name} · {data.name}", name=data.name, nav=nav, current="", base="",
+            scripts=("../games.js",), css_href="../site.css", p=page, decides=label, published=data.leaderboard.get("games", data.n_games),
+            games_table=_games_table(data, "../", page.e.name)))
+        written.add(name)
+    for old in folder.iterdir():
+        if old.name not in written and old.name.endswith(".html") and old.is_file() and not old.is_symlink():
+            old.unlink()
 
 
 def _replay_html(data: SiteData, replay_index: list[dict[str, Any]]) -> str:
     return render("replays.html", title=f"Replays · {data.name}", name=data.name, nav=NAV, current="Replays",
-                  script="replay.js", replay_index=replay_index, notices=notices(data))
+                  scripts=("replay.js",), base="", replay_index=replay_index, notices=notices(data))
 
 
 def replay_file_html(path: Path) -> str:
@@ -95,12 +126,25 @@ def build_site(results_dir: Path, *, max_replays: int = MAX_REPLAYS) -> Path:
     Raises FileNotFoundError if `results_dir` holds neither leaderboard.json nor games.jsonl.
     """
     results_dir = Path(results_dir)
-    data = load(results_dir, max(0, int(max_replays)))
+    if not any((results_dir / n).exists() for n in ("leaderboard.json", "games.jsonl")):
+        load(results_dir, 0)  # FileNotFoundError, saying what is missing
     site = results_dir / "site"
     safe_folder(site)  # a link there would take the site's files elsewhere
+    safe_folder(site / DATA)
+    pages = GamePages(site)
+    data = load(results_dir, max(0, int(max_replays)), pages.add)
     replay_index = write_replays(data, site, max(0, int(max_replays)))
+    out = out_of_ranking(data)
+    board = leaderboard(data, out)
+    charts: dict[str, Any] = {"history": history(data), "h2h": head_to_head(data)}
+    for key, value in (("board", board["all_rows"]), ("history", (charts["history"] or {}).get("payload")),
+                       ("h2h", charts["h2h"]["payload"])):
+        write_whole(site / DATA / f"{key}.js", f"P10.data({script_json(key)},{script_json(value)});\n")
+        pages.written.add(f"{key}.js")
+    pages.close(list(data.entrants), [r["game"] for r in replay_index])
     if data.config_text is not None:
         write_whole(site / "config.resolved.yaml", data.config_text)
-    write_whole(site / "index.html", _index_html(data, replay_index))
+    _entrant_pages(data, site, out)
+    write_whole(site / "index.html", _index_html(data, replay_index, board, out, charts))
     write_whole(site / "replay.html", _replay_html(data, replay_index))
     return site

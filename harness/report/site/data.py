@@ -1,6 +1,7 @@
 """What the site shows, read from a results folder in one pass over games.jsonl: the
 leaderboard, the configuration, each entrant's games, places and faults, the head-to-head
-counts, and the first games (of the games table and of the replays)."""
+counts, and the first games with a replay (each game is also handed on, to be written
+into the site's data pages)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,13 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import orjson
 import yaml
 
 from ...ledger.journal import journal_lines
 from ..files import MAX_META, load_yaml, open_plain, read_json, read_regular
-
-MAX_GAME_ROWS = 2000
-"""Games listed in the games table at most."""
 
 MAX_REASONS = 50
 """Different fault reasons kept per entrant at most (the rest are counted together)."""
@@ -81,7 +79,6 @@ class SiteData:
     warnings: list[str]
     marker: dict[str, Any]  # tournament.json, if readable
     entrants: dict[str, Entrant] = field(default_factory=dict)
-    games: list[dict[str, Any]] = field(default_factory=list)  # the first MAX_GAME_ROWS games, in game order
     n_games: int = 0
     replay_records: list[dict[str, Any]] = field(default_factory=list)  # the first games naming a replay
 
@@ -231,23 +228,23 @@ def _add_game(data: SiteData, g: dict[str, Any], count_pairs: bool) -> None:
         entrants[who].fault_games += 1
 
 
-def _read_games(data: SiteData, count_pairs: bool, max_replays: int) -> None:
-    """One pass over the published lines of games.jsonl."""
-    first = _First(MAX_GAME_ROWS)
+def _read_games(data: SiteData, count_pairs: bool, max_replays: int,
+                on_game: Callable[[dict[str, Any]], None] | None) -> None:
+    """One pass over the published lines of games.jsonl (each game handed to `on_game` too)."""
     with_replay = _First(max_replays + 50)  # room for replays that cannot be read
     for g in _games(data.results_dir / "games.jsonl", data.warnings, _published_lines(data.marker)):
         data.n_games += 1
-        first.add(g)
         if g.get("replay"):
             with_replay.add({k: g.get(k) for k in ("id", "game", "seats", "places", "faults", "replay")})
         _add_game(data, g, count_pairs)
-    data.games = first.sorted()
+        if on_game is not None:
+            on_game(g)
     data.replay_records = with_replay.sorted()
 
 
-def load(results_dir: Path, max_replays: int) -> SiteData:
+def load(results_dir: Path, max_replays: int, on_game: Callable[[dict[str, Any]], None] | None = None) -> SiteData:
     """What the site shows of the results in `results_dir` (what cannot be read is left out
-    with a warning). FileNotFoundError if it holds neither leaderboard.json nor games.jsonl."""
+    with a warning); each game read is handed to `on_game` as well. FileNotFoundError if it holds neither leaderboard.json nor games.jsonl."""
     warnings: list[str] = []
     lb = _read_json(results_dir / "leaderboard.json")
     if lb is None and not (results_dir / "games.jsonl").exists():
@@ -278,5 +275,5 @@ def load(results_dir: Path, max_replays: int) -> SiteData:
     for r in lb.get("entrants") or []:
         if isinstance(r, dict) and r.get("entrant") is not None:
             data.entrant(str(r["entrant"]), r)
-    _read_games(data, not h2h, max_replays)
+    _read_games(data, not h2h, max_replays, on_game)
     return data
