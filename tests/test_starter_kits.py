@@ -143,7 +143,9 @@ def test_kit_plays_a_gauntlet_against_the_bundled_bots_without_a_fault(kit: str,
     row = {r["entrant"]: r for r in outcome.board["entrants"]}[kit]
     assert row["games"] == 20 and row["faults"] == 0
     logs = (tmp_path / "out" / "logs").glob(f"{kit}.*")
-    assert any(": game " in p.read_text(errors="replace") for p in logs), "the kit logs nothing to stderr"
+    texts = [p.read_text(errors="replace") for p in logs]
+    assert any(": game " in t for t in texts), "the kit logs nothing to stderr"
+    assert not any(': game "' in t for t in texts), "the game id is logged as JSON, in quotes"
 
 
 def _sandboxed(kit: str, *bwrap_args: str, stdin: str) -> subprocess.CompletedProcess[str]:

@@ -61,6 +61,12 @@ public final class Bot {
     }
 
     /** "deck" or "discard" (allowed only when state.can_take_discard is true). */
+    /** A string field as text ("" where missing or not a string). */
+    static String text(JsonObject msg, String key) {
+        JsonElement e = msg.get(key);
+        return e != null && e.isJsonPrimitive() ? e.getAsString() : "";
+    }
+
     static String chooseDraw(JsonObject state) {
         return "deck";
     }
@@ -160,9 +166,10 @@ public final class Bot {
                         send(play(msg));
                     }
                 }
-                case "game_start" -> System.err.println(NAME + ": game " + msg.get("game") + ", seat " + msg.get("seat"));
+                // text(): the string itself (a JsonElement prints as JSON, in quotes)
+                case "game_start" -> System.err.println(NAME + ": game " + text(msg, "game") + ", seat " + msg.get("seat"));
                 // The referee refused our last reply: the reason names the rule.
-                case "error" -> System.err.println(NAME + ": error on request " + msg.get("id") + ": " + msg.get("reason"));
+                case "error" -> System.err.println(NAME + ": error on request " + msg.get("id") + ": " + text(msg, "reason"));
                 case "bye" -> {
                     return;
                 }
