@@ -141,7 +141,10 @@ def test_an_entrant_whose_build_fails_is_disqualified_and_the_others_play(tmp_pa
     assert res.exit_code == 0 and "verified" in res.output, res.output
     assert CliRunner().invoke(main, ["report", str(tmp_path / "out")]).exit_code == 0
     site = (tmp_path / "out" / "site" / "index.html").read_text()
-    assert "<dt>Disqualified</dt><dd class=\"bad\">build &#39;sh build.sh&#39; failed (exit code 1)" in site
+    why = "build &#39;sh build.sh&#39; failed (exit code 1)"
+    assert f'<span class="hint bad" title="{why}; its output ends: ' in site  # on the board, the reason on it
+    page = (tmp_path / "out" / "site" / "entrants" / "fails.html").read_text()
+    assert f"disqualified: {why}" in page  # and on the entrant's own page
 
     path2 = tournament(tmp_path, "out2", parallel=2)
     assert CliRunner().invoke(main, ["run", str(path2), "--no-site", "--no-progress"]).exit_code == 0
