@@ -11,7 +11,7 @@ from pathlib import Path
 import harness.ratings
 
 PACKAGE = Path(harness.ratings.__file__).parent
-ALLOWED = ("harness.ratings", "harness.spill", "harness.seeds", "harness.report.columns")
+ALLOWED = ("harness.ratings", "harness.model", "harness.spill", "harness.seeds", "harness.report.columns")
 
 
 def _imports(path: Path) -> set[str]:
