@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -129,8 +130,15 @@ def test_a_removed_entrant_is_never_scheduled_and_keeps_its_history(tmp_path: Pa
     assert verify_results(out).ok
     from harness.report.site import build_site
 
-    page = (build_site(out) / "index.html").read_text()
-    assert page.count('<span class="hint retired">(retired)</span>') == 2
+    site = build_site(out)
+    page = (site / "index.html").read_text()
+    # The site lists the retired entrants in their own section, marked retired, with their
+    # games (their history), each linked to its page.
+    section = page.split('<section class="panel" id="retired">', 1)[1].split("</section>", 1)[0]
+    rows = re.findall(r'<tr data-entrant="([^"]+)">.*?<td>([^<]*)</td><td class="num">[^<]*</td>'
+                      r'<td class="num">(\d+)</td></tr>', section)
+    assert sorted(rows) == [("b", "retired", "6"), ("e", "retired", "6")], rows
+    assert all((site / "entrants" / f"{n}.html").exists() for n in ("b", "e"))
 
 
 def _sequence(tmp: Path, parallel: int) -> Path:
