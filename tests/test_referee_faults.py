@@ -450,4 +450,4 @@ def test_a_stray_line_is_named_with_the_message_it_came_after(start):
     res = play(bots)
     stray = [f for f in res.faults if f.seat == 1 and "debug: hand" in f.reason]
     assert stray and stray[0].kind == "malformed"
-    assert re.search(r"'debug: hand 1 over'; it came after hand_end and request \d+ ", stray[0].reason), stray[0].reason
+    assert re.search(r"'debug: hand 1 over'; it came after hand_end and the \w+ request then open ", stray[0].reason), stray[0].reason

@@ -202,7 +202,7 @@ def test_every_fault_is_recorded_with_kind_and_reason(zoo_run):
     for g in games:
         if "stale_ids" in g["seats"] and g["replay"]:
             notes += [line for line in (zoo_run["zoo"]["out"] / g["replay"]).read_text().splitlines()
-                      if "dropped a late reply to request" in line]
+                      if "dropped a late reply to request " in line]
     assert notes
 
 

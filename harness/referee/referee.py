@@ -45,9 +45,10 @@ REASON_CHARS = 500
 
 
 _TOLD: "weakref.WeakKeyDictionary[BotProcess, list[str]]" = weakref.WeakKeyDictionary()
-"""Per bot process (across its games): the messages that need no answer (game_start,
-hand_end, game_end, error) sent since it last wrote a line, so that a stray line is named
-with what it came after."""
+"""Per bot process: the messages that need no answer (game_start, hand_end, game_end, error)
+sent in the current game since it last wrote a line, so that a stray line is named with what
+it came after. It starts afresh at each game_start, so the reason recorded is the same
+whatever games the process played before (game records are identical at any parallelism)."""
 _TYPE = re.compile(rb'"type":"([a-z_]+)"')
 
 
@@ -389,7 +390,10 @@ class Referee:
         self._rec_msg("to", seat.n, data, is_json=True)
         m = _TYPE.search(data)
         told = _told(seat.bot)
-        told[:] = [*told[-3:], m.group(1).decode() if m else "a message"]
+        kind = m.group(1).decode() if m else "a message"
+        # A game's record may name only what happened in that game: what a process was told in
+        # its earlier games depends on which games it played, so on the parallelism.
+        told[:] = [kind] if kind == "game_start" else [*told[-3:], kind]
         try:
             seat.bot.send(data)
         except BotError as e:
@@ -552,7 +556,7 @@ class Referee:
             budget = min(budget, max(0.0, self.tc.game_ms / 1000 - seat.think))
         return budget
 
-    def _reply(self, bot: BotProcess, n: int, rid: int, deadline: float) -> dict[str, Any]:
+    def _reply(self, bot: BotProcess, n: int, rid: int, deadline: float, decision: str = "") -> dict[str, Any]:
         """The reply to request `rid` (or a reply that is not to an earlier request), read
         by `deadline`: blank lines and late replies to earlier requests are passed over
         (recorded, and at most MAX_EXTRA_LINES of them)."""
@@ -568,7 +572,10 @@ class Referee:
                 if record is not None:
                     self._rec_msg("from", n, line, is_json=False)
                 if line.strip() and after:  # written, perhaps, on one of these: not the reply's fault alone
-                    raise MalformedMessage(f"{e}; it came after {', '.join(after)} and request {rid} (a "
+                    # the open request named by its decision, not its id: ids run on across a
+                    # process's games, so would make the game's record depend on the parallelism
+                    raise MalformedMessage(f"{e}; it came after {', '.join(after)} and the {decision} request "
+                                           "then open (a "
                                            "message that needs no answer gets none: log to stderr)") from None
                 if line.strip():
                     raise
@@ -625,7 +632,7 @@ class Referee:
                         preview = game.preview_deck_draw(bot.wants_options)
                         if preview is not None:
                             seat.ahead = (game.turn, *preview)
-                reply = self._reply(bot, n, rid, deadline)
+                reply = self._reply(bot, n, rid, deadline, decision)
                 self._stop_later = bot
                 seat.think += time.monotonic() - t_start
                 action = parse_reply(reply, decision)
