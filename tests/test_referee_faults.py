@@ -107,6 +107,22 @@ def test_silent_bot_times_out_and_forfeits(start):
     assert all(e["fault"] == "timeout" for e in errors)
 
 
+def test_a_timeouts_reason_does_not_depend_on_the_games_its_process_played_before(start):
+    """Request ids run on across a process's games, so a reason that named the id would
+    make a game's record depend on which games the process played before (on the
+    parallelism): the same game gives the same faults from a fresh process and from one
+    whose ids are far along."""
+    reasons = []
+    for first_id in (1, 1000):
+        bots = [start("good", GREEDY, FAST), start("silent", FAULTY + ("silent",), FAST),
+                start("good2", RANDOM, FAST)]
+        bots[1].next_id = first_id
+        res = play(bots, tc=FAST)
+        reasons.append([(f.kind, f.reason) for f in res.faults])
+    assert reasons[0] == reasons[1] and reasons[0], reasons
+    assert reasons[0][0][1].startswith("no reply to request (")
+
+
 def test_garbage_is_malformed(start):
     bots = [start("good", GREEDY), start("garbage", FAULTY + ("garbage",)), start("good2", RANDOM)]
     pid = bots[1].pid

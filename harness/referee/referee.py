@@ -592,8 +592,8 @@ class Referee:
                 extra += 1
             if extra > MAX_EXTRA_LINES:
                 raise MalformedMessage(
-                    f"{extra} lines without a reply to request {rid} (blank lines and replies to earlier "
-                    f"requests count; at most {MAX_EXTRA_LINES} are allowed)")
+                    f"{extra} lines without a reply to request ({decision or 'the open one'}; blank lines and "
+                    f"replies to earlier requests count; at most {MAX_EXTRA_LINES} are allowed)")
 
     def _decide(self, game: Game, seat: _Seat) -> list[dict[str, Any]]:
         """Ask `seat` for its decision, with retries; fall back when it cannot answer."""
@@ -651,7 +651,7 @@ class Referee:
                                              "strikes": seat.strikes, "retry": False}))
                     self._forfeit(seat, FaultKind.TIMEOUT, reason)
                     break
-                reason = f"no reply to request {rid} within {round(budget * 1000)} ms"
+                reason = f"no reply to request ({decision}) within {round(budget * 1000)} ms"  # not its id: see _reply
             except (BotDied, BotStartError) as e:
                 self._forfeit(seat, FaultKind.CRASH, str(e))
                 break
