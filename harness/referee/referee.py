@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -44,16 +43,7 @@ REASON_CHARS = 500
 """The longest a fault's reason is kept (it may quote a whole reply of up to 1 MiB)."""
 
 
-_TOLD: "weakref.WeakKeyDictionary[BotProcess, list[str]]" = weakref.WeakKeyDictionary()
-"""Per bot process: the messages that need no answer (game_start, hand_end, game_end, error)
-sent in the current game since it last wrote a line, so that a stray line is named with what
-it came after. It starts afresh at each game_start, so the reason recorded is the same
-whatever games the process played before (game records are identical at any parallelism)."""
 _TYPE = re.compile(rb'"type":"([a-z_]+)"')
-
-
-def _told(bot: BotProcess) -> list[str]:
-    return _TOLD.setdefault(bot, [])
 
 
 def _short(reason: str) -> str:
@@ -307,7 +297,7 @@ def _read_more(bot: BotProcess, said: list[str], until: float, most: int = 8) ->
 
 
 class _Seat:
-    __slots__ = ("n", "bot", "entrant", "strikes", "forfeit", "seen", "think", "faults", "untimed", "ahead")
+    __slots__ = ("n", "bot", "entrant", "strikes", "forfeit", "seen", "think", "faults", "untimed", "ahead", "told")
 
     def __init__(self, n: int, bot: BotProcess, entrant: str) -> None:
         self.n = n
@@ -323,6 +313,11 @@ class _Seat:
         # Worked out while the seat decided its draw: the game's turn, then the events,
         # view and options that a draw from the deck brings (Game.preview_deck_draw).
         self.ahead: tuple[int, list[dict[str, Any]], dict[str, Any], dict[str, Any] | None] | None = None
+        # The messages sent in this game since the bot last wrote a line (game_start, hand_end,
+        # game_end, error...), so that a stray line is named with what it came after. Only this
+        # game's: what a process was told in its earlier games depends on which games it
+        # played, so on the parallelism, and a game's record must not.
+        self.told: list[str] = []
 
 
 class Referee:
@@ -389,11 +384,8 @@ class Referee:
             return
         self._rec_msg("to", seat.n, data, is_json=True)
         m = _TYPE.search(data)
-        told = _told(seat.bot)
         kind = m.group(1).decode() if m else "a message"
-        # A game's record may name only what happened in that game: what a process was told in
-        # its earlier games depends on which games it played, so on the parallelism.
-        told[:] = [kind] if kind == "game_start" else [*told[-3:], kind]
+        seat.told = [kind] if kind == "game_start" else [*seat.told[-3:], kind]
         try:
             seat.bot.send(data)
         except BotError as e:
@@ -564,8 +556,8 @@ class Referee:
         extra = 0  # lines read that are not the reply: blank ones, late replies
         while True:
             line = bot.read_line(deadline)
-            told = _told(bot)
-            after, told[:] = list(told), []
+            seat = self.seats[n]
+            after, seat.told = seat.told, []
             try:
                 reply = decode(line)
             except MalformedMessage as e:
