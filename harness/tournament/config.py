@@ -356,7 +356,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     for k, v in (overrides or {}).items():
         if v is not None:
             data[k] = v
-    return resolve_config(parse_config(data, src, base=path.parent))
+    return config_from(data, src, base=path.parent)
 
 
 def config_from(data: Mapping[str, Any], src: str = "<config>", base: Path = Path(".")) -> TournamentConfig:
