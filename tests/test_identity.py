@@ -103,6 +103,29 @@ def test_a_bundled_bot_is_the_harness_modules_it_runs(tmp_path: Path, monkeypatc
     refused(path, "py-strong")
 
 
+def test_a_bundled_bots_modules_are_parsed_once_until_one_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every start of a tournament (and a resume) fingerprints its bundled bots: a harness
+    module is parsed for its imports once, and again only when its content changes."""
+    root = tmp_path / "harness"
+    for f, text in {"__init__.py": "", "bots/__init__.py": "", "players/__init__.py": "",
+                    "bots/mine.py": "from ..players import a\n", "players/a.py": "import os\n",
+                    "players/b.py": ""}.items():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text(text)
+    monkeypatch.setattr(identity, "_HARNESS", str(root))
+    parsed: list[str] = []
+    real_parse = identity.ast.parse
+    monkeypatch.setattr(identity.ast, "parse", lambda source, name, *a: parsed.append(name) or real_parse(source, name, *a))
+    origin = str(root / "bots" / "mine.py")
+    first = identity.harness_closure(origin)
+    assert str(root / "players" / "a.py") in first and str(root / "players" / "b.py") not in first
+    count = len(parsed)
+    assert identity.harness_closure(origin) == first and len(parsed) == count
+    (root / "players" / "a.py").write_text("from . import b\n")
+    assert str(root / "players" / "b.py") in identity.harness_closure(origin)
+    assert parsed[count:].count(str(root / "players" / "a.py")) == 1
+
+
 def test_what_a_build_makes_is_not_part_of_the_bot_but_its_sources_are(tmp_path: Path) -> None:
     """The kits' outputs (build/, Cargo.lock) and a bot's own `outputs:` are left out of
     its fingerprint; the same before and after a build, its sources count."""

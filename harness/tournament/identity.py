@@ -172,12 +172,30 @@ def _package_inits(path: str) -> list[str]:
     return out
 
 
+_PARSED: dict[str, tuple[bytes, list[str]]] = {}
+"""`_imported`'s answers by file, with the source they were read from: a file is parsed
+again only when its content changed (a tournament fingerprints its bundled bots at every
+start, and `verify` and a resume again)."""
+
+
 def _imported(path: str) -> list[str]:
     """The files of the harness modules the module file `path` imports."""
     try:
         with open(path, "rb") as f:
-            tree = ast.parse(f.read(), path)
-    except (OSError, SyntaxError, ValueError):
+            source = f.read()
+    except OSError:
+        return []
+    known = _PARSED.get(path)
+    if known is None or known[0] != source:
+        known = _PARSED[path] = (source, _imports_in(path, source))
+    return list(known[1])
+
+
+def _imports_in(path: str, source: bytes) -> list[str]:
+    """The files of the harness modules that `source`, the module file `path`, imports."""
+    try:
+        tree = ast.parse(source, path)
+    except (SyntaxError, ValueError):
         return []
     package = os.path.dirname(path)
     names: list[str] = []
