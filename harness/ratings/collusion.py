@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-
-from scipy.stats import hypergeom
+from scipy import special
 
 ALPHA = 0.01  # the chance that a field of honest entrants gets any pair flagged, at most
 # per ordered pair (a, b): a's discards offered to b, taken by b, a's Wilds offered to b, a's
@@ -146,6 +145,21 @@ LISTED = 500
 flagged ones first, then those with the smallest p; the others are only counted."""
 
 
+def hypergeom_sf(k: np.ndarray, total: np.ndarray, good: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """P(X > k) for X hypergeometric (`drawn` of `total`, `good` of them marked): what
+    `scipy.stats.hypergeom.sf(k, total, good, drawn)` gives, from the same Boost function
+    through `scipy.special`, without importing `scipy.stats` (half a second at every
+    start). Outside the support the tail is 1 or 0, as scipy.stats says."""
+    sf = getattr(getattr(special, "_ufuncs", None), "_hypergeom_sf", None)
+    if sf is None:  # a SciPy that does not export it: the public, slower import
+        from scipy.stats import hypergeom
+        return np.asarray(hypergeom.sf(k, total, good, drawn), dtype=float)
+    lo, hi = np.maximum(0, good + drawn - total), np.minimum(good, drawn)
+    with np.errstate(invalid="ignore"):
+        inside = np.clip(sf(k, good, drawn, total), 0.0, 1.0)
+    return np.where(k < lo, 1.0, np.where(k >= hi, 0.0, inside))
+
+
 @dataclass(frozen=True)
 class CollusionReport:
     """The pairs listed (`collusion_report`) and how many pairs met in all."""
@@ -170,7 +184,7 @@ def collusion_report(t: PassTally, alpha: float = ALPHA, limit: int = LISTED) ->
     p = np.ones(len(ways))
     some = x > 0
     if some.any():
-        p[some] = hypergeom.sf(x[some] - 1, total[some], wilds[some], k[some])
+        p[some] = hypergeom_sf(x[some] - 1, total[some], wilds[some], k[some])
     adj = np.minimum(1.0, max(1, len(ways)) * np.minimum(p[0::2], p[1::2])) if pairs else p
     rank = sorted(range(len(pairs)), key=lambda i: (not adj[i] < alpha, float(f"{adj[i]:.4g}"), pairs[i]))
     keep = [i for n, i in enumerate(rank) if n < limit or adj[i] < alpha]
