@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy import special
 
 ALPHA = 0.01  # the chance that a field of honest entrants gets any pair flagged, at most
 # per ordered pair (a, b): a's discards offered to b, taken by b, a's Wilds offered to b, a's
@@ -145,12 +144,19 @@ LISTED = 500
 flagged ones first, then those with the smallest p; the others are only counted."""
 
 
+def _boost_hypergeom_sf() -> Any:
+    """SciPy's ufunc of Boost's hypergeometric tail, where `scipy.special` has it (imported
+    here, where first needed, not when the tally is)."""
+    from scipy import special
+    return getattr(getattr(special, "_ufuncs", None), "_hypergeom_sf", None)
+
+
 def hypergeom_sf(k: np.ndarray, total: np.ndarray, good: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     """P(X > k) for X hypergeometric (`drawn` of `total`, `good` of them marked): what
     `scipy.stats.hypergeom.sf(k, total, good, drawn)` gives, from the same Boost function
     through `scipy.special`, without importing `scipy.stats` (half a second at every
     start). Outside the support the tail is 1 or 0, as scipy.stats says."""
-    sf = getattr(getattr(special, "_ufuncs", None), "_hypergeom_sf", None)
+    sf = _boost_hypergeom_sf()
     if sf is None:  # a SciPy that does not export it: the public, slower import
         from scipy.stats import hypergeom
         return np.asarray(hypergeom.sf(k, total, good, drawn), dtype=float)

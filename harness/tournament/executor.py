@@ -22,6 +22,7 @@ from .config import TournamentConfig
 from ..ledger.keep import may_keep
 from .pool import BotPool, say_bye
 from .schedule import GameSpec
+from . import warmup
 from ..model import NOT_PLAYED, FaultKind, FaultRecord, GameRecord, PlayedGame
 
 
@@ -436,6 +437,7 @@ class LocalExecutor:
             return False
 
     def _spawn(self, wid: int) -> _Worker:
+        warmup.settle()  # no fork while another thread may hold an import lock
         ours, theirs = self.ctx.Pipe(duplex=True)
         beat = self.ctx.RawValue("d", time.monotonic())
         log_dir = str(self.log_dir) if self.log_dir else None
