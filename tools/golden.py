@@ -3,6 +3,9 @@ change that must not change results (a reorganisation of the code, a faster path
 
     python tools/golden.py record   # (re)write tests/golden/expected/
     python tools/golden.py check    # compare; exit 1 and print the first difference
+    python tools/golden.py play     # play them with the harness and configs of the current
+                                    # folder (another checkout, to compare its speed); print
+                                    # the CPU seconds of this process and of its children
 
 Each scenario plays one or more tournament files of tests/golden/configs/ into one results
 folder, in order (a league whose field changes between runs), and keeps games.jsonl, the
@@ -109,10 +112,29 @@ def differences(scenario: str, work: Path) -> list[str]:
     return out
 
 
+def play_here(scenarios: Iterable[str]) -> str:
+    """Play `scenarios` with the harness and tests/golden/configs of the current folder;
+    the CPU seconds this process and its children (workers, bots) used."""
+    import resource
+
+    global CONFIGS
+    sys.path.insert(0, str(Path.cwd()))
+    CONFIGS = Path.cwd() / "tests" / "golden" / "configs"
+    with tempfile.TemporaryDirectory(prefix="p10-golden-") as tmp:
+        for s in scenarios:
+            play(s, Path(tmp))
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return (f"cpu_s {me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime:.2f} "
+            f"(this process {me.ru_utime + me.ru_stime:.2f}, its children {kids.ru_utime + kids.ru_stime:.2f})")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("record", "check"):
+    if not argv or argv[0] not in ("record", "check", "play"):
         print(__doc__)
         return 2
+    if argv[0] == "play":
+        print(play_here(argv[1:] or list(SCENARIOS)))
+        return 0
     names = argv[1:] or list(SCENARIOS)
     if argv[0] == "record":
         record(names)
