@@ -114,7 +114,8 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     from .sandbox.box import SandboxError
     from .tournament.config import ConfigError, load_config, with_sandbox
     from .tournament.executor import ClusterError, ExecutorError
-    from .tournament.runner import ResultsError, run_tournament, sandbox_state
+    from .tournament.placement import sandbox_state
+    from .tournament.runner import ResultsError, run_tournament
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,
                                  "executor": executor, "scheduler": scheduler}
@@ -122,7 +123,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
         overrides["executor"] = "dask"
     try:
         cfg = with_sandbox(load_config(config, overrides), sandbox)
-        _warn_unsandboxed(sandbox_state(cfg))
+        _warn_unsandboxed(sandbox_state(cfg.bots))
     except (ConfigError, SandboxError) as e:
         raise _fail(e) from None
     console = Console(stderr=True)
@@ -438,8 +439,7 @@ def _contained(specs: list[Any], sandbox: str | None, builds: dict[str, str], ho
     specs by name."""
     from .sandbox.box import BuildError, SandboxError
     from .sandbox.build import run_build
-    from .tournament.placement import contain
-    from .tournament.runner import sandbox_state
+    from .tournament.placement import contain, sandbox_state
 
     try:
         specs = contain(specs, sandbox or "auto", builds)

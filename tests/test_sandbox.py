@@ -193,7 +193,7 @@ def test_a_bot_start_searches_a_folder_of_100k_folders_in_bounded_work(tmp_path:
     directory entries in `START_FOLDERS` folders, and still masks the results folder found
     deep down then, and one made at the top of the folder since."""
     from harness.sandbox import options as sandbox
-    from harness.ledger.marker import CONCEAL
+    from harness.ledger.names import CONCEAL
 
     own = tmp_path / "bot"
     for i in range(100):
@@ -2038,7 +2038,7 @@ def test_a_bot_folder_of_thousands_of_results_folders_to_mask_still_starts(tmp_p
     sandbox starts, and every one of them is masked."""
     import signal as _signal
 
-    from harness.ledger.marker import CONCEAL
+    from harness.ledger.names import CONCEAL
 
     own = tmp_path / "bot"
     for i in range(2000):

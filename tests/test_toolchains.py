@@ -84,7 +84,7 @@ def test_a_toolchains_folders_are_not_searched_for_results_folders_as_installed_
     """Like the system's folders and Python's, a toolchain every sandbox is shown is not
     searched for folders a bot may not see (a rustup home holds tens of thousands of
     folders); the bot's own folder still is."""
-    from harness.ledger.marker import CONCEAL
+    from harness.ledger.names import CONCEAL
     from harness.sandbox import options
     from harness.sandbox.toolchains import Toolchain
 

@@ -716,11 +716,12 @@ def test_workers_run_bots_in_the_sandbox_mode_found_on_the_main_machine(tmp_path
     """`sandbox: auto` is resolved once, where the run starts, and the executor's bots carry
     that mode ("bwrap" or "none", as the results record it): a Dask worker without
     bubblewrap then fails the bot's start instead of running it unsandboxed."""
-    from harness.tournament.runner import _pinned, sandbox_state
+    from harness.tournament.placement import sandbox_state
+    from harness.tournament.runner import _pinned
 
     cfg = load_config(write_config(tmp_path))
     assert {b.sandbox.mode for b in cfg.bots} == {"auto"}
-    state = sandbox_state(cfg)
+    state = sandbox_state(cfg.bots)
     pinned = _pinned(cfg, state)
     assert [b.sandbox.mode for b in pinned.bots] == [state["bots"][b.name] for b in cfg.bots]
     assert {b.sandbox.mode for b in pinned.bots} <= {"bwrap", "none"}

@@ -8,15 +8,10 @@ from typing import Any, Mapping
 
 from ..report.files import read_json
 from .journal import CHAIN_FORMAT, CHAIN_FORMATS, ChainError, JournalState, genesis
-from .seeds import SECRET, SeedState
+from .names import MARKER
+from .seeds import SeedState
 
-MARKER = "tournament.json"
 FORMAT = "p10-results/2"
-
-
-CONCEAL = ((SECRET, None), (MARKER, "p10-results/"))
-"""What marks a results folder for a bot's sandbox to mask (`Sandbox.conceal`): a secret
-seed, or a tournament.json of p10-tourney's."""
 
 
 def read_marker(out: Path) -> dict[str, Any]:

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..report.files import write_whole
-
-SECRET = "seed.secret"
+from .names import SECRET
 #: The key that hides the values of the bots' `env:` in the entrants' fingerprints
 #: (tournament.json), kept beside the seed and never published.
 ENV_KEY = "env.secret"

@@ -2,7 +2,9 @@
 absolute, each bot's own folder, and what its sandbox hides from it (the results folder,
 the tournament file, the other bots' folders), its bubblewrap options worked out once so
 that a mistake is a config error before any game. The file-system half of reading a
-config (`config.resolve_config`); `config.parse_config` is the pure half."""
+config (`config.resolve_config`); `config.parse_config` is the pure half. And how they will
+be contained here (`sandbox_state`), light to load: `play`, `check-bot` and `ask` need it
+and nothing of a tournament's run."""
 
 from __future__ import annotations
 
@@ -10,12 +12,14 @@ import os
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..ledger.marker import CONCEAL
+from ..ledger.names import CONCEAL
 from ..referee import BotSpec
 from ..referee.redact import host_root
 from ..sandbox.box import SandboxError
+from ..sandbox.cgroups import cgroups
+from ..sandbox.modes import describe, resolve_mode
 from ..sandbox.options import bwrap_options
 from ..sandbox.paths import command_file, command_links, harness_python
 
@@ -111,3 +115,19 @@ def hide_from_each_other(bots: list[BotSpec], src: str, output: Path | None) -> 
                 raise err(src, f"bots[{i}]", f"({b.name}) {e}") from None
         out.append(spec)
     return out
+
+
+def sandbox_state(bots: Sequence[BotSpec]) -> dict[str, Any]:
+    """The one place that decides how `bots` will be contained here (a tournament's, or
+    the bots of `play`, `check-bot` and `ask`): {"mode", "cgroups", "per_process_only", "note",
+    "bots": {entrant: "bwrap"|"none"}}. Raises `SandboxError` where a bot asks for bwrap
+    and bubblewrap cannot run. The note ("bots ran without a sandbox", limits held per
+    process only) is what is warned about and what the results record."""
+    modes = {b.name: resolve_mode(b.sandbox.mode) for b in bots}
+    limited = any(b.limits.memory_mb or b.limits.processes for b in bots)
+    backend, why = cgroups() if limited else (None, "")
+    state = describe(modes.values(), backend.kind if backend else None, why)
+    if not limited:
+        state["per_process_only"] = []
+        state["note"] = str(state["note"]).split("; limits held")[0]
+    return {**state, "bots": modes}

@@ -20,17 +20,16 @@ from ..ledger.journal import Journal, iter_chain
 from ..ledger.keep import Deferred, FirstFaults
 from ..model import Board, GameRecord, PlayedGame, StopDecision
 from ..ratings.trueskill import rules_draw_probability
-from ..referee import BotSpec
 from ..report.files import write_whole
 from ..sandbox.box import BuildError
 from ..sandbox.build import run_build
-from ..sandbox.cgroups import cgroups
-from ..sandbox.modes import describe, resolve_mode
+from ..sandbox.modes import resolve_mode
 from .config import TournamentConfig
 from .disqualify import BUILD_KEY, Disqualification, build_disqualification, build_record
 from .heartbeat import HEARTBEAT_S, Heartbeat
 from .league import Matchmaker, budget_met, next_start
 from .play import gate_of, play_games
+from .placement import sandbox_state
 from .results import (ResultsError, fingerprints, hold_folder, prepare_output, rated_before, record_entrants,
                       record_sandbox)
 from .schedule import CompactSchedule, GameSpec, PastReader, game_id, iter_schedule
@@ -38,7 +37,7 @@ from .stop_rule import history_specs, is_finished, stop_check, stops
 from .tally import GameTally
 from . import warmup
 
-__all__ = ["Outcome", "Progress", "ResultsError", "build_bots", "run_tournament", "sandbox_state"]
+__all__ = ["Outcome", "Progress", "ResultsError", "build_bots", "run_tournament"]
 
 PUBLISH_EVERY_S = 60.0  # run --forever: the leaderboard files are published between rounds this often
 
@@ -73,23 +72,6 @@ class Outcome:
     # played again from their seeds. {"game", "worker", "reason"} each.
     incidents: list[dict[str, Any]] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=dict)
-
-
-def sandbox_state(cfg: TournamentConfig | Sequence[BotSpec]) -> dict[str, Any]:
-    """The one place that decides how bots will be contained here (a tournament's, or the
-    bots of `play`, `check-bot` and `ask`): {"mode", "cgroups", "per_process_only", "note",
-    "bots": {entrant: "bwrap"|"none"}}. Raises `SandboxError` where a bot asks for bwrap
-    and bubblewrap cannot run. The note ("bots ran without a sandbox", limits held per
-    process only) is what is warned about and what the results record."""
-    bots = cfg.bots if isinstance(cfg, TournamentConfig) else cfg
-    modes = {b.name: resolve_mode(b.sandbox.mode) for b in bots}
-    limited = any(b.limits.memory_mb or b.limits.processes for b in bots)
-    backend, why = cgroups() if limited else (None, "")
-    state = describe(modes.values(), backend.kind if backend else None, why)
-    if not limited:
-        state["per_process_only"] = []
-        state["note"] = str(state["note"]).split("; limits held")[0]
-    return {**state, "bots": modes}
 
 
 def build_bots(cfg: TournamentConfig, state: Mapping[str, Any], skip: Iterable[str] = (),
@@ -204,7 +186,7 @@ def run_tournament(
     is raised again for the caller.
     """
     t0 = time.monotonic()
-    state = sandbox_state(cfg)  # SandboxError before anything is written
+    state = sandbox_state(cfg.bots)  # SandboxError before anything is written
     with hold_folder(cfg.output):
         run = _Run(cfg, t0, state, on_progress, build_site, forever, stop, heartbeat_s)
         run.open(fresh, retire)

@@ -98,7 +98,7 @@ def test_cost_of_a_bot_start_in_a_folder_of_100k_folders(benchmark, tmp_path: Pa
     the instant bot in that folder next to the same bot in a folder of its own (after a
     first start of each, which searches the whole folder)."""
     from harness.sandbox import marks as sandbox
-    from harness.ledger.marker import CONCEAL
+    from harness.ledger.names import CONCEAL
 
     replies = tmp_path / "r.jsonl"
     replies.write_text("")
