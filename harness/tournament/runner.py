@@ -363,10 +363,14 @@ class _Run:
         replay = res.get("replay")
         if replay:
             data = b"\n".join(replay) + b"\n"
-            write_whole(out / "replays" / f"{rec['game']}.jsonl", data)
+            path = out / "replays" / f"{rec['game']}.jsonl"
+            write_whole(path, data)
             rec["replay"] = f"replays/{rec['game']}.jsonl"
             # In the chained record, so that verify finds any change to the file.
-            rec["replay_sha256"] = hashlib.sha256(data).hexdigest()
+            rec["replay_sha256"] = digest = hashlib.sha256(data).hexdigest()
+            if self.build_site:  # its viewer's form, made now rather than at the end
+                from ..report.site.replays import prepare
+                prepare(path, data, digest)
         else:
             rec["replay"] = None
         self.journal.append(rec)
