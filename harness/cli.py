@@ -113,8 +113,7 @@ def run(config: Path, parallel: int | None, output: Path | None, fresh: bool, ex
     from .report.leaderboard import first_fault_text, fault_kinds_text, print_leaderboard
     from .sandbox.box import SandboxError
     from .tournament.config import ConfigError, load_config, with_sandbox
-    from .tournament.dask_executor import ClusterError
-    from .tournament.executor import ExecutorError
+    from .tournament.executor import ClusterError, ExecutorError
     from .tournament.runner import ResultsError, run_tournament, sandbox_state
 
     overrides: dict[str, Any] = {"parallel": parallel, "output": str(output) if output else None,

@@ -110,3 +110,21 @@ def test_the_model_package_imports_nothing_of_the_harness() -> None:
     graph = imports(_modules())
     assert {m: deps for m, deps in graph.items() if m.startswith("harness.model") and
             any(not d.startswith("harness.model") for d in deps)} == {}
+
+
+def test_a_local_run_starts_its_games_without_loading_scipy_dask_or_the_site() -> None:
+    """What `p10-tourney run` loads before its workers are forked: not SciPy, Dask, Jinja or
+    the board (half a second and more of every run; `tournament.warmup` loads them while
+    the games are played)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, harness.cli\n"
+            "from harness.tournament.runner import run_tournament\n"
+            "from harness.tournament.executor import ClusterError, LocalExecutor\n"
+            "from harness.tournament.config import load_config\n"
+            "print(sorted(m for m in ('scipy', 'distributed', 'dask', 'jinja2', 'harness.tournament.board')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.ratings.collusion import ALPHA, PassTally, collusion_report, flagged
+from harness.ratings.collusion import ALPHA, PassTally, collusion_report, flagged, hypergeom_sf
 from harness.referee.passes import PassCounter
 from harness.tournament.config import parse_config
 from harness.tournament.runner import run_tournament
@@ -63,6 +63,25 @@ def _honest_records(rng: np.random.Generator, entrants: int, games: int) -> list
         out.append({"id": g, "seats": [names[s] for s in seats], "places": [int(x) for x in rng.permutation(3) + 1],
                     "passes": rows})
     return out
+
+
+@pytest.mark.parametrize("exported", [True, False], ids=["boost-ufunc", "scipy-stats-fallback"])
+def test_the_hypergeometric_tail_is_scipy_stats_own_inside_and_outside_the_support(
+        exported: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scipy.stats import hypergeom
+
+    import harness.ratings.collusion as collusion
+    if not exported:  # a SciPy without the private ufunc: the public scipy.stats path
+        monkeypatch.setattr(collusion, "_boost_hypergeom_sf", lambda: None)
+    rng = np.random.default_rng(5)
+    total = rng.integers(1, 400, 4000)
+    good = (rng.random(4000) * (total + 1)).astype(np.int64)
+    drawn = (rng.random(4000) * (total + 1)).astype(np.int64)
+    k = (rng.random(4000) * (np.minimum(good, drawn) + 3)).astype(np.int64) - 1
+    want = hypergeom.sf(k, total, good, drawn)
+    got = hypergeom_sf(k, total, good, drawn)
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
 def test_under_the_null_a_field_is_flagged_at_most_at_the_stated_rate() -> None:

@@ -119,3 +119,41 @@ def test_a_pool_makes_processes_when_first_needed_and_trims_the_oldest() -> None
     assert made == [("a", 0), ("b", 1), ("c", 0)] and pool.get("a", 0) is a
     assert pool.trim() == [b]  # "a" was used after "b"
     assert a.proc is not None and c.proc is not None and b.proc is None
+
+
+def test_a_games_new_processes_start_together_and_one_that_dies_at_once_is_started_once(tmp_path: Path) -> None:
+    """A game's processes are all started before any is greeted (their start-ups overlap);
+    one that dies before its hello is reported as a start-up fault of that seat, started
+    once, not a second time by its handshake."""
+    dies = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    cfg = config(tmp_path, 3, 3, 3, bots=[{"name": "b0", "cmd": DEALER}, {"name": "b1", "cmd": DEALER},
+                                           {"name": "dead", "cmd": dies}])
+    runner = GameRunner(cfg, "w0", tmp_path)
+    order: list[str] = []
+    process = type(runner.pool.get("b0", 0))
+    try:
+        real_start = process.start
+
+        def start(bot) -> None:
+            order.append(f"start {bot.spec.name}")
+            real_start(bot)
+
+        import harness.tournament.executor as executor
+        real_handshake = executor.handshake
+
+        def handshake(bot, name, tc, started=False) -> None:
+            order.append(f"hello {name}")
+            real_handshake(bot, name, tc, started=started)
+
+        from unittest import mock
+        with mock.patch.object(process, "start", start), \
+                mock.patch.object(executor, "handshake", handshake):
+            out = runner.run(schedule(cfg)[0])
+    finally:
+        runner.close()
+    seats = out["record"]["seats"]
+    assert order[:3] == [f"start {n}" for n in seats] and sorted(order[3:]) == sorted(f"hello {n}" for n in seats)
+    assert out["starts"]["dead"] == 1
+    assert out["startup_failures"] == ["dead"]
+    fault = next(f for f in out["record"]["faults"] if f["entrant"] == "dead")
+    assert fault["kind"] == "startup" and "exit" in fault["reason"], fault

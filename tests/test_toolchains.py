@@ -77,3 +77,26 @@ def test_a_sandboxed_build_that_does_not_find_a_host_program_says_which_mount_to
         run_build("mine", ["./build.sh"], str(own), {}, Sandbox(mode="bwrap", own=str(own), build=("./build.sh",)),
                   "bwrap")
     assert "mytool: not found" in str(e.value) and f"add `mounts: [{tmp_path / 'tools'}]`" in str(e.value)
+
+
+def test_a_toolchains_folders_are_not_searched_for_results_folders_as_installed_software(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like the system's folders and Python's, a toolchain every sandbox is shown is not
+    searched for folders a bot may not see (a rustup home holds tens of thousands of
+    folders); the bot's own folder still is."""
+    from harness.ledger.marker import CONCEAL
+    from harness.sandbox import options
+    from harness.sandbox.toolchains import Toolchain
+
+    rustup = tmp_path / "home" / ".rustup"
+    (rustup / "toolchains" / "stable").mkdir(parents=True)
+    chain = Toolchain("rustup", str(tmp_path / "home" / ".cargo" / "bin"), (str(rustup),))
+    monkeypatch.setattr(options, "host_toolchains", lambda: (chain,))
+    own = tmp_path / "bot"
+    own.mkdir()
+    searched: list[str] = []
+    real = options.marked_at_start
+    monkeypatch.setattr(options, "marked_at_start", lambda root, *a: searched.append(root) or real(root, *a))
+    box = Sandbox(mode="bwrap", own=str(own), conceal=CONCEAL)
+    options._secret(("sh", str(own / "bot.sh")), str(own), box, [str(own), str(rustup)], [str(own), str(rustup)])
+    assert searched == [str(own)]

@@ -724,3 +724,20 @@ def test_workers_run_bots_in_the_sandbox_mode_found_on_the_main_machine(tmp_path
     pinned = _pinned(cfg, state)
     assert [b.sandbox.mode for b in pinned.bots] == [state["bots"][b.name] for b in cfg.bots]
     assert {b.sandbox.mode for b in pinned.bots} <= {"bwrap", "none"}
+
+
+def test_the_viewers_replays_made_during_the_run_are_those_the_site_makes_from_the_files(tmp_path: Path) -> None:
+    """The run makes the viewer's form of the first replays it keeps while its workers play
+    (`replays.prepare`); the site built from the files alone writes the same bytes."""
+    from harness.report.site import build_site
+    from harness.report.site import replays
+
+    replays._MADE.clear()
+    out = tmp_path / "out"
+    run_tournament(load_config(write_config(tmp_path, sandbox="none")))
+    made = len(replays._MADE)
+    ahead = {p.name: p.read_bytes() for p in sorted((out / "site" / "replays").glob("*.js"))}
+    replays._MADE.clear()
+    build_site(out)
+    again = {p.name: p.read_bytes() for p in sorted((out / "site" / "replays").glob("*.js"))}
+    assert made == len(ahead) == 12 and ahead == again

@@ -30,8 +30,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from scipy.stats import hypergeom
-
 ALPHA = 0.01  # the chance that a field of honest entrants gets any pair flagged, at most
 # per ordered pair (a, b): a's discards offered to b, taken by b, a's Wilds offered to b, a's
 # Skips at b, a's Skips in games with b; b's games with a and its results there, b's games
@@ -146,6 +144,28 @@ LISTED = 500
 flagged ones first, then those with the smallest p; the others are only counted."""
 
 
+def _boost_hypergeom_sf() -> Any:
+    """SciPy's ufunc of Boost's hypergeometric tail, where `scipy.special` has it (imported
+    here, where first needed, not when the tally is)."""
+    from scipy import special
+    return getattr(getattr(special, "_ufuncs", None), "_hypergeom_sf", None)
+
+
+def hypergeom_sf(k: np.ndarray, total: np.ndarray, good: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """P(X > k) for X hypergeometric (`drawn` of `total`, `good` of them marked): what
+    `scipy.stats.hypergeom.sf(k, total, good, drawn)` gives, from the same Boost function
+    through `scipy.special`, without importing `scipy.stats` (half a second at every
+    start). Outside the support the tail is 1 or 0, as scipy.stats says."""
+    sf = _boost_hypergeom_sf()
+    if sf is None:  # a SciPy that does not export it: the public, slower import
+        from scipy.stats import hypergeom
+        return np.asarray(hypergeom.sf(k, total, good, drawn), dtype=float)
+    lo, hi = np.maximum(0, good + drawn - total), np.minimum(good, drawn)
+    with np.errstate(invalid="ignore"):
+        inside = np.clip(sf(k, good, drawn, total), 0.0, 1.0)
+    return np.where(k < lo, 1.0, np.where(k >= hi, 0.0, inside))
+
+
 @dataclass(frozen=True)
 class CollusionReport:
     """The pairs listed (`collusion_report`) and how many pairs met in all."""
@@ -170,7 +190,7 @@ def collusion_report(t: PassTally, alpha: float = ALPHA, limit: int = LISTED) ->
     p = np.ones(len(ways))
     some = x > 0
     if some.any():
-        p[some] = hypergeom.sf(x[some] - 1, total[some], wilds[some], k[some])
+        p[some] = hypergeom_sf(x[some] - 1, total[some], wilds[some], k[some])
     adj = np.minimum(1.0, max(1, len(ways)) * np.minimum(p[0::2], p[1::2])) if pairs else p
     rank = sorted(range(len(pairs)), key=lambda i: (not adj[i] < alpha, float(f"{adj[i]:.4g}"), pairs[i]))
     keep = [i for n, i in enumerate(rank) if n < limit or adj[i] < alpha]

@@ -23,7 +23,6 @@ from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import special
 
 from . import games
 from .games import changes
@@ -34,11 +33,18 @@ MIXTURE = 4.0  # the Beta(a, a) mixing prior of the sequential test: tuned to te
 NO_EVIDENCE_Z = 1.0  # a difference is "plausible" when the upper entrant leads by ≥ 1 standard error
 
 
+def _special() -> Any:
+    """`scipy.special`, imported where first used: a third of a second that a run need not
+    spend before its games start (see `tournament.warmup`)."""
+    from scipy import special
+    return special
+
+
 def log_mixture(k: Any, m: Any, a: float = MIXTURE) -> Any:
     """ln M: the beta-binomial mixture martingale of `k` successes in `m` fair coin flips,
     2^m · B(a + k, a + m − k) / B(a, a) (Robbins 1970): its expectation is 1 under p = ½."""
     k, m = np.asarray(k, dtype=float), np.asarray(m, dtype=float)
-    return m * math.log(2.0) + special.betaln(a + k, a + m - k) - special.betaln(a, a)
+    return m * math.log(2.0) + _special().betaln(a + k, a + m - k) - _special().betaln(a, a)
 
 
 def running_max_mixture(deals: PairedDeals, a: float = MIXTURE) -> np.ndarray:
@@ -74,7 +80,7 @@ def running_max_mixture(deals: PairedDeals, a: float = MIXTURE) -> np.ndarray:
 def sign_test(wins: Any, losses: Any) -> np.ndarray:
     """The exact two-sided sign test's p-value: 2·P(Bin(n, ½) ≤ min(wins, losses)), at most 1."""
     w, l = np.atleast_1d(np.asarray(wins, dtype=int)), np.atleast_1d(np.asarray(losses, dtype=int))
-    return np.minimum(1.0, 2.0 * special.bdtr(np.minimum(w, l), w + l, 0.5))
+    return np.minimum(1.0, 2.0 * _special().bdtr(np.minimum(w, l), w + l, 0.5))
 
 
 def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -83,8 +89,8 @@ def clopper_pearson(k: Any, n: Any, confidence: float) -> tuple[np.ndarray, np.n
     Beta(k, n − k + 1) and Beta(k + 1, n − k); [0, 1] for n = 0."""
     half = (1 - confidence) / 2
     ks, ns = np.atleast_1d(np.asarray(k, dtype=int)), np.atleast_1d(np.asarray(n, dtype=int))
-    lo = np.where(ks > 0, special.betaincinv(np.maximum(ks, 1), np.maximum(ns - ks + 1, 1), half), 0.0)
-    hi = np.where(ks < ns, special.betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - half), 1.0)
+    lo = np.where(ks > 0, _special().betaincinv(np.maximum(ks, 1), np.maximum(ns - ks + 1, 1), half), 0.0)
+    hi = np.where(ks < ns, _special().betaincinv(ks + 1, np.maximum(ns - ks, 1), 1 - half), 1.0)
     return lo, hi
 
 
@@ -92,7 +98,7 @@ def mixture_interval(k: Any, m: Any, confidence: float, a: float = MIXTURE) -> t
     """The anytime-valid interval of the share (the confidence sequence of the same mixture):
     the q with B(a+k, a+m−k)/B(a, a) / (q^k (1−q)^(m−k)) < 1/(1 − confidence), by bisection."""
     k, m = np.atleast_1d(np.asarray(k, dtype=float)), np.atleast_1d(np.asarray(m, dtype=float))
-    bound = math.log(1 / (1 - confidence)) - (special.betaln(a + k, a + m - k) - special.betaln(a, a))
+    bound = math.log(1 / (1 - confidence)) - (_special().betaln(a + k, a + m - k) - _special().betaln(a, a))
     mid = (k + a) / (m + 2 * a)
 
     def inside(q: np.ndarray) -> np.ndarray:

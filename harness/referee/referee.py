@@ -241,10 +241,11 @@ def _winner(places: list[int]) -> int | None:
     return firsts[0] if len(firsts) == 1 else None
 
 
-def handshake(bot: BotProcess, entrant: str, time_control: TimeControl) -> None:
-    """Start `bot` if needed and complete `hello` within the start-up limit; raises
-    `BotStartError`."""
-    if not bot.alive:
+def handshake(bot: BotProcess, entrant: str, time_control: TimeControl, started: bool = False) -> None:
+    """Start `bot` if needed (not if the caller has just `started` it: one that died at
+    once is reported, not started twice) and complete `hello` within the start-up limit;
+    raises `BotStartError`."""
+    if not bot.alive and not (started and bot.proc is not None):
         bot.start()
     hello = hello_message(entrant, time_control.move_ms, time_control.game_ms)
     deadline = time.monotonic() + time_control.startup_ms / 1000

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..model import PlayedGame
 from ..referee import BotProcess, BotSpec, BotStartError, TimeControl, encode, handshake
 from .config import TournamentConfig
-from .executor import GameRunner, cpu_to_spare, watchdog_budget
+from .executor import ClusterError, GameRunner, cpu_to_spare, watchdog_budget
 from .schedule import GameSpec
 from ..spill import IndexSet
 
@@ -67,11 +67,6 @@ INFLIGHT_PER_THREAD = 2
 #: (the process died, or lost the cluster) ends the bots of the tournament at once.
 LEASE_RENEW_S = 2.0
 LEASE_S = 12.0
-
-
-class ClusterError(ValueError):
-    """A Dask cluster that cannot run the tournament (unreachable, no workers, a worker
-    that cannot start a bot, a game lost with too many workers)."""
 
 
 # ----- on the workers ---------------------------------------------------------------------

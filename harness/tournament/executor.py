@@ -22,7 +22,19 @@ from .config import TournamentConfig
 from ..ledger.keep import may_keep
 from .pool import BotPool, say_bye
 from .schedule import GameSpec
+from . import warmup
 from ..model import NOT_PLAYED, FaultKind, FaultRecord, GameRecord, PlayedGame
+
+
+def _start_together(bots: Sequence[BotProcess]) -> None:
+    """Start the processes a game still needs before any of them is greeted, so that their
+    start-ups overlap rather than queue (each `handshake` then only waits for its hello). A
+    start that fails here is tried again, and reported, by its handshake."""
+    for bot in bots:
+        try:
+            bot.start()
+        except BotStartError:
+            pass
 
 
 class GameRunner:
@@ -114,15 +126,19 @@ class GameRunner:
             why = self._check_between_games(bot) if len(seats) >= 2 else None
             if why is not None:
                 between.append({"seat": seat, "entrant": name, "kind": FaultKind.CRASH.value, "reason": why})
-            if not bot.alive:
-                if self.beat is not None:
-                    self.beat()
-                try:
-                    handshake(bot, name, cfg.time)
-                except BotStartError as e:
-                    unavailable[seat] = (FaultKind.STARTUP, str(e))
-                    startup_failures.append(name)
             bots.append(bot)
+        fresh = {id(b) for b in bots if not b.alive}
+        _start_together([b for b in bots if id(b) in fresh])
+        for seat, (name, bot) in enumerate(zip(seats, bots)):
+            if id(bot) not in fresh:
+                continue
+            if self.beat is not None:
+                self.beat()
+            try:
+                handshake(bot, name, cfg.time, started=True)
+            except BotStartError as e:
+                unavailable[seat] = (FaultKind.STARTUP, str(e))
+                startup_failures.append(name)
         if len(seats) >= 2:
             try:
                 result = play_game(
@@ -273,6 +289,12 @@ class ExecutorError(RuntimeError):
     """The local executor cannot go on (a game lost with too many workers)."""
 
 
+class ClusterError(ValueError):
+    """A Dask cluster that cannot run the tournament (unreachable, no workers, a worker
+    that cannot start a bot, a game lost with too many workers). Defined here, beside the
+    local executor's error, so that catching it does not import Dask."""
+
+
 def watchdog_budget(cfg: TournamentConfig) -> float:
     """Seconds a worker may go without progress in a game (a bot started, a decision asked)
     before the watchdog ends it: the longest wait the time limits allow for one step (a
@@ -415,6 +437,7 @@ class LocalExecutor:
             return False
 
     def _spawn(self, wid: int) -> _Worker:
+        warmup.settle()  # no fork while another thread may hold an import lock
         ours, theirs = self.ctx.Pipe(duplex=True)
         beat = self.ctx.RawValue("d", time.monotonic())
         log_dir = str(self.log_dir) if self.log_dir else None

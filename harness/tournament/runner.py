@@ -26,7 +26,6 @@ from ..sandbox.box import BuildError
 from ..sandbox.build import run_build
 from ..sandbox.cgroups import cgroups
 from ..sandbox.modes import describe, resolve_mode
-from .board import publish
 from .config import TournamentConfig
 from .disqualify import BUILD_KEY, Disqualification, build_disqualification, build_record
 from .heartbeat import HEARTBEAT_S, Heartbeat
@@ -37,6 +36,7 @@ from .results import (ResultsError, fingerprints, hold_folder, prepare_output, r
 from .schedule import CompactSchedule, GameSpec, PastReader, game_id, iter_schedule
 from .stop_rule import history_specs, is_finished, stop_check, stops
 from .tally import GameTally
+from . import warmup
 
 __all__ = ["Outcome", "Progress", "ResultsError", "build_bots", "run_tournament", "sandbox_state"]
 
@@ -381,10 +381,14 @@ class _Run:
         replay = res.get("replay")
         if replay:
             data = b"\n".join(replay) + b"\n"
-            write_whole(out / "replays" / f"{rec['game']}.jsonl", data)
+            path = out / "replays" / f"{rec['game']}.jsonl"
+            write_whole(path, data)
             rec["replay"] = f"replays/{rec['game']}.jsonl"
             # In the chained record, so that verify finds any change to the file.
-            rec["replay_sha256"] = hashlib.sha256(data).hexdigest()
+            rec["replay_sha256"] = digest = hashlib.sha256(data).hexdigest()
+            if self.build_site:  # its viewer's form, made now rather than at the end
+                from ..report.site.replays import prepare
+                prepare(path, data, digest)
         else:
             rec["replay"] = None
         self.journal.append(rec)
@@ -398,6 +402,7 @@ class _Run:
         outcome.playing_s = time.monotonic() - self.t0
         if outcome.played == 1:
             outcome.first_s = outcome.playing_s
+            warmup.start()  # the workers are up: what publishing needs loads while they play
         self.show()
         self.progress(rec)
 
@@ -409,6 +414,7 @@ class _Run:
         if self.forever and time.monotonic() - self.published >= PUBLISH_EVERY_S:
             # The leaderboard lives: published between rounds, not only at the end.
             self.published = time.monotonic()
+            from .board import publish
             publish(self.cfg, self.tally, build_site=self.build_site, sandbox=self.state, head=self.journal.head,
                     specs=self.full_specs())
         if self.cfg.stop_when:
@@ -426,6 +432,7 @@ class _Run:
             outcome.finished = is_finished(outcome.stopping, len(self.tally), self.scheduled)
         if outcome.stopping is not None and not outcome.finished:
             outcome.stopping = None  # interrupted: neither settled nor at the budget
+        from .board import publish
         outcome.board = publish(self.cfg, self.tally, build_site=self.build_site and not self.interrupted,
                                 stopping=outcome.stopping, sandbox=self.state,
                                 finished=outcome.finished and not self.league, head=self.journal.head,

@@ -3,6 +3,7 @@ engine into compact frames, written as site/replays/<game>.js for the viewer."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -252,10 +253,38 @@ def hand_ends(frames: Sequence[Mapping[str, Any]], result: Mapping[str, Any] | N
     return ends
 
 
-def replay_payload(rep: Replay) -> dict[str, Any]:
-    header, frames, result = replay_frames(rep.path, read_regular(rep.path, MAX_REPLAY_FILE))
+_MADE: dict[str, dict[str, Any]] = {}
+"""The viewer's form (`_viewer_form`) of replays made ahead (`prepare`), by the SHA-256 of
+their file's bytes: at most `MAX_REPLAYS` of them, the first a run keeps."""
+
+
+def _viewer_form(path: Path, data: bytes) -> dict[str, Any]:
+    """What the viewer shows of a replay file's bytes, made by the engine (a function of
+    the bytes alone): its header, result, faults at their frames, hands' ends and frames."""
+    header, frames, result = replay_frames(path, data)
     if not frames:
         raise ValueError("the replay holds no frames")
+    return {"header": header, "result": result, "faults": frame_faults(frames, ()),
+            "hand_ends": hand_ends(frames, result), "frames": _compact_frames(frames)}
+
+
+def prepare(path: Path, data: bytes, sha256: str) -> None:
+    """Make the viewer's form of a replay file just written (`data`, its SHA-256), while the
+    run's main process would otherwise wait for its workers, so that the site built at the
+    end need not: for the first `MAX_REPLAYS` replays only (those the viewer shows first). A
+    replay that cannot be read is left to the site, which says so."""
+    if len(_MADE) >= MAX_REPLAYS or sha256 in _MADE:
+        return
+    try:
+        _MADE[sha256] = _viewer_form(path, data)
+    except Exception:  # noqa: BLE001  reported by the site's own reading of the file
+        pass
+
+
+def replay_payload(rep: Replay) -> dict[str, Any]:
+    data = read_regular(rep.path, MAX_REPLAY_FILE)
+    made = _MADE.get(hashlib.sha256(data).hexdigest()) or _viewer_form(rep.path, data)
+    header, result = made["header"], made["result"]
     players = header.get("players") or []
     names = [str(p.get("name", f"seat {i}")) if isinstance(p, Mapping) else str(p) for i, p in enumerate(players)]
     if not names and rep.record:
@@ -268,12 +297,12 @@ def replay_payload(rep: Replay) -> dict[str, Any]:
         "rules": rules_summary(rules),
         "result": {k: result.get(k) for k in ("places", "scores", "phases_completed", "winner")} if result else None,
         # at their frames; from the game's record (without a turn) for a replay older than fault lines
-        "faults": frame_faults(frames, names) or [
+        "faults": made["faults"] or [
             {"seat": f.get("seat"), "kind": f.get("kind"), "reason": str(f.get("reason", ""))[:300]}
             for f in (rep.record or {}).get("faults") or [] if isinstance(f, Mapping)
         ],
-        "hand_ends": hand_ends(frames, result),
-        "frames": _compact_frames(frames),
+        "hand_ends": made["hand_ends"],
+        "frames": made["frames"],
     }
 
 

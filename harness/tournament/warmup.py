@@ -1,0 +1,40 @@
+"""What publishing the results needs, made ready while the games are played.
+
+The rating, statistics and site modules (SciPy among them) and the site's templates take
+about half a second to load, and a run needs none of them before its first publish. The
+main process mostly waits for its workers while the games are played, so they are loaded
+then, in a thread of their own (`start`, after the workers are forked); `settle` waits for
+it to end, before a fork (a child would inherit an import lock the thread holds).
+"""
+
+from __future__ import annotations
+
+import threading
+
+_thread: threading.Thread | None = None
+
+
+def _load() -> None:
+    try:
+        from . import board  # noqa: F401  (the ratings, statistics, SciPy)
+        from ..report.site.build import environment
+
+        env = environment()
+        for name in env.list_templates(extensions=["html"]):
+            env.get_template(name)
+    except Exception:  # noqa: BLE001  what fails here fails again where it is used, and is reported there
+        pass
+
+
+def start() -> None:
+    """Load them in the background (once a process)."""
+    global _thread
+    if _thread is None:
+        _thread = threading.Thread(target=_load, name="p10-warmup", daemon=True)
+        _thread.start()
+
+
+def settle() -> None:
+    """Wait for the loading started by `start`, if any, to end."""
+    if _thread is not None:
+        _thread.join()
