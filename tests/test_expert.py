@@ -380,3 +380,34 @@ def test_the_seat_screen_pairs_games_and_its_knowing_players_see_what_they_say()
         assert sorted((c for s in others for c in w.players[s].hand), key=str) == \
             sorted((c for s in others for c in g.players[s].hand), key=str)
         assert w.players[seat].hand == g.players[seat].hand
+
+
+def _after_the_next_seat_took(top: str) -> tuple[Game, list[dict[str, Any]]]:
+    """Heads-up, phase 1: seat 1 takes `top` from the discard pile and discards B12; seat 0
+    draws Y11 from the deck and holds R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11 Y11 (its set of 11s
+    down to one card missing, whichever single it lets go)."""
+    mine = "R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11".split()
+    theirs = "R1 B4 G6 Y8 R10 B12 G12 Y6 R2 B5".split()
+    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": top, "draw": ["Y11", "G1"]}]})
+    game = Game(Rules(), 2, seed=3, deck=deck, game_id="g1")
+    log = list(game.start())
+    log += game.apply(action_from_json({"draw": "discard"}, "draw"), 1)
+    log += game.apply(action_from_json({"discard": "B12"}, "play"), 1)
+    log += game.apply(action_from_json({"draw": "deck"}, "draw"), 0)
+    return game, log
+
+
+def test_expert_keeps_from_the_next_seat_the_number_it_was_seen_to_take() -> None:
+    """The strong player lets G7 go (a single, as good as Y2 for its phase and first by
+    its order); the expert, having seen the next seat take R7, gives it another card."""
+    game, log = _after_the_next_seat_took("R7")
+    view = game.view(0)
+    expert = ExpertStrategy(ms=60_000, seed=5, rollouts=1)
+    expert.new_game("g1", 0)
+    expert.observe(log)
+    assert Card.parse(expert.decide(view, "play", None)["discard"]).number != 7
+    assert StrongStrategy().decide(view, "play", None) == {"discard": "G7"}
+    plain = ExpertStrategy(ms=60_000, seed=5, rollouts=1, feed=None)
+    plain.new_game("g1", 0)
+    plain.observe(log)
+    assert plain.decide(view, "play", None) == {"discard": "G7"}  # the prior alone: strong's discard

@@ -12,7 +12,15 @@ How it decides, from its seat's view and the public events alone:
    the draw before this seat has laid (the prior there is greedy's rule: the strong
    player's outs count costs a hundred searches). A Wild on the discard pile is always
    taken, and once laid a discard that can be hit (none other); a decision with one
-   candidate is answered at once.
+   candidate is answered at once. The prior's discard itself gives way to one the seat
+   that draws next is less likely to take, while that seat has not laid (`feed`): its
+   hand is sampled as in step 2 (with the cards it was seen to take), and among the
+   discards that cost this seat no more than the prior's (cards missing for its phase;
+   once laid, a card that may still be hit later), the first that the next seat's
+   sampled hands would take least often (greedy's rule: it brings the phase closer)
+   goes first, if the prior's is taken more often by more than a tenth of the 32
+   samples. Heads-up every discard is offered to the one opponent, and the strong
+   player keeps from it only what it could hit once laid.
 2. **Determinization.** The unseen cards — the deck less this seat's hand, the table and
    the discard pile as the events built it — are dealt at random to the other seats (each
    its number of cards, with the cards it was seen to take from the discard pile and has
@@ -88,7 +96,7 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (after_hits, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
+from .strong import (after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
                      unseen_counts)
 
 DEFAULT_MS = 150.0
@@ -128,6 +136,13 @@ one standard error were not the full search's choice (8 of 12 at 6 samples)."""
 _DRAW_SHARE = 0.5
 """The share of the budget a draw may use: the search overruled the prior at about one
 draw in ten, and about as often with a fifth of the samples as with all."""
+
+FEED = 0.1
+"""The share of its sampled hands by which the next seat must be less likely to take
+another discard than the prior's for the prior's to give way (`ExpertStrategy._least_fed`)."""
+
+FEED_SAMPLES = 32
+"""How many hands of the next seat are sampled to judge what it would take."""
 
 _OTHERS = ("mean", "max", "self")
 """How a rollout's outcome counts the other seats (`others`): their mean (the default),
@@ -359,7 +374,8 @@ class ExpertStrategy(Strategy):
 
     def __init__(self, ms: float | None = None, seed: int = 0, rollouts: int | None = None,
                  width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "mean", win: float = 3.0,
-                 few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE) -> None:
+                 few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE, feed: float | None = FEED,
+                 feed_samples: int = FEED_SAMPLES, feed_laid: bool = True) -> None:
         if others not in _OTHERS:
             raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
         if clock not in _CLOCKS:
@@ -380,6 +396,9 @@ class ExpertStrategy(Strategy):
         self.win = float(win)
         self.few_z = float(few_z)
         self.draw_share = float(draw_share)
+        self.feed = None if feed is None else float(feed)
+        self.feed_samples = int(feed_samples)
+        self.feed_laid = feed_laid
         self.game = ""
         self.seat = 0
         self.tracker = _Tracker()
@@ -426,6 +445,9 @@ class ExpertStrategy(Strategy):
         deny, shed = discard_context(state, rest, phase, laid or lay is not None)
         ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, self._timer(t0, _PRIOR_SHARE),
                                deny=deny, shed=shed)
+        now_laid = laid or lay is not None
+        if self.feed is not None and (self.feed_laid or not now_laid):
+            ranked = self._least_fed(state, hand, pile, rest, ranked, phase, after if now_laid else None)
         skip_to = skip_choice(state["players"], skip_targets(state))
         first = ranked[0]
         if first.is_skip or len(rest) == 1 or len(ranked) == 1:
@@ -540,6 +562,40 @@ class ExpertStrategy(Strategy):
         me = state["seat"]
         players = state["players"]
         n = len(players)
+        hands, pool = self._deal_hidden(state, hand, pile, rng)
+        draw_size = state["draw_size"]
+        draw = pool[:draw_size]
+        buried = pool[draw_size:]  # the discard pile below its top, when the events are not known
+        g = _SimGame(_RULES, n, seed=0)
+        g.started = True
+        g.hand_no = state["hand"]
+        g.turn = state["turn"]
+        g.dealer = state["dealer"]
+        my_phase = phase_from_view(state["phase"])
+        g._phase_cache = [my_phase if p["seat"] == me else PHASES.get(p["phase"], my_phase) for p in players]
+        for p in players:
+            q = g.players[p["seat"]]
+            q.hand = list(hand) if p["seat"] == me else hands[p["seat"]]
+            q.completed = p.get("completed", 0)
+            q.score = p["score"]
+            q.laid = p["laid"]
+            q.skip_pending = p["skip_pending"]
+            q.active = p.get("active", True)
+        g.draw_pile = draw
+        g.discard_pile = buried + pile
+        g.table = [Meld(i, m.owner, m.kind, m.cards, m.number, m.color, m.low, m.high)
+                   for i, m in enumerate(TableModel(state["table"]).melds)]
+        g.current = me
+        g.decision = decision
+        return g
+
+    def _deal_hidden(self, state: dict[str, Any], hand: list[Card], pile: list[Card],
+                     rng: random.Random) -> tuple[dict[int, list[Card]], list[Card]]:
+        """The other seats' hands, dealt at random from the cards this seat has not seen
+        (each with the cards it was seen to take from the discard pile and still holds),
+        and the rest of those cards, shuffled."""
+        me = state["seat"]
+        players = state["players"]
         left = [COPIES[c] for c in CARD_TYPES]
         for c in hand:
             left[c.index] -= 1
@@ -569,34 +625,70 @@ class ExpertStrategy(Strategy):
             got.extend(pool[len(pool) - need:] if need > 0 else [])
             if need > 0:
                 del pool[len(pool) - need:]
-        draw_size = state["draw_size"]
-        draw = pool[:draw_size]
-        buried = pool[draw_size:]  # the discard pile below its top, when the events are not known
-        g = _SimGame(_RULES, n, seed=0)
-        g.started = True
-        g.hand_no = state["hand"]
-        g.turn = state["turn"]
-        g.dealer = state["dealer"]
-        my_phase = phase_from_view(state["phase"])
-        g._phase_cache = [my_phase if p["seat"] == me else PHASES.get(p["phase"], my_phase) for p in players]
-        for p in players:
-            q = g.players[p["seat"]]
-            q.hand = list(hand) if p["seat"] == me else hands[p["seat"]]
-            q.completed = p.get("completed", 0)
-            q.score = p["score"]
-            q.laid = p["laid"]
-            q.skip_pending = p["skip_pending"]
-            q.active = p.get("active", True)
-        g.draw_pile = draw
-        g.discard_pile = buried + pile
-        g.table = [Meld(i, m.owner, m.kind, m.cards, m.number, m.color, m.low, m.high)
-                   for i, m in enumerate(TableModel(state["table"]).melds)]
-        g.current = me
-        g.decision = decision
-        return g
+        return hands, pool
+
+    def _least_fed(self, state: dict[str, Any], hand: list[Card], pile: list[Card], rest: list[Card],
+                   ranked: list[Card], phase: Phase, after: list[Meld] | None) -> list[Card]:
+        """`ranked` (the prior's discards, best first) with the first card the next seat is
+        least likely to take put first, among the first `width` that cost this seat no
+        more than the first does (before laying: cards missing for the phase; once laid,
+        `after` the table: a card that may still be hit later is kept as the first keeps
+        it). The next seat's hand is sampled `feed_samples` times as the search samples
+        it, and a card counts as taken where it brings that hand's phase closer (greedy's
+        rule at the draw). The first stays unless some card is taken less often by more
+        than `feed` of the samples; then the best ranked of those within `feed` of the
+        least taken goes first. Only while the next seat has not laid: after that the
+        prior's denial keeps from it what it could hit."""
+        nxt = _next_seat(state)
+        their = None if nxt is None or nxt["laid"] else PHASES.get(nxt["phase"])
+        if nxt is None or their is None or len(ranked) < 2 or not ranked[0].number:
+            return ranked
+        work = list(rest)
+
+        def cost(c: Card) -> int:
+            if after is not None:
+                return int(can_ever_join(c, after))
+            work.remove(c)
+            k = memo_missing(work, phase)
+            work.append(c)
+            return k
+
+        top = cost(ranked[0])
+        tier = [c for c in ranked[: self.width] if c.number and cost(c) <= top]
+        if len(tier) < 2:
+            return ranked
+        rng = random.Random(zlib.crc32(
+            f"feed:{self.seed}:{self.game}:{state['seat']}:{state['hand']}:{state['turn']}".encode()))
+        taken = [0] * len(tier)
+        for _ in range(self.feed_samples):
+            theirs = self._deal_hidden(state, hand, pile, rng)[0][nxt["seat"]]
+            base = memo_missing(theirs, their)
+            for i, c in enumerate(tier):
+                theirs.append(c)
+                taken[i] += memo_missing(theirs, their) < base
+                theirs.pop()
+        margin = (self.feed or 0.0) * self.feed_samples
+        least = min(taken)
+        if taken[0] - least <= margin:
+            return ranked
+        first = next(c for c, k in zip(tier, taken) if k <= least + margin)
+        return [first] + [c for c in ranked if c is not first]
 
 
 _RULES = Rules()
+
+
+def _next_seat(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The player of the view who draws next (after any who lose their turn to a Skip,
+    R6.4), or None."""
+    me = state["seat"]
+    by_seat = {p["seat"]: p for p in state["players"]}
+    n = len(by_seat)
+    for k in range(1, n):
+        p = by_seat[(me + k) % n]
+        if p.get("active", True) and not p["skip_pending"]:
+            return p
+    return None
 
 
 def _clone(g: Game, seed: int) -> _SimGame:

@@ -121,7 +121,7 @@ def outs(hand: list[Card], phase: Phase, need: int, unseen: Sequence[int]) -> in
     return total
 
 
-def _can_ever_join(card: Card, table: Sequence[Meld]) -> bool:
+def can_ever_join(card: Card, table: Sequence[Meld]) -> bool:
     """Whether a natural `card` could be hit on some meld now or after other hits."""
     for m in table:
         if m.kind == "set":
@@ -153,7 +153,7 @@ def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequenc
         fits.melds = list(table)
 
         def key_laid(c: Card) -> tuple:
-            return (bool(fits.fits(c)), _can_ever_join(c, table), -c.points, -unseen[c.index], c.index)
+            return (bool(fits.fits(c)), can_ever_join(c, table), -c.points, -unseen[c.index], c.index)
 
         return skips + sorted(naturals, key=key_laid) + wilds
     work = list(hand)
