@@ -384,7 +384,7 @@ class _Run:
         outcome.playing_s = time.monotonic() - self.t0
         if outcome.played == 1:
             outcome.first_s = outcome.playing_s
-            warmup.start()  # the workers are up: what publishing needs loads while they play
+            warmup.start(self.build_site)  # the workers are up: what publishing needs loads while they play
         self.show()
         self.progress(rec)
 

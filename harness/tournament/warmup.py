@@ -14,9 +14,11 @@ import threading
 _thread: threading.Thread | None = None
 
 
-def _load() -> None:
+def _load(site: bool) -> None:
     try:
         from . import board  # noqa: F401  (the ratings, statistics, SciPy)
+        if not site:
+            return
         from ..report.site.build import environment
 
         env = environment()
@@ -26,11 +28,12 @@ def _load() -> None:
         pass
 
 
-def start() -> None:
-    """Load them in the background (once a process)."""
+def start(site: bool = True) -> None:
+    """Load them in the background (once a process); the site's templates only where a
+    site is to be built."""
     global _thread
     if _thread is None:
-        _thread = threading.Thread(target=_load, name="p10-warmup", daemon=True)
+        _thread = threading.Thread(target=_load, args=(site,), name="p10-warmup", daemon=True)
         _thread.start()
 
 
