@@ -106,7 +106,7 @@ def test_after_its_hello_a_bot_is_stopped_and_its_spinners_take_no_cpu(tmp_path:
 def test_processes_forked_while_it_is_being_stopped_are_stopped_too(tmp_path: Path, stop: str) -> None:
     """A chain of processes that each fork a successor and exit: stopping one list of
     pids would miss the successor; the cgroup's list is read until all are stopped. A
-    held cgroup holds what is forked in it (to the held share of a CPU, 1 ms a second:
+    held cgroup holds what is forked in it (to the held share of a CPU, 1 ms in 100 ms:
     a successor or two, where a running chain forks thousands a second)."""
     bot = thief(tmp_path, "bwrap", spinners=0, chain=True)
     try:
@@ -355,3 +355,61 @@ def test_a_parent_waiting_in_vfork_for_a_stopped_child_counts_as_stopped(tmp_pat
         bot.resume(check=True)  # no process appeared and none ran while it was stopped: no fault
     finally:
         bot.stop()
+
+
+BURNER = textwrap.dedent("""
+    import sys, time
+    for line in sys.stdin:
+        end = time.process_time() + float(line)
+        while time.process_time() < end:
+            pass
+        print("done", flush=True)
+""")
+
+
+def _throttled_s(cgroup: object) -> float:
+    """The time the kernel kept the cgroup's processes from running for its CPU quota."""
+    dirs = cgroup.dirs  # type: ignore[attr-defined]
+    v2 = "" in dirs
+    with open(os.path.join(dirs["" if v2 else "cpu"], "cpu.stat")) as fh:
+        stat = dict(line.split() for line in fh if line.strip())
+    return int(stat["throttled_usec"]) / 1e6 if v2 else int(stat["throttled_time"]) / 1e9
+
+
+def test_a_bot_held_then_let_run_has_its_whole_quota_at_once() -> None:
+    """A held bot let run again thinks at its full quota from the start: a single thread
+    within a quota of 1 CPU is never throttled. (Held over a longer period than its
+    quota's, it was given only one period's quota, 100 ms, until the held period ended:
+    one that thought 150 ms waited up to a second.) Counted by the kernel's own
+    throttled time, not by a clock."""
+    import subprocess
+
+    from harness.sandbox.cgroups import cgroups
+
+    backend, why = cgroups()
+    if backend is None or not backend.cpu_quota:
+        pytest.skip(f"no cgroup with a CPU controller here: {why or 'no cpu controller'}")
+    cg = backend.create("held-then-run", None, None, cpus=1)
+    proc = subprocess.Popen([sys.executable, "-c", BURNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        for path in cg.procs_files:
+            with open(path, "w") as fh:
+                fh.write(str(proc.pid))
+        held = cg.throttle()
+        assert held is not None
+        assert proc.stdin is not None and proc.stdout is not None
+        before = _throttled_s(cg)
+        for hold_s in (0.05, 0.25, 0.45, 0.65):
+            held.hold()
+            time.sleep(hold_s)
+            held.release()
+            proc.stdin.write("0.3\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "done"
+        throttled = _throttled_s(cg) - before
+        assert throttled < 0.1, f"throttled {throttled:.2f} s while thinking, after being held"
+    finally:
+        proc.kill()
+        proc.wait()
+        cg.kill()
+        cg.remove()

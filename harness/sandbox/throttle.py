@@ -10,8 +10,13 @@ from __future__ import annotations
 import os
 
 PERIOD_US = 100_000  # the CPU quota's period while the bot may run (as `CgroupBackend.create` sets it)
-HELD_PERIOD_US = 1_000_000  # the longest period the kernel allows ...
-HELD_QUOTA_US = 1_000  # ... and the smallest quota: 1 ms of CPU a second while held
+#: The period while it is held: the same. The kernel refills a cgroup's quota on the
+#: schedule of the period its timer was started with, whatever period is written later,
+#: so a bot held over a longer period (1 s) and then let run had only its own quota
+#: (100 ms a CPU) until that longer period ended: a bot thinking 150 ms waited up to a
+#: second for its next 100 ms (tests/test_pause.py, the held-then-run case).
+HELD_PERIOD_US = PERIOD_US
+HELD_QUOTA_US = 1_000  # the smallest quota the kernel allows: 1 ms of CPU in each period while held
 #: CPU a held bot may still get: the quota above, and what runs until the scheduler's
 #: next tick sees the quota spent (at most a tick per CPU).
 HELD_SHARE = HELD_QUOTA_US / HELD_PERIOD_US
