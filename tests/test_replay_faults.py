@@ -37,7 +37,7 @@ def test_the_replay_file_puts_each_fault_before_the_move_it_led_to(replay_file: 
     faults = [x for x in lines if x["type"] == "fault"]
     assert [f["strike"] for f in faults] == [1, 2, 3, 4, 5] and {f["kind"] for f in faults} == {"illegal"}
     header, frames, _ = replay_frames(replay_file)
-    found = frame_faults(frames, ["bad", "g"])
+    found = frame_faults(frames)
     assert len(found) == 5 and all(frames[f["frame"]]["seat"] == 0 for f in found)
     assert found[1]["instead"] and "bad" in found[1]["instead"]  # the second strike: the referee played for it
     assert found[0]["frame"] == found[1]["frame"]  # the retry after the first strike failed too
@@ -77,7 +77,7 @@ def test_replay_html_shows_each_fault_at_its_frame_in_a_browser(replay_file: Pat
     res = CliRunner().invoke(main, ["replay", str(replay_file), "--html", str(page)])
     assert res.exit_code == 0, res.output
     _, frames, _ = replay_frames(replay_file)
-    found = frame_faults(frames, ["bad", "g"])
+    found = frame_faults(frames)
     target = found[1]["frame"]
     dom = _dump_dom(page.as_uri() + f"#game={replay_file.stem}&frame={target}")
     assert re.search(r'id="viewer"[^>]*data-frame="%d"' % target, dom)

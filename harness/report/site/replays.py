@@ -112,7 +112,7 @@ def fault_text(fault: Mapping[str, Any], name: str) -> str:
             + f": {fault.get('reason', '')}")
 
 
-def frame_faults(frames: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
+def frame_faults(frames: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every fault of a replay's `frames` at the frame of the move it led to: seat, kind,
     reason, strike, the frame's index, hand and turn, and the move played instead (where the
     referee played it for the bot)."""
@@ -264,7 +264,7 @@ def _viewer_form(path: Path, data: bytes) -> dict[str, Any]:
     header, frames, result = replay_frames(path, data)
     if not frames:
         raise ValueError("the replay holds no frames")
-    return {"header": header, "result": result, "faults": frame_faults(frames, ()),
+    return {"header": header, "result": result, "faults": frame_faults(frames),
             "hand_ends": hand_ends(frames, result), "frames": _compact_frames(frames)}
 
 
