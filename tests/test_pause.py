@@ -18,6 +18,7 @@ import pytest
 from harness.engine import Rules
 from harness.referee import BotProcess, BotSpec, Limits, TimeControl, handshake, play_game
 from harness.sandbox.box import Sandbox
+from harness.sandbox.cgroups import BotCgroup
 from harness.sandbox.modes import bwrap_available
 from harness.sandbox.paths import harness_package
 
@@ -367,9 +368,9 @@ BURNER = textwrap.dedent("""
 """)
 
 
-def _throttled_s(cgroup: object) -> float:
+def _throttled_s(cgroup: BotCgroup) -> float:
     """The time the kernel kept the cgroup's processes from running for its CPU quota."""
-    dirs = cgroup.dirs  # type: ignore[attr-defined]
+    dirs = cgroup.dirs
     v2 = "" in dirs
     with open(os.path.join(dirs["" if v2 else "cpu"], "cpu.stat")) as fh:
         stat = dict(line.split() for line in fh if line.strip())

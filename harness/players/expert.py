@@ -96,8 +96,8 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, play_choice, rank_discards, skip_choice,
-                     unseen_counts)
+from .strong import (after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, next_seat, play_choice, rank_discards,
+                     skip_choice, unseen_counts)
 
 DEFAULT_MS = 150.0
 """Per decision by default: a seventh of the default `move_ms` (1000), so that a loaded
@@ -639,7 +639,7 @@ class ExpertStrategy(Strategy):
         than `feed` of the samples; then the best ranked of those within `feed` of the
         least taken goes first. Only while the next seat has not laid: after that the
         prior's denial keeps from it what it could hit."""
-        nxt = _next_seat(state)
+        nxt = next_seat(state)
         their = None if nxt is None or nxt["laid"] else PHASES.get(nxt["phase"])
         if nxt is None or their is None or len(ranked) < 2 or not ranked[0].number:
             return ranked
@@ -676,19 +676,6 @@ class ExpertStrategy(Strategy):
 
 
 _RULES = Rules()
-
-
-def _next_seat(state: dict[str, Any]) -> dict[str, Any] | None:
-    """The player of the view who draws next (after any who lose their turn to a Skip,
-    R6.4), or None."""
-    me = state["seat"]
-    by_seat = {p["seat"]: p for p in state["players"]}
-    n = len(by_seat)
-    for k in range(1, n):
-        p = by_seat[(me + k) % n]
-        if p.get("active", True) and not p["skip_pending"]:
-            return p
-    return None
 
 
 def _clone(g: Game, seed: int) -> _SimGame:

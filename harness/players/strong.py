@@ -189,17 +189,23 @@ def discard_context(state: Mapping[str, Any], rest: Sequence[Card], phase: Phase
     if laid:
         return False, False
     me = state["seat"]
+    nxt = next_seat(state)
+    deny = nxt is not None and bool(nxt["laid"])
+    shed = any(p["laid"] for p in state["players"] if p["seat"] != me) and memo_missing(rest, phase) >= SHED_MISSING
+    return deny, shed
+
+
+def next_seat(state: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The player of the view who draws next (after any who lose their turn to a Skip,
+    R6.4), or None."""
+    me = state["seat"]
     by_seat = {p["seat"]: p for p in state["players"]}
     n = len(by_seat)
-    deny = False
     for k in range(1, n):
         p = by_seat[(me + k) % n]
-        if not p.get("active", True) or p["skip_pending"]:
-            continue
-        deny = bool(p["laid"])
-        break
-    shed = any(p["laid"] for s, p in by_seat.items() if s != me) and memo_missing(rest, phase) >= SHED_MISSING
-    return deny, shed
+        if p.get("active", True) and not p["skip_pending"]:
+            return p
+    return None
 
 
 def draw_choice(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld], top: Card | None,
