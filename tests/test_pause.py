@@ -281,7 +281,8 @@ def test_a_bot_that_ran_while_stopped_is_ended_at_its_next_turn(tmp_path: Path, 
             for pid in bot.cgroup.members():  # what an escaped process would do
                 os.kill(pid, __import__("signal").SIGCONT)
         else:
-            unthrottle(bot.cgroup.dirs.get("cpu", bot.cgroup.dirs.get("")))
+            assert bot.cgroup.hold_dir is not None
+            unthrottle(bot.cgroup.hold_dir)
         time.sleep(0.5)
         with pytest.raises(BotDied, match="ran while it was stopped"):
             bot.resume(check=True)
@@ -332,6 +333,8 @@ def test_the_next_start_ends_bots_a_killed_harness_left(tmp_path: Path) -> None:
     for d in cg.dirs.values():
         os.rename(d, d.replace(f"-{os.getpid()}-", f"-{gone.pid}-"))
     cg.dirs = {k: v.replace(f"-{os.getpid()}-", f"-{gone.pid}-") for k, v in cg.dirs.items()}
+    if cg.hold_dir is not None:  # it moved with its cgroup
+        cg.hold_dir = cg.hold_dir.replace(f"-{os.getpid()}-", f"-{gone.pid}-")
     left = subprocess.Popen(["sleep", "300"], preexec_fn=lambda: cg.join())
     try:
         os.kill(left.pid, __import__("signal").SIGSTOP)

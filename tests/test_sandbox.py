@@ -1357,7 +1357,11 @@ def test_cgroup_v2_moves_into_a_leaf_and_enables_memory_and_pids(tmp_path: Path)
     assert (d / "memory.max").read_text() == str(512 << 20)
     assert (d / "pids.max").read_text() == "100"
     assert (d / "cpu.max").read_text() == "200000 100000" and cg.cpus == 2
-    assert cg.procs_files == [str(d / "cgroup.procs")]
+    # The bot's processes live in the hold, its own cgroup below, handed the cpu controller:
+    # its limit stops the bot between turns, never the quota above (no timer shared).
+    assert (d / "cgroup.subtree_control").read_text() == "+cpu"
+    assert cg.hold_dir == str(d / "hold") and (d / "hold" / "cpu.max").read_text() == "max 1000000"
+    assert cg.procs_files == [str(d / "hold" / "cgroup.procs")]
     # The counters the faults are named from.
     (d / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 2\n")
     (d / "pids.events").write_text("max 3\n")
@@ -1406,7 +1410,9 @@ def test_cgroup_v1_memory_and_pids_hierarchies(tmp_path: Path) -> None:
     assert backend is not None and backend.parents["cpu"] == str(fs / "cpu")
     cg = backend.create("bot", memory_mb=64, processes=10, cpus=1)
     assert Path(cg.dirs["cpu"], "cpu.cfs_quota_us").read_text() == "100000" and cg.cpus == 1
-    assert len(cg.procs_files) == 3
+    assert Path(cg.dirs["cpu"], "hold", "cpu.cfs_period_us").read_text() == "1000000"
+    assert cg.procs_files == [str(Path(d, "cgroup.procs")) for d in (cg.dirs["memory"], cg.dirs["pids"])] + [
+        str(fs / "cpu" / Path(cg.dirs["cpu"]).name / "hold" / "cgroup.procs")]
     Path(cg.dirs["memory"], "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
     assert cg.oom_kills() == 1
 
@@ -1434,7 +1440,7 @@ def test_a_real_cgroup_is_removed_with_its_bot(tmp_path: Path) -> None:
     bot.start()
     cg: BotCgroup = bot.cgroup
     assert cg is not None and bot.pid in cg.pids()
-    dirs = list(cg.dirs.values())
+    dirs = list(cg.dirs.values()) + [cg.hold_dir] * (cg.hold_dir is not None)
     bot.stop(0.1)
     assert not any(os.path.exists(d) for d in dirs)
 

@@ -11,24 +11,30 @@ import uuid
 from dataclasses import dataclass
 from typing import Mapping
 
-from .throttle import CpuThrottle, unthrottle
+from .throttle import HOLD, PERIOD_US, CpuThrottle, set_hold_period, unthrottle
 
 
 class BotCgroup:
     """One bot's cgroup (v2: one directory; v1: one in the memory and one in the pids
-    hierarchy). The bot's first process joins it before it runs anything."""
+    hierarchy, and in the cpu and cpuacct ones where they can be had). Where it has a CPU
+    controller, the bot's processes live in its hold cgroup (`hold_dir`, inside the cpu
+    one: `throttle`). The bot's first process joins it before it runs anything."""
 
-    def __init__(self, kind: str, dirs: Mapping[str, str], cpus: int | None = None) -> None:
+    def __init__(self, kind: str, dirs: Mapping[str, str], cpus: int | None = None,
+                 hold_dir: str | None = None) -> None:
         self.kind = kind
         self.dirs = dict(dirs)  # controller ("memory", "pids", "cpu", "cpuacct", or "" for v2) -> directory
         self.cpus = cpus  # the CPU quota it holds (CPUs at once), None if none
+        self.hold_dir = hold_dir  # the hold cgroup in the cpu one (v1 "cpu", v2 ""), or None
         self._throttle: CpuThrottle | None = None
         self._throttle_tried = False
 
     @property
     def procs_files(self) -> list[str]:
-        """The files a process writes its pid to, to join."""
-        return [os.path.join(d, "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
+        """The files a process writes its pid to, to join (in the hold, where there is one)."""
+        cpu = self.dirs.get("" if self.kind == "v2" else "cpu")
+        dirs = [self.hold_dir if d == cpu and self.hold_dir else d for d in dict.fromkeys(self.dirs.values())]
+        return [os.path.join(d, "cgroup.procs") for d in dirs]
 
     def join(self, pid: int = 0) -> None:
         """Move `pid` (0: the calling process) into the cgroup."""
@@ -37,19 +43,14 @@ class BotCgroup:
                 fh.write(str(pid or os.getpid()))
 
     def throttle(self) -> CpuThrottle | None:
-        """Its CPU bandwidth limit and CPU counter, opened once (see `throttle`), or None
-        where the cgroup has no CPU controller or no CPU counter."""
+        """Its hold's CPU bandwidth limit and its CPU counter, opened once (see
+        `throttle`), or None where the cgroup has no hold or no CPU counter."""
         if not self._throttle_tried:
             self._throttle_tried = True
-            if self.kind == "v2":
-                where = (self.dirs.get(""), self.dirs.get(""))
-                ok = where[0] is not None and os.path.exists(os.path.join(where[0], "cpu.max"))
-            else:
-                where = (self.dirs.get("cpu"), self.dirs.get("cpuacct"))
-                ok = None not in where
-            if ok:
+            acct = self.dirs.get("" if self.kind == "v2" else "cpuacct")
+            if self.hold_dir is not None and acct is not None:
                 try:
-                    self._throttle = CpuThrottle(self.kind, where[0] or "", where[1] or "", self.cpus)
+                    self._throttle = CpuThrottle(self.kind, self.hold_dir, acct)
                 except OSError:
                     self._throttle = None
         return self._throttle
@@ -154,7 +155,7 @@ class BotCgroup:
         if self._throttle is not None:
             self._throttle.close()
             self._throttle = None
-        for d in dict.fromkeys(self.dirs.values()):
+        for d in ([self.hold_dir] if self.hold_dir is not None else []) + list(dict.fromkeys(self.dirs.values())):
             for _ in range(50):
                 try:
                     os.rmdir(d)
@@ -199,14 +200,17 @@ class CgroupBackend:
             if processes:
                 _write(os.path.join(pids, "pids.max"), str(processes))
             held = None
-            if cpus and self.cpu_quota:
-                period = 100_000  # µs
-                if self.kind == "v2":
-                    _write(os.path.join(dirs[""], "cpu.max"), f"{cpus * period} {period}")
-                else:
-                    _write(os.path.join(dirs["cpu"], "cpu.cfs_period_us"), str(period))
-                    _write(os.path.join(dirs["cpu"], "cpu.cfs_quota_us"), str(cpus * period))
-                held = cpus
+            hold = None
+            if self.cpu_quota:
+                cpu = dirs["" if self.kind == "v2" else "cpu"]
+                if cpus:
+                    if self.kind == "v2":
+                        _write(os.path.join(cpu, "cpu.max"), f"{cpus * PERIOD_US} {PERIOD_US}")
+                    else:
+                        _write(os.path.join(cpu, "cpu.cfs_period_us"), str(PERIOD_US))
+                        _write(os.path.join(cpu, "cpu.cfs_quota_us"), str(cpus * PERIOD_US))
+                    held = cpus
+                hold = _make_hold(self.kind, cpu)
         except OSError:
             for d in reversed(made):
                 try:
@@ -214,7 +218,7 @@ class CgroupBackend:
                 except OSError:
                     pass
             raise
-        return BotCgroup(self.kind, dirs, held)
+        return BotCgroup(self.kind, dirs, held, hold)
 
     @property
     def cpu_quota(self) -> bool:
@@ -223,6 +227,24 @@ class CgroupBackend:
         if self.kind == "v2":
             return "cpu" in self.v2_controllers
         return "cpu" in self.parents
+
+
+def _make_hold(kind: str, cpu: str) -> str | None:
+    """The hold cgroup inside a bot's cgroup `cpu` (see `throttle`), or None where it
+    cannot be made (the bot is then stopped by signals between its turns)."""
+    hold = os.path.join(cpu, HOLD)
+    try:
+        if kind == "v2":  # the hold needs the cpu controller handed down
+            _write(os.path.join(cpu, "cgroup.subtree_control"), "+cpu")
+        os.mkdir(hold)
+    except OSError:
+        return None
+    try:
+        set_hold_period(kind, hold)
+    except OSError:
+        os.rmdir(hold)
+        return None
+    return hold
 
 
 def _write(path: str, value: str, missing_ok: bool = False) -> None:
@@ -363,7 +385,7 @@ def sweep(backend: CgroupBackend) -> int:
     those cgroups. A bot that outlived its harness (it cleared its parent-death signal,
     in a process of its own or its sandbox's init) is ended here, at the next start of
     the harness. Returns how many cgroups were removed."""
-    gone = 0
+    dead: list[str] = []
     for parent in dict.fromkeys(backend.parents.values()):
         try:
             names = os.listdir(parent)
@@ -373,16 +395,22 @@ def sweep(backend: CgroupBackend) -> int:
             parts = name.split("-")
             if not name.startswith("p10-") or len(parts) < 4 or not parts[-2].isdigit():
                 continue
-            if os.path.exists(f"/proc/{parts[-2]}"):
-                continue  # its harness process still runs
-            path = os.path.join(parent, name)
-            unthrottle(path)  # a bot held between its turns needs the CPU to die
-            BotCgroup(backend.kind, {"": path}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
+            if not os.path.exists(f"/proc/{parts[-2]}"):  # its harness process is gone
+                dead.append(os.path.join(parent, name))
+    for path in dead:  # a bot held between its turns needs the CPU to die: first, in every hierarchy
+        unthrottle(os.path.join(path, HOLD))
+        unthrottle(path)
+    gone = 0
+    for path in dead:
+        hold = os.path.join(path, HOLD)
+        for d in (hold, path):
+            BotCgroup(backend.kind, {"": d}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
+        for d in (hold, path):
             try:
-                os.rmdir(path)
-                gone += 1
+                os.rmdir(d)
+                gone += d == path
             except OSError:
-                pass  # not empty yet, or not ours to remove
+                pass  # none, not empty yet, or not ours to remove
     return gone
 
 
