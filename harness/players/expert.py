@@ -96,7 +96,7 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, next_seat, play_choice, rank_discards,
+from .strong import (SHED_MISSING, after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, next_seat, play_choice, rank_discards,
                      skip_choice, unseen_counts)
 
 DEFAULT_MS = 150.0
@@ -368,14 +368,17 @@ class ExpertStrategy(Strategy):
     """The determinized Monte Carlo player (see the module docstring). `others`, `win`,
     `few_z` and `draw_share` are the outcome's view of the other seats (`_OTHERS`), the
     weight of a game won in a rollout, the standard errors a move must beat the prior by
-    on few samples, and a draw's share of the budget: there to measure them."""
+    on few samples, and a draw's share of the budget; `shed_missing` and `deny_weight`
+    the prior's shedding and denial (`strong.discard_context`, `strong.rank_discards`):
+    there to measure them."""
 
     name = "expert"
 
     def __init__(self, ms: float | None = None, seed: int = 0, rollouts: int | None = None,
                  width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "mean", win: float = 3.0,
                  few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE, feed: float | None = FEED,
-                 feed_samples: int = FEED_SAMPLES, feed_laid: bool = True) -> None:
+                 feed_samples: int = FEED_SAMPLES, feed_laid: bool = True, shed_missing: int = SHED_MISSING,
+                 deny_weight: float = 1.0) -> None:
         if others not in _OTHERS:
             raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
         if clock not in _CLOCKS:
@@ -399,6 +402,8 @@ class ExpertStrategy(Strategy):
         self.feed = None if feed is None else float(feed)
         self.feed_samples = int(feed_samples)
         self.feed_laid = feed_laid
+        self.shed_missing = int(shed_missing)
+        self.deny_weight = float(deny_weight)
         self.game = ""
         self.seat = 0
         self.tracker = _Tracker()
@@ -442,9 +447,9 @@ class ExpertStrategy(Strategy):
         if not rest:
             return reply
         after = after_hits(table, hits)
-        deny, shed = discard_context(state, rest, phase, laid or lay is not None)
+        deny, shed = discard_context(state, rest, phase, laid or lay is not None, self.shed_missing)
         ranked = rank_discards(rest, phase, laid or lay is not None, after, unseen, self._timer(t0, _PRIOR_SHARE),
-                               deny=deny, shed=shed)
+                               deny=deny, shed=shed, deny_weight=self.deny_weight)
         now_laid = laid or lay is not None
         if self.feed is not None and (self.feed_laid or not now_laid):
             ranked = self._least_fed(state, hand, pile, rest, ranked, phase, after if now_laid else None)

@@ -137,13 +137,14 @@ def can_ever_join(card: Card, table: Sequence[Meld]) -> bool:
 
 def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequence[Meld],
                   unseen: Sequence[int], stop: Callable[[], bool] | None = None,
-                  deny: bool = False, shed: bool = False) -> list[Card]:
+                  deny: bool = False, shed: bool = False, deny_weight: float = 1.0) -> list[Card]:
     """The distinct cards of `hand` as discards, best first (a Skip first of all; a Wild
     last). With `stop`, outs are counted only until it returns true (the cards left are
     ranked as if they kept none): for a player with a time limit. Before this seat has
     laid: with `deny` (the seat that may take the discard next has laid, so it can hit it)
-    a card that fits a meld of `table` counts as one card more missing; with `shed` (the
-    phase is out of reach this hand) the highest penalty goes first."""
+    a card that fits a meld of `table` counts as `deny_weight` cards more missing (0: it
+    only breaks ties); with `shed` (the phase is out of reach this hand) the highest
+    penalty goes first."""
     distinct = sorted(set(hand), key=lambda c: c.index)
     skips = [c for c in distinct if c.is_skip]
     wilds = [c for c in distinct if c.is_wild]
@@ -164,15 +165,15 @@ def rank_discards(hand: Sequence[Card], phase: Phase, laid: bool, table: Sequenc
         needs.append(memo_missing(work, phase))
         work.append(c)
         given.append(int(deny and any(m.can_hit(c) for m in table)))
-    best = min((n + g for n, g in zip(needs, given)), default=0)
+    best = min((n + deny_weight * g for n, g in zip(needs, given)), default=0)
     scored = []
     for c, need, g in zip(naturals, needs, given):
         n_outs = 0
-        if need + g == best and not (stop is not None and stop()):
+        if need + deny_weight * g == best and not (stop is not None and stop()):
             work.remove(c)
             n_outs = outs(work, phase, need, unseen)
             work.append(c)
-        scored.append((-c.points if shed else 0, need + g, g, -n_outs, -c.points, c.index, c))
+        scored.append((-c.points if shed else 0, need + deny_weight * g, g, -n_outs, -c.points, c.index, c))
     scored.sort(key=lambda t: t[:6])
     return skips + [t[-1] for t in scored] + wilds
 
@@ -182,16 +183,17 @@ SHED_MISSING = 3
 instead of building its phase: the hand will likely end before it lays."""
 
 
-def discard_context(state: Mapping[str, Any], rest: Sequence[Card], phase: Phase, laid: bool) -> tuple[bool, bool]:
+def discard_context(state: Mapping[str, Any], rest: Sequence[Card], phase: Phase, laid: bool,
+                    shed_missing: int = SHED_MISSING) -> tuple[bool, bool]:
     """`deny` and `shed` for `rank_discards` from the seat's view: whether the seat that
     draws next (after any that lose their turn to a Skip, R6.4) has laid, and whether
-    another seat has laid while this one still misses `SHED_MISSING` cards or more."""
+    another seat has laid while this one still misses `shed_missing` cards or more."""
     if laid:
         return False, False
     me = state["seat"]
     nxt = next_seat(state)
     deny = nxt is not None and bool(nxt["laid"])
-    shed = any(p["laid"] for p in state["players"] if p["seat"] != me) and memo_missing(rest, phase) >= SHED_MISSING
+    shed = any(p["laid"] for p in state["players"] if p["seat"] != me) and memo_missing(rest, phase) >= shed_missing
     return deny, shed
 
 

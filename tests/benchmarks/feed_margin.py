@@ -1,14 +1,22 @@
-"""The expert's discard rule kept from the next seat, its margin compared in-process:
-the expert's prior (one sample a decision, so that the load does not change its play)
-against the strong player heads-up, each deal in both seats, with each variant of the
-rule on the same deals.
+"""The expert's prior, in variants, compared in-process against the strong player heads-up
+on the same deals: the prior alone (one sample a decision, so that the load does not
+change its play), each deal in both seats, every variant on the same deals.
 
-    python tests/benchmarks/feed_margin.py OUT.jsonl DEALS [--seed S] [--jobs J]
+    python tests/benchmarks/feed_margin.py OUT.jsonl DEALS [--seed S] [--jobs J] [--variants A,B,...]
     python tests/benchmarks/feed_margin.py OUT.jsonl --summary
 
-Variants: `feed` (the share of the 32 sampled hands by which a discard must be taken
-less often than the prior's to replace it) 0.1, as the expert plays, 0 and 0.2, and 0.1
-with 64 sampled hands. A line per deal is appended to OUT (a second run continues it);
+Variants (`VARIANTS`; the first named is the one the others are paired with; by default
+the discard rule's margin: f0.1,f0,f0.2,f0.1s64):
+- `f0.1`: the expert as it plays (`feed`, the share of the 32 sampled hands by which a
+  discard must be taken less often than the prior's to replace it, 0.1); `f0`, `f0.2`:
+  other margins; `f0.1s64`: 64 sampled hands;
+- `wide`, `w3`, `w2`: the discard rule choosing among all the prior's discards, or the
+  first 3 or 2, instead of the first 4 (`width`; with one sample it only sets the rule's);
+- `shed2`, `shed4`, `noshed`: shedding points from 2 or 4 cards missing, or never,
+  instead of 3 (`shed_missing`);
+- `deny0`, `deny2`: a card the laid next seat could hit counts as 0 (a tie-break) or 2
+  cards more missing instead of 1 (`deny_weight`).
+A line per deal is appended to OUT (a second run with the same variants continues it);
 --summary prints each variant's win share and its paired difference from the first,
 with the standard error over deals.
 """
@@ -21,7 +29,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -31,14 +39,20 @@ from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
 from harness.players.expert import ExpertStrategy  # noqa: E402
 
-VARIANTS: dict[str, dict[str, Any]] = {"f0.1": {"feed": 0.1}, "f0": {"feed": 0.0}, "f0.2": {"feed": 0.2},
-                                       "f0.1s64": {"feed": 0.1, "feed_samples": 64}}
+VARIANTS: dict[str, dict[str, Any]] = {
+    "f0.1": {"feed": 0.1}, "f0": {"feed": 0.0}, "f0.2": {"feed": 0.2}, "f0.1s64": {"feed": 0.1, "feed_samples": 64},
+    "wide": {"width": 99}, "w3": {"width": 3}, "w2": {"width": 2},
+    "shed2": {"shed_missing": 2}, "shed4": {"shed_missing": 4}, "noshed": {"shed_missing": 99},
+    "deny0": {"deny_weight": 0.0}, "deny2": {"deny_weight": 2.0},
+}
+DEFAULT = ("f0.1", "f0", "f0.2", "f0.1s64")
 
 
-def play_deal(d: int, seed: int) -> dict[str, Any]:
+def play_deal(d: int, seed: int, names: Sequence[str] = DEFAULT) -> dict[str, Any]:
     """The expert's wins (0, ½ or 1 a game) over deal `d` in both seats, per variant."""
     out: dict[str, Any] = {"deal": d}
-    for name, kw in VARIANTS.items():
+    for name in names:
+        kw = VARIANTS[name]
         wins = 0.0
         for rot in range(2):
             expert = ExpertStrategy(ms=1e9, seed=seed, rollouts=1, clock="cpu", **kw)
@@ -55,7 +69,7 @@ def summary(path: str) -> str:
     """Each variant's win share, and its paired difference from the first per game."""
     rows = [json.loads(line) for line in open(path)]
     n = len(rows)
-    names = list(VARIANTS)
+    names = [k for k in rows[0] if k != "deal"]
     lines = [f"{k:8} {sum(r[k] for r in rows):.1f}/{2 * n} = {sum(r[k] for r in rows) / (2 * n):.3f}" for k in names]
     for k in names[1:]:
         diffs = [(r[k] - r[names[0]]) / 2 for r in rows]
@@ -72,15 +86,23 @@ def main() -> None:
     ap.add_argument("deals", nargs="?", type=int, default=0)
     ap.add_argument("--seed", type=int, default=107)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--variants", default=",".join(DEFAULT), help="comma-separated names of VARIANTS, the first the reference")
     ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
+    names = args.variants.split(",")
+    unknown = [k for k in names if k not in VARIANTS]
+    if unknown:
+        sys.exit(f"Error: unknown variant {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     if not args.summary:
         from multiprocess import Pool
 
-        done = {json.loads(line)["deal"] for line in open(args.out)} if os.path.exists(args.out) else set()
+        rows = [json.loads(line) for line in open(args.out)] if os.path.exists(args.out) else []
+        if rows and [k for k in rows[0] if k != "deal"] != names:
+            sys.exit(f"Error: {args.out} holds the variants {', '.join(k for k in rows[0] if k != 'deal')}, not {args.variants}")
+        done = {r["deal"] for r in rows}
         todo = [d for d in range(args.deals) if d not in done]
         with Pool(args.jobs) as pool, open(args.out, "a") as fh:
-            for row in pool.imap_unordered(lambda d: play_deal(d, args.seed), todo):
+            for row in pool.imap_unordered(lambda d: play_deal(d, args.seed, names), todo):
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
     print(summary(args.out))
