@@ -405,12 +405,15 @@ def sweep(backend: CgroupBackend) -> int:
         hold = os.path.join(path, HOLD)
         for d in (hold, path):
             BotCgroup(backend.kind, {"": d}).kill(wait_s=1.0)  # SIGKILL ends stopped processes too
-        for d in (hold, path):
-            try:
-                os.rmdir(d)
-                gone += d == path
-            except OSError:
-                pass  # none, not empty yet, or not ours to remove
+        try:
+            os.rmdir(hold)  # before its parent
+        except OSError:
+            pass  # none, or not empty yet
+        try:
+            os.rmdir(path)
+            gone += 1
+        except OSError:
+            pass  # not empty yet, or not ours to remove
     return gone
 
 
