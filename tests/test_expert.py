@@ -9,6 +9,7 @@ tests/benchmarks/test_bench_expert.py.
 
 from __future__ import annotations
 
+import random as _random
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ import harness.players.expert as expert_module
 from harness.bots.expert import DEFAULT_WALL_MS, make_bot, parse_args
 from harness.engine import PHASES, Card, Deck, Game, Meld, Rules, action_from_json, missing, parse_cards
 from harness.players import GreedyStrategy, RandomStrategy, StrongStrategy, make_strategy, play_local
+from harness.players.base import cards_of
 from harness.players.expert import DEFAULT_MS, ExpertStrategy, _Tracker
 from harness.players.strong import discard_context, hit_cards, memo_missing, play_choice, rank_discards, unseen_counts
 from harness.referee import TimeControl, play_game
@@ -130,6 +132,68 @@ def test_tracker_follows_the_discard_pile_and_the_cards_taken() -> None:
     assert [c.text for c in tr.pile] == ["Y4"]
     tr.events([{"e": "deal", "hand": 3, "dealer": 1, "discard_top": "S"}])
     assert [c.text for c in tr.pile] == ["S"] and not tr.known
+
+
+def test_tracker_keeps_the_naturals_each_seat_let_go_this_hand() -> None:
+    """A draw from the deck passes the natural on top of the pile; a discard lets its card
+    go; Skips and Wilds are not evidence of anything; a new deal starts afresh."""
+    tr = _Tracker()
+    tr.events([
+        {"e": "deal", "hand": 1, "dealer": 0, "discard_top": "R5"},
+        {"e": "draw", "seat": 1, "from": "deck"},
+        {"e": "discard", "seat": 1, "card": "S", "skip": 0},
+        {"e": "draw", "seat": 1, "from": "deck"},
+        {"e": "discard", "seat": 1, "card": "B9", "skip": None},
+        {"e": "draw", "seat": 0, "from": "discard", "card": "B9"},
+        {"e": "discard", "seat": 0, "card": "W", "skip": None},
+        {"e": "draw", "seat": 1, "from": "deck"},
+    ])
+    assert [(c.text, passed) for c, passed in tr.declined[1]] == [("R5", True), ("B9", False)]
+    assert 0 not in tr.declined  # it took B9 and let a Wild go
+    tr.events([{"e": "deal", "hand": 2, "dealer": 1, "discard_top": "G3"}])
+    assert not tr.declined
+
+
+def test_a_sampled_hand_counts_less_for_each_card_its_seat_let_go_that_it_needed() -> None:
+    """Phase 1 (two sets of 3): a hand with a pair of 2s would have taken the 2 it let go, so
+    it counts a fifth; one that also needed the 8 it let go, a twenty-fifth; a hand that
+    needs neither counts whole."""
+    expert = ExpertStrategy(rollouts=1)
+    let_go = parse_cards(["R2", "B8"])
+    pairs = parse_cards("R2 B2 G8 Y8 R5 B6 G7 Y9 R10 B11".split())
+    one_pair = parse_cards("R2 B2 G4 Y3 R5 B6 G7 Y9 R10 B11".split())
+    neither = parse_cards("R1 B1 G4 Y3 R5 B6 G7 Y9 R10 B11".split())
+    weight = [expert._hand_weight(let_go, h, PHASES[1], memo_missing(h, PHASES[1])) for h in (pairs, one_pair, neither)]
+    assert weight == pytest.approx([0.04, 0.2, 1.0])
+    assert len(pairs) == 10  # left as it was
+    assert ExpertStrategy(rollouts=1, evidence=None)._let_go(1) == []
+
+
+def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> None:
+    """The next seat drew from the deck with B2 on the pile: among its sampled hands, those
+    that a 2 would have helped count a fifth, so it is thought to take Y2 less often than
+    when every sample counts alike, and G7 about as often."""
+    mine = "R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11".split()
+    theirs = "R1 B4 G6 Y8 R10 B12 G12 Y6 R2 B5".split()
+    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": "B2", "draw": ["G1", "Y11"]}]})
+    game = Game(Rules(), 2, seed=3, deck=deck, game_id="g1")
+    log = list(game.start())
+    log += game.apply(action_from_json({"draw": "deck"}, "draw"), 1)
+    log += game.apply(action_from_json({"discard": "G1"}, "play"), 1)
+    log += game.apply(action_from_json({"draw": "deck"}, "draw"), 0)
+    view = game.view(0)
+    hand = cards_of(view["cards"])
+    cards = parse_cards(["Y2", "G7"])
+    share = {}
+    for evidence in (0.2, None):
+        expert = ExpertStrategy(rollouts=1, evidence=evidence, feed_samples=400)
+        expert.new_game("g1", 0)
+        expert.observe(log)
+        pile = expert._pile(view, Card.parse(view["discard_top"]))
+        taken, total = expert._taken(view, hand, pile, 1, PHASES[1], cards, _random.Random(1))
+        share[evidence] = [k / total for k in taken]
+    assert share[0.2][0] < 0.5 * share[None][0]
+    assert share[0.2][1] == pytest.approx(share[None][1], abs=0.1)
 
 
 def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:

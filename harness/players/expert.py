@@ -14,12 +14,14 @@ How it decides, from its seat's view and the public events alone:
    taken, and once laid a discard that can be hit (none other); a decision with one
    candidate is answered at once. The prior's discard itself gives way to one the seat
    that draws next is less likely to take, while that seat has not laid (`feed`): its
-   hand is sampled as in step 2 (with the cards it was seen to take), and among the
-   discards that cost this seat no more than the prior's (cards missing for its phase;
-   once laid, a card that may still be hit later), the first that the next seat's
-   sampled hands would take least often (greedy's rule: it brings the phase closer)
-   goes first, if the prior's is taken more often by more than a tenth of the 32
-   samples. Heads-up every discard is offered to the one opponent, and the strong
+   hand is sampled as in step 2 (with the cards it was seen to take), each sample
+   weighed by what that seat let go this hand (a fifth for each card it passed at the
+   draw or discarded that would have brought that hand closer to its phase: `evidence`),
+   and among the discards that cost this seat no more than the prior's (cards missing
+   for its phase; once laid, a card that may still be hit later), the first that the
+   next seat's sampled hands would take least often (greedy's rule: it brings the phase
+   closer) goes first, if the prior's is taken more often by more than a tenth of the
+   samples' weight. Heads-up every discard is offered to the one opponent, and the strong
    player keeps from it only what it could hit once laid.
 2. **Determinization.** The unseen cards — the deck less this seat's hand, the table and
    the discard pile as the events built it — are dealt at random to the other seats (each
@@ -143,6 +145,12 @@ another discard than the prior's for the prior's to give way (`ExpertStrategy._l
 
 FEED_SAMPLES = 32
 """How many hands of the next seat are sampled to judge what it would take."""
+
+EVIDENCE = 0.2
+"""The weight a sampled hand of the next seat keeps for each card that seat let go this
+hand (passed at the draw or discarded) which would have brought that hand closer to its
+phase: such a hand is unlikely, for a player that takes what brings it closer and lets go
+what does not (`ExpertStrategy._least_fed`). Not 0: the hand has changed since."""
 
 _OTHERS = ("mean", "max", "self")
 """How a rollout's outcome counts the other seats (`others`): their mean (the default),
@@ -325,6 +333,7 @@ class _Tracker:
         self.hand = -1
         self.pile: list[Card] = []
         self.known: dict[int, Counter] = {}
+        self.declined: dict[int, list[tuple[Card, bool]]] = {}  # per seat: naturals it let go this hand (card, passed)
         self.whole = False  # followed since the deal of `hand`
 
     def events(self, events: Sequence[dict[str, Any]]) -> None:
@@ -334,6 +343,7 @@ class _Tracker:
                 self.hand = ev["hand"]
                 self.pile = [Card.parse(ev["discard_top"])]
                 self.known = {}
+                self.declined = {}
                 self.whole = True
             elif not self.whole:
                 continue
@@ -341,10 +351,14 @@ class _Tracker:
                 if ev.get("from") == "discard" and self.pile:
                     card = self.pile.pop()
                     self.known.setdefault(ev["seat"], Counter())[card] += 1
+                elif self.pile and self.pile[-1].number:
+                    self.declined.setdefault(ev["seat"], []).append((self.pile[-1], True))
             elif kind == "discard":
                 card = Card.parse(ev["card"])
                 self.pile.append(card)
                 self._used(ev["seat"], [card])
+                if card.number:
+                    self.declined.setdefault(ev["seat"], []).append((card, False))
             elif kind == "hit":
                 self._used(ev["seat"], [Card.parse(ev["card"])])
             elif kind == "lay":
@@ -369,7 +383,9 @@ class ExpertStrategy(Strategy):
     `few_z` and `draw_share` are the outcome's view of the other seats (`_OTHERS`), the
     weight of a game won in a rollout, the standard errors a move must beat the prior by
     on few samples, and a draw's share of the budget; `shed_missing` and `deny_weight`
-    the prior's shedding and denial (`strong.discard_context`, `strong.rank_discards`):
+    the prior's shedding and denial (`strong.discard_context`, `strong.rank_discards`);
+    `evidence` and `evidence_discards` the weight of what the next seat let go in the
+    discard rule (None: not weighed; without discards: only its passes at the draw):
     there to measure them."""
 
     name = "expert"
@@ -378,7 +394,8 @@ class ExpertStrategy(Strategy):
                  width: int = WIDTH, clock: str = "wall", wall_ms: float | None = None, others: str = "mean", win: float = 3.0,
                  few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE, feed: float | None = FEED,
                  feed_samples: int = FEED_SAMPLES, feed_laid: bool = True, shed_missing: int = SHED_MISSING,
-                 deny_weight: float = 1.0) -> None:
+                 deny_weight: float = 1.0, evidence: float | None = EVIDENCE,
+                 evidence_discards: bool = True) -> None:
         if others not in _OTHERS:
             raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
         if clock not in _CLOCKS:
@@ -404,6 +421,8 @@ class ExpertStrategy(Strategy):
         self.feed_laid = feed_laid
         self.shed_missing = int(shed_missing)
         self.deny_weight = float(deny_weight)
+        self.evidence = None if evidence is None else float(evidence)
+        self.evidence_discards = evidence_discards
         self.game = ""
         self.seat = 0
         self.tracker = _Tracker()
@@ -632,18 +651,55 @@ class ExpertStrategy(Strategy):
                 del pool[len(pool) - need:]
         return hands, pool
 
+    def _let_go(self, seat: int) -> list[Card]:
+        """The natural cards `seat` let go this hand (passed at the draw, and discarded)."""
+        if self.evidence is None or not self.tracker.whole:
+            return []
+        return [c for c, passed in self.tracker.declined.get(seat, ()) if passed or self.evidence_discards]
+
+    def _hand_weight(self, let_go: Sequence[Card], theirs: list[Card], their: Phase, base: int) -> float:
+        """`evidence` to the power of the cards of `let_go` that would bring `theirs` (`base`
+        cards missing for `their` phase) closer; `theirs` is left as it was."""
+        w = 1.0
+        for c in let_go:
+            theirs.append(c)
+            if memo_missing(theirs, their) < base:
+                w *= self.evidence or 0.0
+            theirs.pop()
+        return w
+
+    def _taken(self, state: dict[str, Any], hand: list[Card], pile: list[Card], seat: int, their: Phase,
+               cards: Sequence[Card], rng: random.Random) -> tuple[list[float], float]:
+        """How often `seat` (not laid, `their` phase) would take each of `cards`: its hand
+        sampled `feed_samples` times as the search samples it, a card taken where it brings
+        the hand closer to its phase (greedy's rule at the draw), each sample counted with
+        its weight (`_hand_weight`). Returns the weight taking each card, and the total."""
+        taken = [0.0] * len(cards)
+        let_go = self._let_go(seat)
+        total = 0.0
+        for _ in range(self.feed_samples):
+            theirs = self._deal_hidden(state, hand, pile, rng)[0][seat]
+            base = memo_missing(theirs, their)
+            weight = self._hand_weight(let_go, theirs, their, base)
+            total += weight
+            for i, c in enumerate(cards):
+                theirs.append(c)
+                if memo_missing(theirs, their) < base:
+                    taken[i] += weight
+                theirs.pop()
+        return taken, total
+
     def _least_fed(self, state: dict[str, Any], hand: list[Card], pile: list[Card], rest: list[Card],
                    ranked: list[Card], phase: Phase, after: list[Meld] | None) -> list[Card]:
         """`ranked` (the prior's discards, best first) with the first card the next seat is
         least likely to take put first, among the first `width` that cost this seat no
         more than the first does (before laying: cards missing for the phase; once laid,
         `after` the table: a card that may still be hit later is kept as the first keeps
-        it). The next seat's hand is sampled `feed_samples` times as the search samples
-        it, and a card counts as taken where it brings that hand's phase closer (greedy's
-        rule at the draw). The first stays unless some card is taken less often by more
-        than `feed` of the samples; then the best ranked of those within `feed` of the
-        least taken goes first. Only while the next seat has not laid: after that the
-        prior's denial keeps from it what it could hit."""
+        it). How often the next seat would take each is `_taken`'s. The first stays
+        unless some card is taken less often by more than `feed` of the samples' weight;
+        then the best ranked of those within `feed` of the least taken goes first. Only
+        while the next seat has not laid: after that the prior's denial keeps from it
+        what it could hit."""
         nxt = next_seat(state)
         their = None if nxt is None or nxt["laid"] else PHASES.get(nxt["phase"])
         if nxt is None or their is None or len(ranked) < 2 or not ranked[0].number:
@@ -664,15 +720,10 @@ class ExpertStrategy(Strategy):
             return ranked
         rng = random.Random(zlib.crc32(
             f"feed:{self.seed}:{self.game}:{state['seat']}:{state['hand']}:{state['turn']}".encode()))
-        taken = [0] * len(tier)
-        for _ in range(self.feed_samples):
-            theirs = self._deal_hidden(state, hand, pile, rng)[0][nxt["seat"]]
-            base = memo_missing(theirs, their)
-            for i, c in enumerate(tier):
-                theirs.append(c)
-                taken[i] += memo_missing(theirs, their) < base
-                theirs.pop()
-        margin = (self.feed or 0.0) * self.feed_samples
+        taken, total = self._taken(state, hand, pile, nxt["seat"], their, tier, rng)
+        if total <= 0:
+            return ranked
+        margin = (self.feed or 0.0) * total
         least = min(taken)
         if taken[0] - least <= margin:
             return ranked

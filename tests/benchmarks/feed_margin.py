@@ -7,7 +7,7 @@ change its play), each deal in both seats, every variant on the same deals.
 
 Variants (`VARIANTS`; the first named is the one the others are paired with; by default
 the discard rule's margin: f0.1,f0,f0.2,f0.1s64):
-- `f0.1`: the expert as it plays (`feed`, the share of the 32 sampled hands by which a
+- `f0.1`: the expert as at 29b9bdb (`feed`, the share of the 32 sampled hands by which a
   discard must be taken less often than the prior's to replace it, 0.1); `f0`, `f0.2`:
   other margins; `f0.1s64`: 64 sampled hands;
 - `wide`, `w3`, `w2`: the discard rule choosing among all the prior's discards, or the
@@ -15,7 +15,12 @@ the discard rule's margin: f0.1,f0,f0.2,f0.1s64):
 - `shed2`, `shed4`, `noshed`: shedding points from 2 or 4 cards missing, or never,
   instead of 3 (`shed_missing`);
 - `deny0`, `deny2`: a card the laid next seat could hit counts as 0 (a tie-break) or 2
-  cards more missing instead of 1 (`deny_weight`).
+  cards more missing instead of 1 (`deny_weight`);
+- all of the above as at 29b9bdb, before the discard rule weighed the next seat's sampled
+  hands by what it let go; `ev0.2`: the expert as it plays (a sampled hand counts a fifth
+  for each card the next seat passed or discarded that would have brought it closer,
+  `evidence`); `ev0`, `ev0.5`: other weights (0: such hands do not count); `ev0.2p`: only
+  its passes at the draw (`evidence_discards=False`).
 A line per deal is appended to OUT (a second run with the same variants continues it);
 --summary prints each variant's win share and its paired difference from the first,
 with the standard error over deals.
@@ -39,11 +44,15 @@ from harness.engine import Rules  # noqa: E402
 from harness.players import make_strategy, play_local  # noqa: E402
 from harness.players.expert import ExpertStrategy  # noqa: E402
 
+_OLD = {"evidence": None}  # the discard rule as at 29b9bdb: every sampled hand counts alike
 VARIANTS: dict[str, dict[str, Any]] = {
-    "f0.1": {"feed": 0.1}, "f0": {"feed": 0.0}, "f0.2": {"feed": 0.2}, "f0.1s64": {"feed": 0.1, "feed_samples": 64},
-    "wide": {"width": 99}, "w3": {"width": 3}, "w2": {"width": 2},
-    "shed2": {"shed_missing": 2}, "shed4": {"shed_missing": 4}, "noshed": {"shed_missing": 99},
-    "deny0": {"deny_weight": 0.0}, "deny2": {"deny_weight": 2.0},
+    "f0.1": {"feed": 0.1, **_OLD}, "f0": {"feed": 0.0, **_OLD}, "f0.2": {"feed": 0.2, **_OLD},
+    "f0.1s64": {"feed": 0.1, "feed_samples": 64, **_OLD},
+    "wide": {"width": 99, **_OLD}, "w3": {"width": 3, **_OLD}, "w2": {"width": 2, **_OLD},
+    "shed2": {"shed_missing": 2, **_OLD}, "shed4": {"shed_missing": 4, **_OLD}, "noshed": {"shed_missing": 99, **_OLD},
+    "deny0": {"deny_weight": 0.0, **_OLD}, "deny2": {"deny_weight": 2.0, **_OLD},
+    "ev0": {"evidence": 0.0}, "ev0.2": {"evidence": 0.2}, "ev0.5": {"evidence": 0.5},
+    "ev0.2p": {"evidence": 0.2, "evidence_discards": False},
 }
 DEFAULT = ("f0.1", "f0", "f0.2", "f0.1s64")
 
