@@ -169,18 +169,25 @@ def test_a_sampled_hand_counts_less_for_each_card_its_seat_let_go_that_it_needed
     assert ExpertStrategy(rollouts=1, evidence=None)._let_go(1) == []
 
 
-def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> None:
-    """The next seat drew from the deck with B2 on the pile: among its sampled hands, those
-    that a 2 would have helped count a fifth, so it is thought to take Y2 less often than
-    when every sample counts alike, and G7 about as often."""
+def _after_the_next_seat_passed(top: str) -> tuple[Game, list[dict[str, Any]]]:
+    """Heads-up, phase 1: seat 1 draws from the deck with `top` on the pile and discards
+    G1; seat 0 draws Y11."""
     mine = "R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11".split()
     theirs = "R1 B4 G6 Y8 R10 B12 G12 Y6 R2 B5".split()
-    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": "B2", "draw": ["G1", "Y11"]}]})
+    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": top, "draw": ["G1", "Y11"]}]})
     game = Game(Rules(), 2, seed=3, deck=deck, game_id="g1")
     log = list(game.start())
     log += game.apply(action_from_json({"draw": "deck"}, "draw"), 1)
     log += game.apply(action_from_json({"discard": "G1"}, "play"), 1)
     log += game.apply(action_from_json({"draw": "deck"}, "draw"), 0)
+    return game, log
+
+
+def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> None:
+    """The next seat drew from the deck with B2 on the pile: among its sampled hands, those
+    that a 2 would have helped count a fifth, so it is thought to take Y2 less often than
+    when every sample counts alike, and G7 about as often."""
+    game, log = _after_the_next_seat_passed("B2")
     view = game.view(0)
     hand = cards_of(view["cards"])
     cards = parse_cards(["Y2", "G7"])
@@ -194,6 +201,28 @@ def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> No
         share[evidence] = [k / total for k in taken]
     assert share[0.2][0] < 0.5 * share[None][0]
     assert share[0.2][1] == pytest.approx(share[None][1], abs=0.1)
+
+
+def test_the_search_samples_fewer_hands_that_needed_what_their_seat_let_go() -> None:
+    """With `evidence_search` the sampled worlds are drawn by the same weights: fewer of the
+    next seat's hands would have taken the 2 it passed."""
+    game, log = _after_the_next_seat_passed("B2")
+    view = game.view(0)
+    hand = cards_of(view["cards"])
+    needed = {}
+    for search in (True, False):
+        expert = ExpertStrategy(rollouts=1, evidence_search=search)
+        expert.new_game("g1", 0)
+        expert.observe(log)
+        pile = expert._pile(view, Card.parse(view["discard_top"]))
+        rng = _random.Random(4)
+        count = 0
+        for _ in range(300):
+            theirs = expert._sample(view, "play", hand, pile, rng).players[1].hand
+            count += memo_missing([*theirs, Card.parse("Y2")], PHASES[1]) < memo_missing(theirs, PHASES[1])
+        needed[search] = count
+    assert needed[True] < 0.6 * needed[False]
+    assert not ExpertStrategy(evidence=None, evidence_search=True).evidence_search
 
 
 def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:

@@ -1,8 +1,10 @@
-"""The expert's prior, in variants, compared in-process against the strong player heads-up
-on the same deals: the prior alone (one sample a decision, so that the load does not
-change its play), each deal in both seats, every variant on the same deals.
+"""The expert's prior, in variants, compared in-process against the strong player (or
+`--opponent`) heads-up on the same deals: the prior alone (one sample a decision, so that
+the load does not change its play), each deal in both seats, every variant on the same
+deals.
 
     python tests/benchmarks/feed_margin.py OUT.jsonl DEALS [--seed S] [--jobs J] [--variants A,B,...]
+        [--opponent NAME]
     python tests/benchmarks/feed_margin.py OUT.jsonl --summary
 
 Variants (`VARIANTS`; the first named is the one the others are paired with; by default
@@ -53,19 +55,21 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "deny0": {"deny_weight": 0.0, **_OLD}, "deny2": {"deny_weight": 2.0, **_OLD},
     "ev0": {"evidence": 0.0}, "ev0.2": {"evidence": 0.2}, "ev0.5": {"evidence": 0.5},
     "ev0.2p": {"evidence": 0.2, "evidence_discards": False},
+    "r8": {"rollouts": 8}, "r8s": {"rollouts": 8, "evidence_search": True},
 }
 DEFAULT = ("f0.1", "f0", "f0.2", "f0.1s64")
 
 
-def play_deal(d: int, seed: int, names: Sequence[str] = DEFAULT) -> dict[str, Any]:
-    """The expert's wins (0, ½ or 1 a game) over deal `d` in both seats, per variant."""
+def play_deal(d: int, seed: int, names: Sequence[str] = DEFAULT, opponent: str = "strong") -> dict[str, Any]:
+    """The expert's wins (0, ½ or 1 a game) over deal `d` in both seats against
+    `opponent` (a name `make_strategy` knows), per variant."""
     out: dict[str, Any] = {"deal": d}
     for name in names:
-        kw = VARIANTS[name]
+        kw = {"rollouts": 1, **VARIANTS[name]}
         wins = 0.0
         for rot in range(2):
-            expert = ExpertStrategy(ms=1e9, seed=seed, rollouts=1, clock="cpu", **kw)
-            strong = make_strategy("strong", seed=seed + 1000)
+            expert = ExpertStrategy(ms=1e9, seed=seed, clock="cpu", **kw)
+            strong = make_strategy(opponent, seed=seed + 1000)
             players = [expert, strong] if rot == 0 else [strong, expert]
             game = play_local(Rules(), players, seed=seed * 100003 + d, game_id=f"d{d}r{rot}")
             firsts = [i for i, p in enumerate(game.places()) if p == 1]
@@ -96,6 +100,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=107)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--variants", default=",".join(DEFAULT), help="comma-separated names of VARIANTS, the first the reference")
+    ap.add_argument("--opponent", default="strong", help="the other player (greedy, strong, ...)")
     ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
     names = args.variants.split(",")
@@ -111,7 +116,7 @@ def main() -> None:
         done = {r["deal"] for r in rows}
         todo = [d for d in range(args.deals) if d not in done]
         with Pool(args.jobs) as pool, open(args.out, "a") as fh:
-            for row in pool.imap_unordered(lambda d: play_deal(d, args.seed, names), todo):
+            for row in pool.imap_unordered(lambda d: play_deal(d, args.seed, names, args.opponent), todo):
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
     print(summary(args.out))

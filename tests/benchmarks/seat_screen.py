@@ -11,11 +11,13 @@ better) with its standard error, and how many pairs ended in the same place.
 
 Players: `random`, `greedy`, `strong`, `expert@MScpu` (MS milliseconds of CPU time per
 decision), `expert@rK` (K sampled worlds per decision: the same decisions on any machine),
-and three that cheat, as yardsticks of what the expert's search (the same candidates, the
-same play-outs) would be worth with knowledge no seat has: `knows-all@rK` searches the true
-deal (the other hands and the order of the draw pile), `knows-hands@rK` the true hands with
-the draw pile shuffled again in each sample, `knows-deck@rK` the true draw pile with the
-other hands dealt again at random from the cards they hold between them.
+`expert@rK:KEY=VALUE;...` with options of `ExpertStrategy` (a number, or `none`;
+`expert@r1:evidence=none` is the discard rule as at 29b9bdb), and three that cheat, as
+yardsticks of what the expert's search (the same candidates, the same play-outs) would be
+worth with knowledge no seat has: `knows-all@rK` searches the true deal (the other hands
+and the order of the draw pile), `knows-hands@rK` the true hands with the draw pile
+shuffled again in each sample, `knows-deck@rK` the true draw pile with the other hands
+dealt again at random from the cards they hold between them.
 """
 
 from __future__ import annotations
@@ -76,7 +78,16 @@ _KNOWING = {"knows-all": _Knowing, "knows-hands": _KnowsHands, "knows-deck": _Kn
 
 def make(spec: str, seed: int) -> Strategy:
     """A player by its name (see the module docstring)."""
+    spec, _, options = spec.partition(":")
     name, _, arg = spec.partition("@")
+    if options:
+        if name != "expert" or not (arg.startswith("r") and arg[1:].isdigit()):
+            raise ValueError(f"options only for expert@rK, not {spec!r}")
+        kw: dict[str, Any] = {}
+        for item in options.split(";"):
+            key, _, value = item.partition("=")
+            kw[key] = None if value == "none" else float(value)
+        return ExpertStrategy(ms=1e9, seed=seed, rollouts=int(arg[1:]), clock="cpu", **kw)
     if name in _KNOWING and arg.startswith("r") and arg[1:].isdigit():
         return _KNOWING[name](int(arg[1:]), seed)
     return make_strategy(spec, seed=seed)
