@@ -595,7 +595,8 @@ class ExpertStrategy(Strategy):
         hands, pool = self._deal_hidden(state, hand, pile, rng)
         if self.evidence_search:
             for _ in range(_EVIDENCE_TRIES):
-                if rng.random() < self._weight(state, hands):
+                weight = self._weight(state, hands)
+                if weight >= 1.0 or rng.random() < weight:  # no draw where nothing was let go: the same worlds
                     break
                 hands, pool = self._deal_hidden(state, hand, pile, rng)
         draw_size = state["draw_size"]
