@@ -169,25 +169,11 @@ def test_a_sampled_hand_counts_less_for_each_card_its_seat_let_go_that_it_needed
     assert ExpertStrategy(rollouts=1, evidence=None)._let_go(1) == []
 
 
-def _after_the_next_seat_passed(top: str) -> tuple[Game, list[dict[str, Any]]]:
-    """Heads-up, phase 1: seat 1 draws from the deck with `top` on the pile and discards
-    G1; seat 0 draws Y11."""
-    mine = "R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11".split()
-    theirs = "R1 B4 G6 Y8 R10 B12 G12 Y6 R2 B5".split()
-    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": top, "draw": ["G1", "Y11"]}]})
-    game = Game(Rules(), 2, seed=3, deck=deck, game_id="g1")
-    log = list(game.start())
-    log += game.apply(action_from_json({"draw": "deck"}, "draw"), 1)
-    log += game.apply(action_from_json({"discard": "G1"}, "play"), 1)
-    log += game.apply(action_from_json({"draw": "deck"}, "draw"), 0)
-    return game, log
-
-
 def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> None:
     """The next seat drew from the deck with B2 on the pile: among its sampled hands, those
     that a 2 would have helped count a fifth, so it is thought to take Y2 less often than
     when every sample counts alike, and G7 about as often."""
-    game, log = _after_the_next_seat_passed("B2")
+    game, log = _after_the_next_seat_took("B2", take=False)
     view = game.view(0)
     hand = cards_of(view["cards"])
     cards = parse_cards(["Y2", "G7"])
@@ -206,7 +192,7 @@ def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> No
 def test_the_search_samples_fewer_hands_that_needed_what_their_seat_let_go() -> None:
     """With `evidence_search` the sampled worlds are drawn by the same weights: fewer of the
     next seat's hands would have taken the 2 it passed."""
-    game, log = _after_the_next_seat_passed("B2")
+    game, log = _after_the_next_seat_took("B2", take=False)
     view = game.view(0)
     hand = cards_of(view["cards"])
     needed = {}
@@ -475,17 +461,19 @@ def test_the_seat_screen_pairs_games_and_its_knowing_players_see_what_they_say()
         assert w.players[seat].hand == g.players[seat].hand
 
 
-def _after_the_next_seat_took(top: str) -> tuple[Game, list[dict[str, Any]]]:
-    """Heads-up, phase 1: seat 1 takes `top` from the discard pile and discards B12; seat 0
-    draws Y11 from the deck and holds R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11 Y11 (its set of 11s
-    down to one card missing, whichever single it lets go)."""
+def _after_the_next_seat_took(top: str, take: bool = True) -> tuple[Game, list[dict[str, Any]]]:
+    """Heads-up, phase 1: seat 1 takes `top` from the discard pile and discards B12 (or,
+    not `take`, draws G1 from the deck, passing `top`, and discards G1); seat 0 draws Y11
+    from the deck and holds R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11 Y11 (its set of 11s down to
+    one card missing, whichever single it lets go)."""
     mine = "R3 B3 G5 Y5 R9 B9 G7 Y2 R11 B11".split()
     theirs = "R1 B4 G6 Y8 R10 B12 G12 Y6 R2 B5".split()
-    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": top, "draw": ["Y11", "G1"]}]})
+    draw = ["Y11", "G1"] if take else ["G1", "Y11"]
+    deck = Deck.from_dict({"deals": [{"hands": [mine, theirs], "discard": top, "draw": draw}]})
     game = Game(Rules(), 2, seed=3, deck=deck, game_id="g1")
     log = list(game.start())
-    log += game.apply(action_from_json({"draw": "discard"}, "draw"), 1)
-    log += game.apply(action_from_json({"discard": "B12"}, "play"), 1)
+    log += game.apply(action_from_json({"draw": "discard" if take else "deck"}, "draw"), 1)
+    log += game.apply(action_from_json({"discard": "B12" if take else "G1"}, "play"), 1)
     log += game.apply(action_from_json({"draw": "deck"}, "draw"), 0)
     return game, log
 
