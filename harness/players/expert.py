@@ -98,7 +98,7 @@ from ..engine import CARD_TYPES, PHASES, Card, Draw, Game, Hit, Meld, Phase, Pla
 from ..engine.cards import COPIES
 from .base import Strategy, TableModel, cards_of, phase_from_view
 from .greedy import _partners, skip_targets
-from .strong import (SHED_MISSING, after_hits, can_ever_join, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, next_seat, play_choice, rank_discards,
+from .strong import (SHED_MISSING, after_hits, can_ever_join, closer, discard_context, hit_cards, hit_json, lay_spare_wilds, memo_missing, next_seat, play_choice, rank_discards,
                      skip_choice, unseen_counts)
 
 DEFAULT_MS = 150.0
@@ -202,11 +202,7 @@ def _takes(hand: list[Card], phase: Phase, laid: bool, table: Sequence[Meld], to
     laid, or what brings the phase closer."""
     if laid:
         return any(m.can_hit(top) for m in table)
-    need = memo_missing(hand, phase)
-    hand.append(top)
-    better = memo_missing(hand, phase) < need
-    hand.pop()
-    return better
+    return closer(hand, phase, top, memo_missing(hand, phase))
 
 
 def _fast_draw(g: Game, seat: int) -> Draw:
@@ -223,11 +219,7 @@ def _fast_draw(g: Game, seat: int) -> Draw:
                for c in hand if c.number):
         return _DECK
     phase = g.phase_of(seat)
-    need = memo_missing(hand, phase)
-    hand.append(top)
-    better = memo_missing(hand, phase) < need
-    hand.pop()
-    return _DISCARD if better else _DECK
+    return _DISCARD if closer(hand, phase, top, memo_missing(hand, phase)) else _DECK
 
 
 def _fast_discard(rest: list[Card], laid: bool, table: Sequence[Meld], spare: set[int] | None) -> Card:
@@ -686,10 +678,8 @@ class ExpertStrategy(Strategy):
         cards missing for `their` phase) closer; `theirs` is left as it was."""
         w = 1.0
         for c in let_go:
-            theirs.append(c)
-            if memo_missing(theirs, their) < base:
+            if closer(theirs, their, c, base):
                 w *= self.evidence or 0.0
-            theirs.pop()
         return w
 
     def _taken(self, state: dict[str, Any], hand: list[Card], pile: list[Card], seat: int, their: Phase,
@@ -707,10 +697,8 @@ class ExpertStrategy(Strategy):
             weight = self._hand_weight(let_go, theirs, their, base)
             total += weight
             for i, c in enumerate(cards):
-                theirs.append(c)
-                if memo_missing(theirs, their) < base:
+                if closer(theirs, their, c, base):
                     taken[i] += weight
-                theirs.pop()
         return taken, total
 
     def _least_fed(self, state: dict[str, Any], hand: list[Card], pile: list[Card], rest: list[Card],

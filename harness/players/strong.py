@@ -104,6 +104,15 @@ def unseen_counts(hand: Sequence[Card], table: Sequence[Meld], top: Card | None,
     return [max(0, k) for k in left]
 
 
+def closer(hand: list[Card], phase: Phase, card: Card, need: int) -> bool:
+    """Whether `card` would leave `hand` fewer than `need` cards missing for `phase`
+    (`hand` is left as it was)."""
+    hand.append(card)
+    fewer = memo_missing(hand, phase) < need
+    hand.pop()
+    return fewer
+
+
 def outs(hand: list[Card], phase: Phase, need: int, unseen: Sequence[int]) -> int:
     """Unseen natural copies that would bring `hand` below `need` missing cards. Without a
     colour meld in the phase a card's colour does not matter, so one card of each number
@@ -114,10 +123,8 @@ def outs(hand: list[Card], phase: Phase, need: int, unseen: Sequence[int]) -> in
         k = unseen[c.index] if colour else sum(unseen[c.number - 1 + 12 * i] for i in range(4))
         if not k:
             continue
-        hand.append(c)
-        if memo_missing(hand, phase) < need:
+        if closer(hand, phase, c, need):
             total += k
-        hand.pop()
     return total
 
 
