@@ -189,28 +189,6 @@ def test_the_next_seat_is_thought_less_likely_to_take_a_number_it_passed() -> No
     assert share[0.2][1] == pytest.approx(share[None][1], abs=0.1)
 
 
-def test_the_search_samples_fewer_hands_that_needed_what_their_seat_let_go() -> None:
-    """With `evidence_search` the sampled worlds are drawn by the same weights: fewer of the
-    next seat's hands would have taken the 2 it passed."""
-    game, log = _after_the_next_seat_took("B2", take=False)
-    view = game.view(0)
-    hand = cards_of(view["cards"])
-    needed = {}
-    for search in (True, False):
-        expert = ExpertStrategy(rollouts=1, evidence_search=search)
-        expert.new_game("g1", 0)
-        expert.observe(log)
-        pile = expert._pile(view, Card.parse(view["discard_top"]))
-        rng = _random.Random(4)
-        count = 0
-        for _ in range(300):
-            theirs = expert._sample(view, "play", hand, pile, rng).players[1].hand
-            count += memo_missing([*theirs, Card.parse("Y2")], PHASES[1]) < memo_missing(theirs, PHASES[1])
-        needed[search] = count
-    assert needed[True] < 0.6 * needed[False]
-    assert not ExpertStrategy(evidence=None, evidence_search=True).evidence_search
-
-
 def test_strong_discards_keep_outs_and_never_a_wild_first() -> None:
     """Before laying phase 1 (two sets of 3) from R3 B3 G7 Y7 W B1 G9 Y12: the lone cards
     go first, the highest penalty among equals (Y12); the Wild last."""

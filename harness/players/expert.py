@@ -156,10 +156,6 @@ _OTHERS = ("mean", "max", "self")
 """How a rollout's outcome counts the other seats (`others`): their mean (the default),
 the best of them, or not at all (this seat's own phase and points only)."""
 
-_EVIDENCE_TRIES = 8
-"""With `evidence_search`: deals drawn at most for one sampled world, each kept with the
-chance of its weight (`ExpertStrategy._weight`)."""
-
 _MAX_STEPS = 400  # decisions in one rollout before it is cut off (a stalled hand)
 
 
@@ -381,9 +377,7 @@ class ExpertStrategy(Strategy):
     on few samples, and a draw's share of the budget; `shed_missing` and `deny_weight`
     the prior's shedding and denial (`strong.discard_context`, `strong.rank_discards`);
     `evidence` and `evidence_discards` the weight of what the next seat let go in the
-    discard rule (None: not weighed; without discards: only its passes at the draw), and
-    `evidence_search` whether the search's sampled worlds are drawn by the same weights:
-    there to measure them."""
+    discard rule (None: not weighed; without discards: only its passes at the draw)."""
 
     name = "expert"
 
@@ -392,7 +386,7 @@ class ExpertStrategy(Strategy):
                  few_z: float = _FEW_Z, draw_share: float = _DRAW_SHARE, feed: float | None = FEED,
                  feed_samples: int = FEED_SAMPLES, feed_laid: bool = True, shed_missing: int = SHED_MISSING,
                  deny_weight: float = 1.0, evidence: float | None = EVIDENCE,
-                 evidence_discards: bool = True, evidence_search: bool = False) -> None:
+                 evidence_discards: bool = True) -> None:
         if others not in _OTHERS:
             raise ValueError(f"others must be one of {', '.join(_OTHERS)}, not {others!r}")
         if clock not in _CLOCKS:
@@ -420,7 +414,6 @@ class ExpertStrategy(Strategy):
         self.deny_weight = float(deny_weight)
         self.evidence = None if evidence is None else float(evidence)
         self.evidence_discards = evidence_discards
-        self.evidence_search = evidence_search and evidence is not None
         self.game = ""
         self.seat = 0
         self.tracker = _Tracker()
@@ -585,12 +578,6 @@ class ExpertStrategy(Strategy):
         players = state["players"]
         n = len(players)
         hands, pool = self._deal_hidden(state, hand, pile, rng)
-        if self.evidence_search:
-            for _ in range(_EVIDENCE_TRIES):
-                weight = self._weight(state, hands)
-                if weight >= 1.0 or rng.random() < weight:  # no draw where nothing was let go: the same worlds
-                    break
-                hands, pool = self._deal_hidden(state, hand, pile, rng)
         draw_size = state["draw_size"]
         draw = pool[:draw_size]
         buried = pool[draw_size:]  # the discard pile below its top, when the events are not known
@@ -660,18 +647,6 @@ class ExpertStrategy(Strategy):
         if self.evidence is None or not self.tracker.whole:
             return []
         return [c for c, passed in self.tracker.declined.get(seat, ()) if passed or self.evidence_discards]
-
-    def _weight(self, state: dict[str, Any], hands: dict[int, list[Card]]) -> float:
-        """The weight of sampled `hands`: the product of each not yet laid seat's
-        `_hand_weight` for what it let go this hand."""
-        w = 1.0
-        for p in state["players"]:
-            theirs = hands.get(p["seat"])
-            their = PHASES.get(p["phase"])
-            let_go = self._let_go(p["seat"])
-            if theirs is not None and their is not None and not p["laid"] and let_go:
-                w *= self._hand_weight(let_go, theirs, their, memo_missing(theirs, their))
-        return w
 
     def _hand_weight(self, let_go: Sequence[Card], theirs: list[Card], their: Phase, base: int) -> float:
         """`evidence` to the power of the cards of `let_go` that would bring `theirs` (`base`

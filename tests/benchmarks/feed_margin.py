@@ -23,6 +23,7 @@ the discard rule's margin: f0.1,f0,f0.2,f0.1s64):
   for each card the next seat passed or discarded that would have brought it closer,
   `evidence`); `ev0`, `ev0.5`: other weights (0: such hands do not count); `ev0.2p`: only
   its passes at the draw (`evidence_discards=False`).
+- `r8`: the expert as it plays, at 8 samples a decision instead of one.
 A line per deal is appended to OUT (a second run with the same variants continues it);
 --summary prints each variant's win share and its paired difference from the first,
 with the standard error over deals.
@@ -55,7 +56,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "deny0": {"deny_weight": 0.0, **_OLD}, "deny2": {"deny_weight": 2.0, **_OLD},
     "ev0": {"evidence": 0.0}, "ev0.2": {"evidence": 0.2}, "ev0.5": {"evidence": 0.5},
     "ev0.2p": {"evidence": 0.2, "evidence_discards": False},
-    "r8": {"rollouts": 8}, "r8s": {"rollouts": 8, "evidence_search": True},
+    "r8": {"rollouts": 8},
 }
 DEFAULT = ("f0.1", "f0", "f0.2", "f0.1s64")
 
