@@ -2,13 +2,16 @@
 
     python tools/ladder.py [CONFIG] [--games N] [--games4 M] [--bots A,B,...]
         [--challenger NAME] [--output DIR] [--parallel J] [--readme FILE] [--tables-only]
+        [--also DIR ...]
 
 CONFIG (default tournaments/ladder.yaml) is played heads-up (every bot against every other,
 N games a pair; with --challenger only that bot against each other one), then at
 4-player tables (M games a table; 0: none), in results folders that a second run continues.
 It prints each pair's games, the win share of the one ahead with its 95 % Wilson interval
 and the board's mark for the pair, and the 4-player board; with --readme it writes those
-tables into the file's ladder block. --tables-only tabulates the folders as they are.
+tables into the file's ladder block. --tables-only tabulates the folders as they are;
+--also DIR adds the pairs of another heads-up results folder to the table (a ladder
+played as several runs, e.g. one per opponent; a pair in two folders is refused).
 The load average is printed before and after (the figures of BENCHMARKS.md state it).
 """
 
@@ -40,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, help="worker processes (overrides the config)")
     ap.add_argument("--readme", type=Path, help="write the tables into this file's ladder block")
     ap.add_argument("--tables-only", action="store_true", help="play nothing: tabulate the results folders")
+    ap.add_argument("--also", type=Path, action="append", default=[], metavar="DIR",
+                    help="another heads-up results folder whose pairs join the table (repeatable)")
     args = ap.parse_args(argv)
     try:
         plan = ladder_plan(args.config, args.games, args.games4, args.bots.split(",") if args.bots else (),
@@ -47,8 +52,17 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 2
+    missing = [str(d) for d in args.also if not (d / "games.jsonl").is_file()]
+    if missing:
+        print(f"Error: --also: no results folder (games.jsonl) at {', '.join(missing)}", file=sys.stderr)
+        return 2
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    text = ladder_markdown(plan) if args.tables_only else run_ladder(plan, lambda c: run_tournament(c, build_site=False))
+    try:
+        text = (ladder_markdown(plan, args.also) if args.tables_only
+                else run_ladder(plan, lambda c: run_tournament(c, build_site=False), args.also))
+    except ConfigError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 2
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
     print(text)
     if args.readme:

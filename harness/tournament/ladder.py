@@ -95,11 +95,23 @@ def board_markdown(board: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ladder_markdown(plan: LadderPlan) -> str:
+def ladder_markdown(plan: LadderPlan, also: Sequence[Path] = ()) -> str:
     """The ladder's Markdown from the results folders of `plan` (the heads-up games, and
-    the 4-player board as its run published it, if there is one)."""
+    the 4-player board as its run published it, if there is one). `also` are more
+    heads-up results folders (pairs played by other runs, e.g. one gauntlet per
+    opponent), their rows after the plan's; a pair in two folders is refused, since the
+    same deals played twice are not twice the evidence."""
     names = [b.name for b in plan.heads_up.bots]
-    pairs = heads_up(_records(Path(plan.heads_up.output)), names)
+    pairs: list[PairResult] = []
+    where: dict[frozenset[str], Path] = {}
+    for folder in [Path(plan.heads_up.output), *map(Path, also)]:
+        for p in heads_up(_records(folder), names):
+            key = frozenset((p.upper, p.lower))
+            if key in where:
+                raise ConfigError(f"the pair {p.upper} – {p.lower} is in two results folders, {where[key]} and "
+                                  f"{folder}: tabulate one of them")
+            where[key] = folder
+            pairs.append(p)
     parts = [f"Heads-up (`{plan.heads_up.name}`, 2-player duplicate games, each pair judged on its own games):",
              "", heads_up_markdown(pairs)]
     board = Path(plan.four.output) / "leaderboard.json" if plan.four is not None else None
@@ -109,13 +121,14 @@ def ladder_markdown(plan: LadderPlan) -> str:
     return "\n".join(parts) + "\n"
 
 
-def run_ladder(plan: LadderPlan, play: Callable[[TournamentConfig], object]) -> str:
+def run_ladder(plan: LadderPlan, play: Callable[[TournamentConfig], object], also: Sequence[Path] = ()) -> str:
     """Play the ladder's tournaments with `play` (the command line passes the runner;
-    a results folder already there is continued) and return its Markdown."""
+    a results folder already there is continued) and return its Markdown (with the
+    heads-up folders `also`, as `ladder_markdown`)."""
     play(plan.heads_up)
     if plan.four is not None:
         play(plan.four)
-    return ladder_markdown(plan)
+    return ladder_markdown(plan, also)
 
 
 def replace_block(text: str, block: str) -> str:
