@@ -94,8 +94,8 @@ def test_ladder_command_plays_real_bots_and_writes_the_readme_block(tmp_path: Pa
 
 def test_ladder_tables_gather_pairs_from_other_heads_up_folders(tmp_path: Path) -> None:
     """A ladder played as several runs is tabulated as one: --also adds another results
-    folder's pairs to the table; a pair found in two folders, or a folder without games,
-    is refused in one line."""
+    folder's pairs to the table; a pair found in two folders (or one the run would play),
+    or a folder without games, is refused in one line, before anything is played."""
     tool = [sys.executable, str(ROOT / "tools" / "ladder.py"), "--bots", "py-random,py-greedy", "--games4", "0"]
     played = subprocess.run([*tool, "--games", "2", "--output", str(tmp_path / "a"), "--parallel", "1"],
                             capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -107,7 +107,12 @@ def test_ladder_tables_gather_pairs_from_other_heads_up_folders(tmp_path: Path) 
     assert gathered.returncode == 0, gathered.stderr
     assert "| py-greedy – py-random | 2 | 2 |" in doc.read_text()
     assert not (tmp_path / "b").exists()  # tabulating plays nothing
-    for also, says in ((tmp_path / "a", "is in two results folders"), (tmp_path / "c", "no results folder")):
-        bad = subprocess.run([*tool, "--output", str(tmp_path / "a"), "--also", str(also), "--tables-only"],
-                             capture_output=True, text=True, cwd=ROOT, timeout=60)
-        assert bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1
+    for args, says in ((["--output", str(tmp_path / "a"), "--also", str(tmp_path / "a"), "--tables-only"],
+                        "is in two results folders"),
+                       (["--output", str(tmp_path / "b"), "--also", str(tmp_path / "c"), "--tables-only"],
+                        "no results folder"),
+                       (["--games", "2", "--output", str(tmp_path / "d"), "--also", str(tmp_path / "a")],
+                        "(to be played) and")):
+        bad = subprocess.run([*tool, *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr
+    assert not (tmp_path / "d").exists()  # refused before anything is played

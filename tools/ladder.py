@@ -11,7 +11,8 @@ It prints each pair's games, the win share of the one ahead with its 95 % Wilson
 and the board's mark for the pair, and the 4-player board; with --readme it writes those
 tables into the file's ladder block. --tables-only tabulates the folders as they are;
 --also DIR adds the pairs of another heads-up results folder to the table (a ladder
-played as several runs, e.g. one per opponent; a pair in two folders is refused).
+played as several runs, e.g. one per opponent; a pair in two folders, or one this run
+plays, is refused before anything is played).
 The load average is printed before and after (the figures of BENCHMARKS.md state it).
 """
 
@@ -51,10 +52,6 @@ def main(argv: list[str] | None = None) -> int:
                            args.challenger, args.output, args.parallel)
     except ConfigError as e:
         print(f"Error: {e}", file=sys.stderr)
-        return 2
-    missing = [str(d) for d in args.also if not (d / "games.jsonl").is_file()]
-    if missing:
-        print(f"Error: --also: no results folder (games.jsonl) at {', '.join(missing)}", file=sys.stderr)
         return 2
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
@@ -20,6 +20,7 @@ from ..ledger.journal import read_journal
 from ..ratings.pairwise import PairResult, heads_up
 from ..report.files import read_json
 from .config import ConfigError, TournamentConfig, load_config
+from .schedule import tables_for
 
 BEGIN = "<!-- ladder: begin (tools/ladder.py writes this block) -->"
 END = "<!-- ladder: end -->"
@@ -95,23 +96,33 @@ def board_markdown(board: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ladder_markdown(plan: LadderPlan, also: Sequence[Path] = ()) -> str:
-    """The ladder's Markdown from the results folders of `plan` (the heads-up games, and
-    the 4-player board as its run published it, if there is one). `also` are more
-    heads-up results folders (pairs played by other runs, e.g. one gauntlet per
-    opponent), their rows after the plan's; a pair in two folders is refused, since the
-    same deals played twice are not twice the evidence."""
+def _own_pairs(plan: LadderPlan) -> list[PairResult]:
+    return heads_up(_records(Path(plan.heads_up.output)), [b.name for b in plan.heads_up.bots])
+
+
+def _also_pairs(plan: LadderPlan, also: Sequence[Path], own: Iterable[frozenset[str]],
+                own_label: str = "") -> list[PairResult]:
+    """The heads-up pairs of the results folders `also` (pairs played by other runs, e.g.
+    one gauntlet per opponent). A folder without games, or a pair that is one of `own`
+    (the pairs of the plan's folder, said as `own_label`) or in two folders, is refused:
+    the same deals played twice are not twice the evidence."""
     names = [b.name for b in plan.heads_up.bots]
-    pairs: list[PairResult] = []
-    where: dict[frozenset[str], Path] = {}
-    for folder in [Path(plan.heads_up.output), *map(Path, also)]:
+    where = {key: own_label or str(plan.heads_up.output) for key in own}
+    pairs = []
+    for folder in map(Path, also):
+        if not (folder / "games.jsonl").is_file():
+            raise ConfigError(f"no results folder (games.jsonl) at {folder}")
         for p in heads_up(_records(folder), names):
             key = frozenset((p.upper, p.lower))
             if key in where:
-                raise ConfigError(f"the pair {p.upper} – {p.lower} is in two results folders, {where[key]} and "
-                                  f"{folder}: tabulate one of them")
-            where[key] = folder
+                raise ConfigError(f"the pair {p.upper} – {p.lower} is in two results folders, {where[key]} "
+                                  f"and {folder}: tabulate one of them")
+            where[key] = str(folder)
             pairs.append(p)
+    return pairs
+
+
+def _markdown(plan: LadderPlan, pairs: Sequence[PairResult]) -> str:
     parts = [f"Heads-up (`{plan.heads_up.name}`, 2-player duplicate games, each pair judged on its own games):",
              "", heads_up_markdown(pairs)]
     board = Path(plan.four.output) / "leaderboard.json" if plan.four is not None else None
@@ -121,14 +132,25 @@ def ladder_markdown(plan: LadderPlan, also: Sequence[Path] = ()) -> str:
     return "\n".join(parts) + "\n"
 
 
+def ladder_markdown(plan: LadderPlan, also: Sequence[Path] = ()) -> str:
+    """The ladder's Markdown from the results folders of `plan` (the heads-up games, and
+    the 4-player board as its run published it, if there is one), with the pairs of the
+    heads-up folders `also` after the plan's (`_also_pairs` says which are refused)."""
+    own = _own_pairs(plan)
+    return _markdown(plan, own + _also_pairs(plan, also, (frozenset((p.upper, p.lower)) for p in own)))
+
+
 def run_ladder(plan: LadderPlan, play: Callable[[TournamentConfig], object], also: Sequence[Path] = ()) -> str:
     """Play the ladder's tournaments with `play` (the command line passes the runner;
-    a results folder already there is continued) and return its Markdown (with the
-    heads-up folders `also`, as `ladder_markdown`)."""
+    a results folder already there is continued) and return its Markdown, as
+    `ladder_markdown`; the folders `also` are checked against the pairs the plan will
+    play before anything is played."""
+    extra = _also_pairs(plan, also, (frozenset(t) for t in tables_for(plan.heads_up)),
+                        f"{plan.heads_up.output} (to be played)")
     play(plan.heads_up)
     if plan.four is not None:
         play(plan.four)
-    return ladder_markdown(plan, also)
+    return _markdown(plan, _own_pairs(plan) + extra)
 
 
 def replace_block(text: str, block: str) -> str:
