@@ -70,8 +70,8 @@ def play_deal(d: int, seed: int, names: Sequence[str] = DEFAULT, opponent: str =
         wins = 0.0
         for rot in range(2):
             expert = ExpertStrategy(ms=1e9, seed=seed, clock="cpu", **kw)
-            strong = make_strategy(opponent, seed=seed + 1000)
-            players = [expert, strong] if rot == 0 else [strong, expert]
+            other = make_strategy(opponent, seed=seed + 1000)
+            players = [expert, other] if rot == 0 else [other, expert]
             game = play_local(Rules(), players, seed=seed * 100003 + d, game_id=f"d{d}r{rot}")
             firsts = [i for i, p in enumerate(game.places()) if p == 1]
             wins += 1 / len(firsts) if rot in firsts else 0.0
